@@ -1,0 +1,13 @@
+// Forward declarations for the tensor front end.
+#pragma once
+
+#include <cstddef>
+
+#include "ember/backend/backend.hpp"
+
+namespace ember {
+
+template <class B, std::size_t D, class K = Float>
+class Tensor;
+
+}  // namespace ember

@@ -1,0 +1,2 @@
+// Placeholder removed once op families add their own files.
+#include "backends.hpp"
