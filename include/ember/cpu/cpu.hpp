@@ -8,11 +8,13 @@
 
 #include "ember/backend/backend.hpp"
 #include "ember/cpu/ops_activation.hpp"
+#include "ember/cpu/ops_conv.hpp"
 #include "ember/cpu/ops_core.hpp"
 #include "ember/cpu/ops_elementwise.hpp"
+#include "ember/cpu/ops_indexing.hpp"
 #include "ember/cpu/ops_layout.hpp"
 #include "ember/cpu/ops_linalg.hpp"
-#include "ember/cpu/ops_module.hpp"
+#include "ember/cpu/ops_pool.hpp"
 #include "ember/cpu/ops_reduce.hpp"
 
 namespace ember {
@@ -20,9 +22,11 @@ namespace ember {
 struct Cpu : cpu::CoreOps,
              cpu::ElementwiseOps,
              cpu::LayoutOps,
+             cpu::IndexingOps,
              cpu::ReduceOps,
              cpu::LinalgOps,
-             cpu::ModuleOps,
+             cpu::ConvOps,
+             cpu::PoolOps,
              cpu::ActivationOps {
   using Device = CpuDevice;
   using FloatTensor = CpuTensor;

@@ -24,6 +24,7 @@
 #include "ember/tensor/data.hpp"
 #include "ember/tensor/fwd.hpp"
 #include "ember/tensor/ops/elementwise.hpp"
+#include "ember/tensor/ops/indexing.hpp"
 #include "ember/tensor/ops/layout.hpp"
 #include "ember/tensor/ops/linalg.hpp"
 #include "ember/tensor/ops/reduce.hpp"
@@ -88,6 +89,7 @@ constexpr const char* kind_name() {
 template <class B, std::size_t D, class K>
 class Tensor : public detail::ElementwiseApi<B, D, K>,
                public detail::LayoutApi<B, D, K>,
+               public detail::IndexingApi<B, D, K>,
                public detail::ReduceApi<B, D, K>,
                public detail::LinalgApi<B, D, K> {
   static_assert(D >= 1, "Tensor rank must be at least 1");

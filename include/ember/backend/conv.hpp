@@ -1,4 +1,4 @@
-// Backend contract: module functions. See core.hpp for the conventions.
+// Backend contract: conv functions. See core.hpp for the conventions.
 #pragma once
 
 #include "ember/backend/core.hpp"
@@ -9,6 +9,6 @@ namespace ember {
 // by the concept below; optional (composite) functions are detected by the front end
 // with a requires-expression and fall back to a default written with core ops.
 template <class B>
-concept ModuleBackend = CoreBackend<B>;
+concept ConvBackend = CoreBackend<B>;
 
 }  // namespace ember
