@@ -56,20 +56,8 @@ void conv_forward(const T* x, const T* w, const T* bias, T* y, i64 N, i64 Cin, i
     conv::gemm<T>(false, false, Cout_g, L, rowsK, T(1), w + g * Cout_g * rowsK, rowsK, B, L, beta,
                   yg, L);
   };
-  const i64 jobs = N * G;
   const i64 col_size = pointwise ? 0 : rowsK * L;
-  if (work < (i64{1} << 18) && jobs > 1 && threads() > 1) {
-    // Many small GEMMs: parallel over (image, group), BLAS single-threaded inside.
-    const i64 grain = std::max<i64>(1, (i64{1} << 18) / std::max<i64>(work, 1));
-    parallel_for(jobs, grain, [&](i64 b, i64 e) {
-      std::vector<T> col(static_cast<std::size_t>(col_size));
-      for (i64 j = b; j < e; ++j) one(j / G, j % G, col.data());
-    });
-  } else {
-    conv::sync_blas_threads();
-    std::vector<T> col(static_cast<std::size_t>(col_size));
-    for (i64 j = 0; j < jobs; ++j) one(j / G, j % G, col.data());
-  }
+  conv::run_jobs<T>(N * G, work, col_size, [&](i64 j, T* col) { one(j / G, j % G, col); });
 }
 
 /// y[N, Cout, out] = conv_transpose(x[N, Cin, in], w[Cin, Cout/G, k]) (+ bias); `geo`
@@ -96,19 +84,8 @@ void conv_transpose_forward(const T* x, const T* w, const T* bias, T* y, i64 N, 
       }
     }
   };
-  const i64 jobs = N * G;
   const i64 col_size = rowsK * Lx;
-  if (work < (i64{1} << 18) && jobs > 1 && threads() > 1) {
-    const i64 grain = std::max<i64>(1, (i64{1} << 18) / std::max<i64>(work, 1));
-    parallel_for(jobs, grain, [&](i64 b, i64 e) {
-      std::vector<T> col(static_cast<std::size_t>(col_size));
-      for (i64 j = b; j < e; ++j) one(j / G, j % G, col.data());
-    });
-  } else {
-    conv::sync_blas_threads();
-    std::vector<T> col(static_cast<std::size_t>(col_size));
-    for (i64 j = 0; j < jobs; ++j) one(j / G, j % G, col.data());
-  }
+  conv::run_jobs<T>(N * G, work, col_size, [&](i64 j, T* col) { one(j / G, j % G, col); });
 }
 
 template <std::size_t N>
@@ -206,8 +183,13 @@ CpuTensor ConvOps::unfold4d(const P& x0, const std::array<i64, 2>& k, const Unfo
   const i64 rows = C * g.k_numel(), L = g.out_numel();
   CpuTensor out = alloc(Shape{N, rows, L}, ct);
   conv::visit_compute(ct, [&]<class T>() {
-    for (i64 n = 0; n < N; ++n)
-      conv::im2col(x.data<T>() + n * C * g.in_numel(), out.data<T>() + n * rows * L, g);
+    // Parallel over images when there are enough, else inside im2col.
+    const i64 grain = N >= threads() ? 1 : N + 1;
+    parallel_for(N, std::max<i64>(grain, kParallelGrain / std::max<i64>(rows * L, 1)),
+                 [&](i64 b, i64 e) {
+                   for (i64 n = b; n < e; ++n)
+                     conv::im2col(x.data<T>() + n * C * g.in_numel(), out.data<T>() + n * rows * L, g);
+                 });
   });
   return conv::finish(std::move(out), dt);
 }
@@ -223,7 +205,12 @@ CpuTensor ConvOps::fold4d(const P& x0, const std::array<i64, 2>& output_size,
   conv::visit_compute(ct, [&]<class T>() {
     T* y = out.data<T>();
     std::fill(y, y + N * C * S, T(0));
-    for (i64 n = 0; n < N; ++n) conv::col2im(x.data<T>() + n * rows * L, y + n * C * S, g);
+    const i64 grain = N >= threads() ? 1 : N + 1;
+    parallel_for(N, std::max<i64>(grain, kParallelGrain / std::max<i64>(rows * L, 1)),
+                 [&](i64 b, i64 e) {
+                   for (i64 n = b; n < e; ++n)
+                     conv::col2im(x.data<T>() + n * rows * L, y + n * C * S, g);
+                 });
   });
   return conv::finish(std::move(out), dt);
 }

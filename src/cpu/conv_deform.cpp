@@ -42,9 +42,8 @@ void deform_forward(const CpuTensor& x, const CpuTensor& offset, const CpuTensor
   const T* wp = weight.data<T>();
   const T* bp = bias ? bias->data<T>() : nullptr;
   T* yp = out.data<T>();
-  std::vector<T> col(static_cast<std::size_t>(C * K * L));
-  conv::sync_blas_threads();
-  for (i64 n = 0; n < N; ++n) {
+  const i64 work = Cout * L * rowsK + C * K * L * 8;  // GEMM + sampling
+  conv::run_jobs<T>(N, work, C * K * L, [&](i64 n, T* colp) {
     const i64 grain = std::max<i64>(1, kParallelGrain / std::max<i64>(L, 1));
     parallel_for(C * K, grain, [&](i64 b, i64 e) {
       for (i64 r = b; r < e; ++r) {
@@ -53,7 +52,7 @@ void deform_forward(const CpuTensor& x, const CpuTensor& offset, const CpuTensor
         const T* dy = op + ((n * 2 * OG * K + og * 2 * K + 2 * k) * L);
         const T* dx = dy + L;
         const T* m = mp ? mp + (n * OG + og) * K * L + k * L : nullptr;
-        T* dst = col.data() + r * L;
+        T* dst = colp + r * L;
         for (i64 oh = 0; oh < Ho; ++oh) {
           for (i64 ow = 0; ow < Wo; ++ow) {
             const i64 l = oh * Wo + ow;
@@ -74,9 +73,9 @@ void deform_forward(const CpuTensor& x, const CpuTensor& offset, const CpuTensor
         beta = T(1);
       }
       conv::gemm<T>(false, false, Cout_g, L, rowsK, T(1), wp + g * Cout_g * rowsK, rowsK,
-                    col.data() + g * rowsK * L, L, beta, yg, L);
+                    colp + g * rowsK * L, L, beta, yg, L);
     }
-  }
+  });
 }
 
 }  // namespace

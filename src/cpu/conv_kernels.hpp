@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <optional>
+#include <vector>
 
 #include "ember/cpu/ops_core.hpp"
 #include "kernel.hpp"
@@ -109,13 +110,43 @@ void col2im(const T* col, T* x, const Geo& g) {
   });
 }
 
-/// Makes OpenBLAS use Ember's thread count.
-inline void sync_blas_threads() {
-  static int last = -1;
-  const int n = threads();
-  if (n != last) {
-    openblas_set_num_threads(n);
-    last = n;
+/// Sets OpenBLAS's thread count for a scope and restores it after. Conv kernels use one
+/// source of parallelism at a time: either OpenMP over (image, group) jobs with
+/// single-threaded GEMMs, or one threaded GEMM at a time.
+class BlasThreads {
+ public:
+  explicit BlasThreads(int n) : prev_(openblas_get_num_threads()) {
+    if (n != prev_) openblas_set_num_threads(n);
+  }
+  ~BlasThreads() {
+    if (openblas_get_num_threads() != prev_) openblas_set_num_threads(prev_);
+  }
+  BlasThreads(const BlasThreads&) = delete;
+  BlasThreads& operator=(const BlasThreads&) = delete;
+
+ private:
+  int prev_;
+};
+
+/// Runs job(j, scratch) for j in [0, jobs): in parallel over jobs (single-threaded BLAS,
+/// one scratch buffer of `scratch` elements per thread) when there are at least as many
+/// jobs as threads or each job is small, else serially with threaded BLAS.
+/// `work` is one job's multiply-adds.
+template <class T, class F>
+void run_jobs(i64 jobs, i64 work, i64 scratch, F&& job) {
+  const int nt = threads();
+  constexpr i64 kSmall = i64{1} << 18;
+  if (nt > 1 && jobs > 1 && (jobs >= nt || work < kSmall)) {
+    BlasThreads guard(1);
+    const i64 grain = std::max<i64>(1, (i64{1} << 16) / std::max<i64>(work, 1));
+    parallel_for(jobs, grain, [&](i64 b, i64 e) {
+      std::vector<T> buf(static_cast<std::size_t>(scratch));
+      for (i64 j = b; j < e; ++j) job(j, buf.data());
+    });
+  } else {
+    BlasThreads guard(nt);
+    std::vector<T> buf(static_cast<std::size_t>(scratch));
+    for (i64 j = 0; j < jobs; ++j) job(j, buf.data());
   }
 }
 
