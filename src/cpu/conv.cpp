@@ -1,6 +1,8 @@
 // CPU conv1d/2d/3d and conv_transpose1d/2d/3d: one N-d implementation over up to three
 // spatial dims, im2col (vol2col) + GEMM for the forward convolution and GEMM + col2im for
 // the transposed one.
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "conv_kernels.hpp"
@@ -88,6 +90,15 @@ void conv_transpose_forward(const T* x, const T* w, const T* bias, T* y, i64 N, 
   conv::run_jobs<T>(N * G, work, col_size, [&](i64 j, T* col) { one(j / G, j % G, col); });
 }
 
+/// oneDNN for f32 forward convolutions unless EMBER_CONV_IMPL=gemm (to compare or bisect).
+bool use_dnnl() {
+  static const bool on = [] {
+    const char* v = std::getenv("EMBER_CONV_IMPL");
+    return !(v && std::string(v) == "gemm");
+  }();
+  return on;
+}
+
 template <std::size_t N>
 CpuTensor conv_nd(const CpuTensor& x0, const CpuTensor& w0, const std::optional<CpuTensor>& b0,
                   const ConvOptions<N>& opt) {
@@ -102,6 +113,11 @@ CpuTensor conv_nd(const CpuTensor& x0, const CpuTensor& w0, const std::optional<
     out_shape.dims.push_back(geo.out[j]);
   }
   CpuTensor out = alloc(out_shape, ct);
+  if (ct == DType::F32 && use_dnnl()) {
+    const std::vector<i64> s(opt.stride.begin(), opt.stride.end()),
+        p(opt.padding.begin(), opt.padding.end()), d(opt.dilation.begin(), opt.dilation.end());
+    if (conv::dnnl_conv(x, w, b, out, s, p, d, opt.groups)) return conv::finish(std::move(out), dt);
+  }
   conv::visit_compute(ct, [&]<class T>() {
     conv_forward<T>(x.data<T>(), w.data<T>(), b ? b->data<T>() : nullptr, out.data<T>(),
                     x.shape[0], x.shape[1], w.shape[0], opt.groups, geo);

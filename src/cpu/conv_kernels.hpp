@@ -165,6 +165,13 @@ void gemm(bool ta, bool tb, i64 M, i64 N, i64 K, T alpha, const T* A, i64 lda, c
   }
 }
 
+/// f32 convolution through oneDNN (conv_dnnl.cpp): writes `out` and returns true, or returns
+/// false when oneDNN is not built in or declines (the caller then runs im2col + GEMM).
+/// `s`, `p`, `d`: stride, padding, dilation per spatial dim.
+bool dnnl_conv(const CpuTensor& x, const CpuTensor& w, const std::optional<CpuTensor>& b,
+               CpuTensor& out, const std::vector<i64>& s, const std::vector<i64>& p,
+               const std::vector<i64>& d, i64 groups);
+
 /// The dtype kernels compute in: f64 stays f64, everything else goes through f32.
 inline DType compute_dtype(DType d) { return d == DType::F64 ? DType::F64 : DType::F32; }
 
