@@ -145,6 +145,9 @@ bool dnnl_conv(const CpuTensor& x, const CpuTensor& w, const std::optional<CpuTe
                CpuTensor& out, const std::vector<i64>& s, const std::vector<i64>& p,
                const std::vector<i64>& d, i64 groups) {
   if (x.dtype != DType::F32 || x.numel() == 0 || out.numel() == 0) return false;
+  // Depthwise: the reorders to and from oneDNN's layouts cost more than the im2col path
+  // (measured: 32x64x28x28, 3x3 took about twice the CPU time through oneDNN).
+  if (groups > 1 && w.shape[1] == 1) return false;
   try {
     std::ostringstream k;
     k << x.shape << w.shape << out.shape << (b ? 1 : 0) << groups;

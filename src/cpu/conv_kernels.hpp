@@ -155,6 +155,11 @@ template <class T>
 void gemm(bool ta, bool tb, i64 M, i64 N, i64 K, T alpha, const T* A, i64 lda, const T* B,
           i64 ldb, T beta, T* C, i64 ldc) {
   if (M == 0 || N == 0) return;
+  if (K == 0) {  // BLAS rejects lda = 0; C = beta * C
+    for (i64 i = 0; i < M; ++i)
+      for (i64 j = 0; j < N; ++j) C[i * ldc + j] = beta == T(0) ? T(0) : beta * C[i * ldc + j];
+    return;
+  }
   const auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
   if constexpr (std::is_same_v<T, double>) {
     cblas_dgemm(CblasRowMajor, TA, TB, (int)M, (int)N, (int)K, alpha, A, (int)lda, B, (int)ldb,

@@ -74,6 +74,21 @@ TYPED_TEST(ConvTest, EmptyBatch) {
   EXPECT_EQ(module::unfold4d(x, {2, 2}).shape(), (Shape{0, 12, 16}));
 }
 
+TYPED_TEST(ConvTest, ZeroInputChannelsGiveBias) {
+  using B = TypeParam;
+  auto x = Tensor<B, 4>::zeros(Shape{2, 0, 3, 3});
+  auto w = Tensor<B, 4>::zeros(Shape{2, 0, 2, 2});
+  auto b = Tensor<B, 1>::from_floats({1.5, -2.0});
+  const auto y = module::conv2d(x, w, b);
+  EXPECT_EQ(y.shape(), (Shape{2, 2, 2, 2}));
+  const auto v = y.template to_vec<float>();
+  for (std::size_t i = 0; i < v.size(); ++i) EXPECT_FLOAT_EQ(v[i], (i / 4) % 2 == 0 ? 1.5f : -2.0f);
+  auto x64 = Tensor<B, 3>::zeros(Shape{1, 0, 4}, {}, DType::F64);
+  auto w64 = Tensor<B, 3>::zeros(Shape{3, 0, 2}, {}, DType::F64);
+  expect_eq(module::conv1d(x64, w64, std::nullopt).into_data(),
+            TensorData(std::vector<double>(9, 0.0), Shape{1, 3, 3}));
+}
+
 TYPED_TEST(ConvTest, ConvTransposeIsAdjointOfConv) {
   using B = TypeParam;
   // <conv(x, w), y> == <x, conv_transpose(y, w)> for the same stride/padding/dilation/groups.
