@@ -143,6 +143,12 @@ CpuTensor conv_transpose_nd(const CpuTensor& x0, const CpuTensor& w0,
     out_shape.dims.push_back(geo.in[j]);
   }
   CpuTensor out = alloc(out_shape, ct);
+  if (ct == DType::F32 && use_dnnl()) {
+    const std::vector<i64> s(opt.stride.begin(), opt.stride.end()),
+        p(opt.padding.begin(), opt.padding.end()), d(opt.dilation.begin(), opt.dilation.end());
+    if (conv::dnnl_conv_transpose(x, w, b, out, s, p, d, opt.groups))
+      return conv::finish(std::move(out), dt);
+  }
   conv::visit_compute(ct, [&]<class T>() {
     conv_transpose_forward<T>(x.data<T>(), w.data<T>(), b ? b->data<T>() : nullptr,
                               out.data<T>(), x.shape[0], x.shape[1], Cout, opt.groups, geo);

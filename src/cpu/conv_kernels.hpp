@@ -176,6 +176,11 @@ void gemm(bool ta, bool tb, i64 M, i64 N, i64 K, T alpha, const T* A, i64 lda, c
 bool dnnl_conv(const CpuTensor& x, const CpuTensor& w, const std::optional<CpuTensor>& b,
                CpuTensor& out, const std::vector<i64>& s, const std::vector<i64>& p,
                const std::vector<i64>& d, i64 groups);
+/// The same for transposed convolutions (oneDNN's deconvolution); `out` sized by the caller.
+bool dnnl_conv_transpose(const CpuTensor& x, const CpuTensor& w,
+                         const std::optional<CpuTensor>& b, CpuTensor& out,
+                         const std::vector<i64>& s, const std::vector<i64>& p,
+                         const std::vector<i64>& d, i64 groups);
 
 /// The dtype kernels compute in: f64 stays f64, everything else goes through f32.
 inline DType compute_dtype(DType d) { return d == DType::F64 ? DType::F64 : DType::F32; }
