@@ -18,7 +18,9 @@ void set_threads() {
   Cpu::set_num_threads(env ? std::atoi(env) : 2);
 }
 
-Tensor<B, 4> rand4(Shape s) { return Tensor<B, 4>::random(std::move(s)); }
+Tensor<B, 4> rand4(Shape s) {
+  return Tensor<B, 4>::random(std::move(s));
+}
 
 void run_conv2d(benchmark::State& state, std::int64_t n, std::int64_t cin, std::int64_t cout,
                 std::int64_t hw, std::int64_t k, std::int64_t stride, std::int64_t pad) {
@@ -36,8 +38,12 @@ void run_conv2d(benchmark::State& state, std::int64_t n, std::int64_t cin, std::
   state.SetItemsProcessed(state.iterations() * macs);
 }
 
-void BM_conv2d_cnn(benchmark::State& s) { run_conv2d(s, 64, 32, 64, 28, 3, 1, 1); }
-void BM_conv2d_stem(benchmark::State& s) { run_conv2d(s, 8, 3, 64, 224, 7, 2, 3); }
+void BM_conv2d_cnn(benchmark::State& s) {
+  run_conv2d(s, 64, 32, 64, 28, 3, 1, 1);
+}
+void BM_conv2d_stem(benchmark::State& s) {
+  run_conv2d(s, 8, 3, 64, 224, 7, 2, 3);
+}
 
 void BM_conv2d_depthwise(benchmark::State& state) {
   set_threads();
@@ -76,11 +82,29 @@ void BM_unfold4d_cnn(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(BM_conv2d_cnn)->Name("BM_conv2d/n64_c32_k64_28x28_3x3")->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_conv2d_stem)->Name("BM_conv2d/n8_c3_k64_224x224_7x7s2")->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_conv2d_depthwise)->Name("BM_conv2d/depthwise_n32_c64_28x28_3x3")->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_conv_transpose2d_cnn)->Name("BM_conv_transpose2d/n64_c64_k32_14x14_4x4s2")->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_conv3d_small)->Name("BM_conv3d/n4_c16_k32_16x16x16_3x3x3")->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_unfold4d_cnn)->Name("BM_unfold4d/n64_c32_28x28_3x3")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_conv2d_cnn)
+    ->Name("BM_conv2d/n64_c32_k64_28x28_3x3")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_conv2d_stem)
+    ->Name("BM_conv2d/n8_c3_k64_224x224_7x7s2")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_conv2d_depthwise)
+    ->Name("BM_conv2d/depthwise_n32_c64_28x28_3x3")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_conv_transpose2d_cnn)
+    ->Name("BM_conv_transpose2d/n64_c64_k32_14x14_4x4s2")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_conv3d_small)
+    ->Name("BM_conv3d/n4_c16_k32_16x16x16_3x3x3")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_unfold4d_cnn)
+    ->Name("BM_unfold4d/n64_c32_28x28_3x3")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 BENCHMARK_MAIN();

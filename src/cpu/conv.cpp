@@ -47,7 +47,8 @@ void conv_forward(const T* x, const T* w, const T* bias, T* y, i64 N, i64 Cin, i
     T* yg = y + (n * Cout + g * Cout_g) * L;
     T beta = T(0);
     if (bias) {
-      for (i64 o = 0; o < Cout_g; ++o) std::fill(yg + o * L, yg + (o + 1) * L, bias[g * Cout_g + o]);
+      for (i64 o = 0; o < Cout_g; ++o)
+        std::fill(yg + o * L, yg + (o + 1) * L, bias[g * Cout_g + o]);
       beta = T(1);
     }
     const T* B = xg;
@@ -65,8 +66,8 @@ void conv_forward(const T* x, const T* w, const T* bias, T* y, i64 N, i64 Cin, i
 /// y[N, Cout, out] = conv_transpose(x[N, Cin, in], w[Cin, Cout/G, k]) (+ bias); `geo`
 /// describes the equivalent forward conv from y (geo.in) to x (geo.out).
 template <class T>
-void conv_transpose_forward(const T* x, const T* w, const T* bias, T* y, i64 N, i64 Cin,
-                            i64 Cout, i64 G, const Geo& geo) {
+void conv_transpose_forward(const T* x, const T* w, const T* bias, T* y, i64 N, i64 Cin, i64 Cout,
+                            i64 G, const Geo& geo) {
   const i64 Cin_g = Cin / G, Cout_g = Cout / G, K = geo.k_numel(), Lx = geo.out_numel();
   const i64 Ly = geo.in_numel(), rowsK = Cout_g * K;
   Geo gg = geo;
@@ -119,15 +120,16 @@ CpuTensor conv_nd(const CpuTensor& x0, const CpuTensor& w0, const std::optional<
     if (conv::dnnl_conv(x, w, b, out, s, p, d, opt.groups)) return conv::finish(std::move(out), dt);
   }
   conv::visit_compute(ct, [&]<class T>() {
-    conv_forward<T>(x.data<T>(), w.data<T>(), b ? b->data<T>() : nullptr, out.data<T>(),
-                    x.shape[0], x.shape[1], w.shape[0], opt.groups, geo);
+    conv_forward<T>(x.data<T>(), w.data<T>(), b ? b->data<T>() : nullptr, out.data<T>(), x.shape[0],
+                    x.shape[1], w.shape[0], opt.groups, geo);
   });
   return conv::finish(std::move(out), dt);
 }
 
 template <std::size_t N>
 CpuTensor conv_transpose_nd(const CpuTensor& x0, const CpuTensor& w0,
-                            const std::optional<CpuTensor>& b0, const ConvTransposeOptions<N>& opt) {
+                            const std::optional<CpuTensor>& b0,
+                            const ConvTransposeOptions<N>& opt) {
   const DType dt = x0.dtype, ct = conv::compute_dtype(dt);
   const CpuTensor x = conv::prepare(x0, ct), w = conv::prepare(w0, ct);
   const auto b = conv::prepare(b0, ct);
@@ -150,8 +152,8 @@ CpuTensor conv_transpose_nd(const CpuTensor& x0, const CpuTensor& w0,
       return conv::finish(std::move(out), dt);
   }
   conv::visit_compute(ct, [&]<class T>() {
-    conv_transpose_forward<T>(x.data<T>(), w.data<T>(), b ? b->data<T>() : nullptr,
-                              out.data<T>(), x.shape[0], x.shape[1], Cout, opt.groups, geo);
+    conv_transpose_forward<T>(x.data<T>(), w.data<T>(), b ? b->data<T>() : nullptr, out.data<T>(),
+                              x.shape[0], x.shape[1], Cout, opt.groups, geo);
   });
   return conv::finish(std::move(out), dt);
 }
@@ -207,11 +209,11 @@ CpuTensor ConvOps::unfold4d(const P& x0, const std::array<i64, 2>& k, const Unfo
   conv::visit_compute(ct, [&]<class T>() {
     // Parallel over images when there are enough, else inside im2col.
     const i64 grain = N >= threads() ? 1 : N + 1;
-    parallel_for(N, std::max<i64>(grain, kParallelGrain / std::max<i64>(rows * L, 1)),
-                 [&](i64 b, i64 e) {
-                   for (i64 n = b; n < e; ++n)
-                     conv::im2col(x.data<T>() + n * C * g.in_numel(), out.data<T>() + n * rows * L, g);
-                 });
+    parallel_for(
+        N, std::max<i64>(grain, kParallelGrain / std::max<i64>(rows * L, 1)), [&](i64 b, i64 e) {
+          for (i64 n = b; n < e; ++n)
+            conv::im2col(x.data<T>() + n * C * g.in_numel(), out.data<T>() + n * rows * L, g);
+        });
   });
   return conv::finish(std::move(out), dt);
 }

@@ -69,7 +69,8 @@ void deform_forward(const CpuTensor& x, const CpuTensor& offset, const CpuTensor
       T* yg = yp + (n * Cout + g * Cout_g) * L;
       T beta = T(0);
       if (bp) {
-        for (i64 c = 0; c < Cout_g; ++c) std::fill(yg + c * L, yg + (c + 1) * L, bp[g * Cout_g + c]);
+        for (i64 c = 0; c < Cout_g; ++c)
+          std::fill(yg + c * L, yg + (c + 1) * L, bp[g * Cout_g + c]);
         beta = T(1);
       }
       conv::gemm<T>(false, false, Cout_g, L, rowsK, T(1), wp + g * Cout_g * rowsK, rowsK,

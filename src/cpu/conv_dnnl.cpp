@@ -1,15 +1,15 @@
-// oneDNN path of the CPU conv1d/2d/3d and conv_transpose1d/2d/3d for f32 (used when Ember is built with oneDNN, i.e.
-// EMBER_HAVE_DNNL). Primitives are cached by shape and options; src/weights/dst are handed
-// to oneDNN in plain layout (NC[D]HW / [G]OI[D]HW) and reordered to the layout oneDNN
+// oneDNN path of the CPU conv1d/2d/3d and conv_transpose1d/2d/3d for f32 (used when Ember is built
+// with oneDNN, i.e. EMBER_HAVE_DNNL). Primitives are cached by shape and options; src/weights/dst
+// are handed to oneDNN in plain layout (NC[D]HW / [G]OI[D]HW) and reordered to the layout oneDNN
 // picks for the fastest kernel.
 #include "conv_kernels.hpp"
 
 #ifdef EMBER_HAVE_DNNL
 
 #include <list>
-#include <optional>
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <unordered_map>
@@ -22,8 +22,8 @@ using dnnl::memory;
 
 struct Entry {
   dnnl::primitive prim;
-  memory::desc k_src, k_w, k_dst, k_bias;  // the layouts the kernel wants
-  memory::desc src_md, w_md, dst_md;        // the user's plain layouts
+  memory::desc k_src, k_w, k_dst, k_bias;          // the layouts the kernel wants
+  memory::desc src_md, w_md, dst_md;               // the user's plain layouts
   std::optional<dnnl::reorder> r_src, r_w, r_dst;  // plain <-> oneDNN's layouts, when they differ
   bool bias;
 };
@@ -68,14 +68,20 @@ Cache& cache() {
   return c;
 }
 
-memory::dims to_dims(const Shape& s) { return memory::dims(s.dims.begin(), s.dims.end()); }
+memory::dims to_dims(const Shape& s) {
+  return memory::dims(s.dims.begin(), s.dims.end());
+}
 
 memory::format_tag plain_tag(std::size_t rank) {
   switch (rank) {
-    case 3: return memory::format_tag::ncw;
-    case 4: return memory::format_tag::nchw;
-    case 5: return memory::format_tag::ncdhw;
-    default: return memory::format_tag::goidhw;
+    case 3:
+      return memory::format_tag::ncw;
+    case 4:
+      return memory::format_tag::nchw;
+    case 5:
+      return memory::format_tag::ncdhw;
+    default:
+      return memory::format_tag::goidhw;
   }
 }
 
@@ -107,15 +113,19 @@ std::shared_ptr<Entry> build(bool transposed, const Shape& xs, const Shape& ws, 
     memory::dims wd{groups, c_out / groups, c_in / groups};
     for (std::size_t i = 2; i < ws.rank(); ++i) wd.push_back(ws[i]);
     using ft = memory::format_tag;
-    const auto tag = transposed ? (nd == 1 ? ft::acbd : nd == 2 ? ft::giohw : ft::giodhw)
-                                : (nd == 1 ? ft::goiw : nd == 2 ? ft::goihw : ft::goidhw);
+    const auto tag = transposed ? (nd == 1   ? ft::acbd
+                                   : nd == 2 ? ft::giohw
+                                             : ft::giodhw)
+                                : (nd == 1   ? ft::goiw
+                                   : nd == 2 ? ft::goihw
+                                             : ft::goidhw);
     e->w_md = memory::desc(wd, dt::f32, tag);
   }
   const memory::desc src_any(e->src_md.dims(), dt::f32, memory::format_tag::any);
   const memory::desc dst_any(e->dst_md.dims(), dt::f32, memory::format_tag::any);
   const memory::desc w_any(e->w_md.dims(), dt::f32, memory::format_tag::any);
-  const memory::desc b_md = bias ? memory::desc({c_out}, dt::f32, memory::format_tag::x)
-                                 : memory::desc();
+  const memory::desc b_md =
+      bias ? memory::desc({c_out}, dt::f32, memory::format_tag::x) : memory::desc();
   memory::dims dil(d.begin(), d.end());
   for (auto& v : dil) v -= 1;  // oneDNN counts dilation from 0
   const memory::dims strides(s.begin(), s.end()), pad(p.begin(), p.end());
@@ -140,8 +150,8 @@ std::shared_ptr<Entry> build(bool transposed, const Shape& xs, const Shape& ws, 
     e->k_bias = pd.bias_desc();
   } else {
     dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
-                                         dnnl::algorithm::convolution_direct, src_any, w_any,
-                                         b_md, dst_any, strides, dil, pad, pad_r);
+                                         dnnl::algorithm::convolution_direct, src_any, w_any, b_md,
+                                         dst_any, strides, dil, pad, pad_r);
     dnnl::convolution_forward::primitive_desc pd(desc, engine());
     e->prim = dnnl::convolution_forward(pd);
     e->k_src = pd.src_desc(), e->k_w = pd.weights_desc(), e->k_dst = pd.dst_desc();
@@ -171,9 +181,9 @@ class OmpThreads {
 
 namespace {
 
-bool run(bool transposed, const CpuTensor& x, const CpuTensor& w,
-         const std::optional<CpuTensor>& b, CpuTensor& out, const std::vector<i64>& s,
-         const std::vector<i64>& p, const std::vector<i64>& d, i64 groups) {
+bool run(bool transposed, const CpuTensor& x, const CpuTensor& w, const std::optional<CpuTensor>& b,
+         CpuTensor& out, const std::vector<i64>& s, const std::vector<i64>& p,
+         const std::vector<i64>& d, i64 groups) {
   if (x.dtype != DType::F32 || x.numel() == 0 || out.numel() == 0) return false;
   // Depthwise: the reorders to and from oneDNN's layouts cost more than the im2col path
   // (measured: 32x64x28x28, 3x3 took about twice the CPU time through oneDNN).
@@ -224,9 +234,8 @@ bool dnnl_conv(const CpuTensor& x, const CpuTensor& w, const std::optional<CpuTe
   return run(false, x, w, b, out, s, p, d, groups);
 }
 
-bool dnnl_conv_transpose(const CpuTensor& x, const CpuTensor& w,
-                         const std::optional<CpuTensor>& b, CpuTensor& out,
-                         const std::vector<i64>& s, const std::vector<i64>& p,
+bool dnnl_conv_transpose(const CpuTensor& x, const CpuTensor& w, const std::optional<CpuTensor>& b,
+                         CpuTensor& out, const std::vector<i64>& s, const std::vector<i64>& p,
                          const std::vector<i64>& d, i64 groups) {
   return run(true, x, w, b, out, s, p, d, groups);
 }

@@ -41,8 +41,10 @@ inline void valid_range(i64 base, i64 s, i64 n, i64 count, i64& lo, i64& hi) {
   if (base < 0) lo = std::min(count, (-base + s - 1) / s);
   hi = count;
   const i64 last = n - 1 - base;  // o*s <= last
-  if (last < 0) hi = 0;
-  else hi = std::min(count, last / s + 1);
+  if (last < 0)
+    hi = 0;
+  else
+    hi = std::min(count, last / s + 1);
   if (hi < lo) hi = lo;
 }
 
@@ -152,8 +154,8 @@ void run_jobs(i64 jobs, i64 work, i64 scratch, F&& job) {
 
 /// Row-major C[M, N] = alpha * op(A) op(B) + beta * C.
 template <class T>
-void gemm(bool ta, bool tb, i64 M, i64 N, i64 K, T alpha, const T* A, i64 lda, const T* B,
-          i64 ldb, T beta, T* C, i64 ldc) {
+void gemm(bool ta, bool tb, i64 M, i64 N, i64 K, T alpha, const T* A, i64 lda, const T* B, i64 ldb,
+          T beta, T* C, i64 ldc) {
   if (M == 0 || N == 0) return;
   if (K == 0) {  // BLAS rejects lda = 0; C = beta * C
     for (i64 i = 0; i < M; ++i)
@@ -177,13 +179,14 @@ bool dnnl_conv(const CpuTensor& x, const CpuTensor& w, const std::optional<CpuTe
                CpuTensor& out, const std::vector<i64>& s, const std::vector<i64>& p,
                const std::vector<i64>& d, i64 groups);
 /// The same for transposed convolutions (oneDNN's deconvolution); `out` sized by the caller.
-bool dnnl_conv_transpose(const CpuTensor& x, const CpuTensor& w,
-                         const std::optional<CpuTensor>& b, CpuTensor& out,
-                         const std::vector<i64>& s, const std::vector<i64>& p,
+bool dnnl_conv_transpose(const CpuTensor& x, const CpuTensor& w, const std::optional<CpuTensor>& b,
+                         CpuTensor& out, const std::vector<i64>& s, const std::vector<i64>& p,
                          const std::vector<i64>& d, i64 groups);
 
 /// The dtype kernels compute in: f64 stays f64, everything else goes through f32.
-inline DType compute_dtype(DType d) { return d == DType::F64 ? DType::F64 : DType::F32; }
+inline DType compute_dtype(DType d) {
+  return d == DType::F64 ? DType::F64 : DType::F32;
+}
 
 /// `t` as a contiguous tensor of dtype `dt`.
 inline CpuTensor prepare(const CpuTensor& t, DType dt) {

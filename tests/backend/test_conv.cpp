@@ -39,7 +39,8 @@ TYPED_TEST_SUITE(ConvTest, ember::test::ConformanceBackends, ember::test::Backen
 TYPED_TEST(ConvTest, Conv2dHandComputed) {
   using B = TypeParam;
   // x = 0..15 as 4x4, weight = [[1, 0], [0, -1]] -> x[i][j] - x[i+1][j+1] = -5 everywhere.
-  auto x = Tensor<B, 4>::from_floats({{{{0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9, 10, 11}, {12, 13, 14, 15}}}});
+  auto x =
+      Tensor<B, 4>::from_floats({{{{0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9, 10, 11}, {12, 13, 14, 15}}}});
   auto w = Tensor<B, 4>::from_floats({{{{1, 0}, {0, -1}}}});
   auto b = Tensor<B, 1>::from_floats({0.5});
   const auto y = module::conv2d(x, w, b, {.stride = {2, 1}});
@@ -99,7 +100,8 @@ TYPED_TEST(ConvTest, ConvTransposeIsAdjointOfConv) {
   auto y = seq<B, 4>(cx.shape(), 0.125, DType::F64);
   // padding_out recovers the input size lost to the stride's floor.
   const std::int64_t lost = (7 + 2 - 2 - 1) % 2;
-  const auto ty = module::conv_transpose2d(y, w, std::nullopt, {o.stride, o.padding, {lost, 0}, o.dilation, 2});
+  const auto ty =
+      module::conv_transpose2d(y, w, std::nullopt, {o.stride, o.padding, {lost, 0}, o.dilation, 2});
   ASSERT_EQ(ty.shape(), x.shape());
   EXPECT_NEAR(dot(cx.into_data(), y.into_data()), dot(x.into_data(), ty.into_data()), 1e-9);
 }
@@ -177,7 +179,8 @@ TYPED_TEST(ConvTest, HalfDtypesComputeThroughF32) {
   }
   const auto t = module::conv_transpose2d(x.cast(DType::F16), w.cast(DType::F16), std::nullopt);
   EXPECT_EQ(t.dtype(), DType::F16);
-  expect_approx(t.into_data(), module::conv_transpose2d(x, w, std::nullopt).into_data().convert(DType::F16),
+  expect_approx(t.into_data(),
+                module::conv_transpose2d(x, w, std::nullopt).into_data().convert(DType::F16),
                 Tolerance::permissive());
 }
 
@@ -233,7 +236,8 @@ TYPED_TEST(ConvTest, DeformIntegerOffsetShiftsInput) {
   std::vector<float> off(2 * 3 * 4, 0.0f);
   for (int i = 0; i < 12; ++i) off[i] = 1.0f;  // dy channel
   auto offset = Tensor<B, 4>::from_data(TensorData(off, Shape{1, 2, 3, 4}));
-  const auto y = module::deform_conv2d(x, offset, w, std::nullopt, std::nullopt).template to_vec<float>();
+  const auto y =
+      module::deform_conv2d(x, offset, w, std::nullopt, std::nullopt).template to_vec<float>();
   const auto xs = x.template to_vec<float>();
   for (int h = 0; h < 3; ++h)
     for (int ww = 0; ww < 4; ++ww) {
@@ -249,8 +253,8 @@ TYPED_TEST(ConvTest, DeformHalfMatchesF32) {
   auto offset = seq<B, 4>(Shape{1, 18, 3, 3}, 0.1);
   auto mask = seq<B, 4>(Shape{1, 9, 3, 3}, 0.1);
   const auto ref = module::deform_conv2d(x, offset, w, mask, std::nullopt).into_data();
-  const auto y = module::deform_conv2d(x.cast(DType::BF16), offset.cast(DType::BF16), w.cast(DType::BF16),
-                                       mask.cast(DType::BF16), std::nullopt);
+  const auto y = module::deform_conv2d(x.cast(DType::BF16), offset.cast(DType::BF16),
+                                       w.cast(DType::BF16), mask.cast(DType::BF16), std::nullopt);
   EXPECT_EQ(y.dtype(), DType::BF16);
   expect_approx(y.into_data(), ref.convert(DType::BF16), Tolerance::rel_abs(5e-2, 5e-2));
 }
@@ -259,8 +263,12 @@ TYPED_TEST(ConvTest, WrongRanksDoNotCompile) {
   using B = TypeParam;
   using T3 = Tensor<B, 3>;
   using T4 = Tensor<B, 4>;
-  constexpr bool conv2d_on_rank3 = requires(T3 x, T4 w) { module::conv2d(x, w, std::nullopt); };
-  constexpr bool conv1d_on_rank3 = requires(T3 x, T3 w) { module::conv1d(x, w, std::nullopt); };
+  constexpr bool conv2d_on_rank3 = requires(T3 x, T4 w) {
+    module::conv2d(x, w, std::nullopt);
+  };
+  constexpr bool conv1d_on_rank3 = requires(T3 x, T3 w) {
+    module::conv1d(x, w, std::nullopt);
+  };
   EXPECT_FALSE(conv2d_on_rank3);
   EXPECT_TRUE(conv1d_on_rank3);
 }
@@ -271,8 +279,9 @@ TYPED_TEST(ConvTest, ErrorChannelMismatchNamesShapes) {
   using B = TypeParam;
   auto x = Tensor<B, 4>::zeros(Shape{1, 4, 5, 5});
   auto w = Tensor<B, 4>::zeros(Shape{2, 3, 3, 3});
-  EMBER_EXPECT_THROW_MSG(module::conv2d(x, w, std::nullopt), ShapeError,
-                         "[conv2d] input [1, 4, 5, 5] has 4 channels but weight [2, 3, 3, 3] with groups 1 expects 3");
+  EMBER_EXPECT_THROW_MSG(
+      module::conv2d(x, w, std::nullopt), ShapeError,
+      "[conv2d] input [1, 4, 5, 5] has 4 channels but weight [2, 3, 3, 3] with groups 1 expects 3");
   auto x1 = Tensor<B, 3>::zeros(Shape{1, 2, 5});
   auto w1 = Tensor<B, 3>::zeros(Shape{2, 3, 3});
   EMBER_EXPECT_THROW_MSG(module::conv1d(x1, w1, std::nullopt), ShapeError,
@@ -283,12 +292,14 @@ TYPED_TEST(ConvTest, ErrorGroupsDoNotDivideChannels) {
   using B = TypeParam;
   auto x = Tensor<B, 4>::zeros(Shape{1, 3, 5, 5});
   auto w = Tensor<B, 4>::zeros(Shape{4, 1, 3, 3});
-  EMBER_EXPECT_THROW_MSG(module::conv2d(x, w, std::nullopt, {.groups = 2}), ShapeError,
-                         "[conv2d] groups 2 does not divide the 3 input channels of input [1, 3, 5, 5]");
+  EMBER_EXPECT_THROW_MSG(
+      module::conv2d(x, w, std::nullopt, {.groups = 2}), ShapeError,
+      "[conv2d] groups 2 does not divide the 3 input channels of input [1, 3, 5, 5]");
   auto x4 = Tensor<B, 4>::zeros(Shape{1, 4, 5, 5});
   auto w3 = Tensor<B, 4>::zeros(Shape{3, 2, 3, 3});
-  EMBER_EXPECT_THROW_MSG(module::conv2d(x4, w3, std::nullopt, {.groups = 2}), ShapeError,
-                         "[conv2d] groups 2 does not divide the 3 output channels of weight [3, 2, 3, 3]");
+  EMBER_EXPECT_THROW_MSG(
+      module::conv2d(x4, w3, std::nullopt, {.groups = 2}), ShapeError,
+      "[conv2d] groups 2 does not divide the 3 output channels of weight [3, 2, 3, 3]");
 }
 
 TYPED_TEST(ConvTest, ErrorOutputSizeNotPositive) {
@@ -296,7 +307,8 @@ TYPED_TEST(ConvTest, ErrorOutputSizeNotPositive) {
   auto x = Tensor<B, 4>::zeros(Shape{1, 1, 2, 5});
   auto w = Tensor<B, 4>::zeros(Shape{1, 1, 3, 3});
   EMBER_EXPECT_THROW_MSG(module::conv2d(x, w, std::nullopt), ShapeError,
-                         "[conv2d] output size 0 along spatial dim 0 is not positive: input [1, 1, 2, 5], kernel [1, 1, 3, 3]");
+                         "[conv2d] output size 0 along spatial dim 0 is not positive: input [1, 1, "
+                         "2, 5], kernel [1, 1, 3, 3]");
   auto x3 = Tensor<B, 5>::zeros(Shape{1, 1, 4, 4, 4});
   auto w3 = Tensor<B, 5>::zeros(Shape{1, 1, 2, 2, 2});
   EMBER_EXPECT_THROW_MSG(module::conv3d(x3, w3, std::nullopt, {.dilation = {1, 1, 4}}), ShapeError,
@@ -308,11 +320,13 @@ TYPED_TEST(ConvTest, ErrorBiasLength) {
   auto x = Tensor<B, 4>::zeros(Shape{1, 2, 5, 5});
   auto w = Tensor<B, 4>::zeros(Shape{4, 2, 3, 3});
   auto b = Tensor<B, 1>::zeros(Shape{3});
-  EMBER_EXPECT_THROW_MSG(module::conv2d(x, w, b), ShapeError,
-                         "[conv2d] bias of shape [3] does not match the 4 output channels of weight [4, 2, 3, 3]");
+  EMBER_EXPECT_THROW_MSG(
+      module::conv2d(x, w, b), ShapeError,
+      "[conv2d] bias of shape [3] does not match the 4 output channels of weight [4, 2, 3, 3]");
   auto wt = Tensor<B, 4>::zeros(Shape{2, 2, 3, 3});
-  EMBER_EXPECT_THROW_MSG(module::conv_transpose2d(x, wt, b, {.groups = 2}), ShapeError,
-                         "[conv_transpose2d] bias of shape [3] does not match the 4 output channels");
+  EMBER_EXPECT_THROW_MSG(
+      module::conv_transpose2d(x, wt, b, {.groups = 2}), ShapeError,
+      "[conv_transpose2d] bias of shape [3] does not match the 4 output channels");
 }
 
 TYPED_TEST(ConvTest, ErrorInvalidOptions) {
@@ -345,25 +359,32 @@ TYPED_TEST(ConvTest, ErrorConvTransposeChecks) {
   using B = TypeParam;
   auto x = Tensor<B, 3>::zeros(Shape{1, 4, 5});
   auto w = Tensor<B, 3>::zeros(Shape{3, 2, 3});
-  EMBER_EXPECT_THROW_MSG(module::conv_transpose1d(x, w, std::nullopt), ShapeError,
-                         "[conv_transpose1d] input [1, 4, 5] has 4 channels but weight [3, 2, 3] expects 3");
+  EMBER_EXPECT_THROW_MSG(
+      module::conv_transpose1d(x, w, std::nullopt), ShapeError,
+      "[conv_transpose1d] input [1, 4, 5] has 4 channels but weight [3, 2, 3] expects 3");
   auto w4 = Tensor<B, 3>::zeros(Shape{4, 2, 3});
-  EMBER_EXPECT_THROW_MSG(module::conv_transpose1d(x, w4, std::nullopt, {.groups = 3}), ShapeError,
-                         "[conv_transpose1d] groups 3 does not divide the 4 input channels of input [1, 4, 5]");
-  EMBER_EXPECT_THROW_MSG(module::conv_transpose1d(x, w4, std::nullopt, {.stride = {2}, .padding_out = {2}}),
-                         ValueError, "[conv_transpose1d] padding_out [2] must be >= 0 and smaller than stride [2] or dilation [1]");
+  EMBER_EXPECT_THROW_MSG(
+      module::conv_transpose1d(x, w4, std::nullopt, {.groups = 3}), ShapeError,
+      "[conv_transpose1d] groups 3 does not divide the 4 input channels of input [1, 4, 5]");
+  EMBER_EXPECT_THROW_MSG(
+      module::conv_transpose1d(x, w4, std::nullopt, {.stride = {2}, .padding_out = {2}}),
+      ValueError,
+      "[conv_transpose1d] padding_out [2] must be >= 0 and smaller than stride [2] or dilation "
+      "[1]");
   auto x1 = Tensor<B, 3>::zeros(Shape{1, 4, 1});
   auto k1 = Tensor<B, 3>::zeros(Shape{4, 2, 1});
-  EMBER_EXPECT_THROW_MSG(module::conv_transpose1d(x1, k1, std::nullopt, {.padding = {1}}), ShapeError,
+  EMBER_EXPECT_THROW_MSG(module::conv_transpose1d(x1, k1, std::nullopt, {.padding = {1}}),
+                         ShapeError,
                          "[conv_transpose1d] output size -1 along spatial dim 0 is not positive");
   auto x2 = Tensor<B, 4>::zeros(Shape{1, 4, 3, 3});
   auto w2 = Tensor<B, 4>::zeros(Shape{4, 1, 3, 3});
-  EMBER_EXPECT_THROW_MSG(module::conv_transpose2d(x2, w2, std::nullopt, {.stride = {0, 1}}), ValueError,
-                         "[conv_transpose2d] stride [0, 1] must be >= 1");
+  EMBER_EXPECT_THROW_MSG(module::conv_transpose2d(x2, w2, std::nullopt, {.stride = {0, 1}}),
+                         ValueError, "[conv_transpose2d] stride [0, 1] must be >= 1");
   auto x3 = Tensor<B, 5>::zeros(Shape{1, 2, 3, 3, 3});
   auto w3 = Tensor<B, 5>::zeros(Shape{3, 1, 2, 2, 2});
-  EMBER_EXPECT_THROW_MSG(module::conv_transpose3d(x3, w3, std::nullopt), ShapeError,
-                         "[conv_transpose3d] input [1, 2, 3, 3, 3] has 2 channels but weight [3, 1, 2, 2, 2]");
+  EMBER_EXPECT_THROW_MSG(
+      module::conv_transpose3d(x3, w3, std::nullopt), ShapeError,
+      "[conv_transpose3d] input [1, 2, 3, 3, 3] has 2 channels but weight [3, 1, 2, 2, 2]");
 }
 
 TYPED_TEST(ConvTest, ErrorDeformChecks) {
@@ -372,22 +393,28 @@ TYPED_TEST(ConvTest, ErrorDeformChecks) {
   auto w = Tensor<B, 4>::zeros(Shape{3, 4, 3, 3});
   auto off = Tensor<B, 4>::zeros(Shape{2, 18, 3, 3});
   auto bad_off = Tensor<B, 4>::zeros(Shape{2, 9, 3, 3});
-  EMBER_EXPECT_THROW_MSG(module::deform_conv2d(x, bad_off, w, std::nullopt, std::nullopt), ShapeError,
-                         "[deform_conv2d] offset of shape [2, 9, 3, 3] does not match [2, 18, 3, 3]");
+  EMBER_EXPECT_THROW_MSG(
+      module::deform_conv2d(x, bad_off, w, std::nullopt, std::nullopt), ShapeError,
+      "[deform_conv2d] offset of shape [2, 9, 3, 3] does not match [2, 18, 3, 3]");
   auto bad_mask = Tensor<B, 4>::zeros(Shape{2, 9, 3, 2});
   EMBER_EXPECT_THROW_MSG(module::deform_conv2d(x, off, w, bad_mask, std::nullopt), ShapeError,
                          "[deform_conv2d] mask of shape [2, 9, 3, 2] does not match [2, 9, 3, 3]");
-  EMBER_EXPECT_THROW_MSG(module::deform_conv2d(x, off, w, std::nullopt, std::nullopt, {.offset_groups = 3}),
-                         ShapeError, "[deform_conv2d] offset_groups 3 does not divide the 4 input channels");
-  EMBER_EXPECT_THROW_MSG(module::deform_conv2d(x, off, w, std::nullopt, std::nullopt, {.offset_groups = 0}),
-                         ValueError, "[deform_conv2d] offset_groups 0 must be >= 1");
+  EMBER_EXPECT_THROW_MSG(
+      module::deform_conv2d(x, off, w, std::nullopt, std::nullopt, {.offset_groups = 3}),
+      ShapeError, "[deform_conv2d] offset_groups 3 does not divide the 4 input channels");
+  EMBER_EXPECT_THROW_MSG(
+      module::deform_conv2d(x, off, w, std::nullopt, std::nullopt, {.offset_groups = 0}),
+      ValueError, "[deform_conv2d] offset_groups 0 must be >= 1");
   auto w2 = Tensor<B, 4>::zeros(Shape{3, 3, 3, 3});
-  EMBER_EXPECT_THROW_MSG(module::deform_conv2d(x, off, w2, std::nullopt, std::nullopt), ShapeError,
-                         "[deform_conv2d] input [2, 4, 5, 5] has 4 channels but weight [3, 3, 3, 3]");
-  EMBER_EXPECT_THROW_MSG(module::deform_conv2d(x, off, w, std::nullopt, std::nullopt, {.weight_groups = 2}),
-                         ShapeError, "[deform_conv2d] groups 2 does not divide the 3 output channels");
-  EMBER_EXPECT_THROW_MSG(module::deform_conv2d(x, off.cast(DType::F64), w, std::nullopt, std::nullopt),
-                         DTypeError, "[deform_conv2d] offset dtype f64 differs from input dtype f32");
+  EMBER_EXPECT_THROW_MSG(
+      module::deform_conv2d(x, off, w2, std::nullopt, std::nullopt), ShapeError,
+      "[deform_conv2d] input [2, 4, 5, 5] has 4 channels but weight [3, 3, 3, 3]");
+  EMBER_EXPECT_THROW_MSG(
+      module::deform_conv2d(x, off, w, std::nullopt, std::nullopt, {.weight_groups = 2}),
+      ShapeError, "[deform_conv2d] groups 2 does not divide the 3 output channels");
+  EMBER_EXPECT_THROW_MSG(
+      module::deform_conv2d(x, off.cast(DType::F64), w, std::nullopt, std::nullopt), DTypeError,
+      "[deform_conv2d] offset dtype f64 differs from input dtype f32");
   auto b = Tensor<B, 1>::zeros(Shape{4});
   EMBER_EXPECT_THROW_MSG(module::deform_conv2d(x, off, w, std::nullopt, b), ShapeError,
                          "[deform_conv2d] bias of shape [4] does not match the 3 output channels");
@@ -396,18 +423,23 @@ TYPED_TEST(ConvTest, ErrorDeformChecks) {
 TYPED_TEST(ConvTest, ErrorUnfoldFoldChecks) {
   using B = TypeParam;
   auto x = Tensor<B, 4>::zeros(Shape{1, 2, 3, 3});
-  EMBER_EXPECT_THROW_MSG(module::unfold4d(x, {0, 2}), ValueError, "[unfold4d] kernel_size [0, 2] must be >= 1");
-  EMBER_EXPECT_THROW_MSG(module::unfold4d(x, {4, 2}), ShapeError,
-                         "[unfold4d] output size 0 along spatial dim 0 is not positive: input [1, 2, 3, 3]");
+  EMBER_EXPECT_THROW_MSG(module::unfold4d(x, {0, 2}), ValueError,
+                         "[unfold4d] kernel_size [0, 2] must be >= 1");
+  EMBER_EXPECT_THROW_MSG(
+      module::unfold4d(x, {4, 2}), ShapeError,
+      "[unfold4d] output size 0 along spatial dim 0 is not positive: input [1, 2, 3, 3]");
   EMBER_EXPECT_THROW_MSG(module::unfold4d(x, {2, 2}, {.stride = {0, 1}}), ValueError,
                          "[unfold4d] stride [0, 1] must be >= 1");
   auto c = Tensor<B, 3>::zeros(Shape{1, 10, 4});
-  EMBER_EXPECT_THROW_MSG(module::fold4d(c, {3, 3}, {2, 2}), ShapeError,
-                         "[fold4d] input [1, 10, 4]: dim 1 (10) is not a multiple of the kernel size [2, 2]");
+  EMBER_EXPECT_THROW_MSG(
+      module::fold4d(c, {3, 3}, {2, 2}), ShapeError,
+      "[fold4d] input [1, 10, 4]: dim 1 (10) is not a multiple of the kernel size [2, 2]");
   auto c2 = Tensor<B, 3>::zeros(Shape{1, 8, 5});
-  EMBER_EXPECT_THROW_MSG(module::fold4d(c2, {3, 3}, {2, 2}), ShapeError,
-                         "[fold4d] input [1, 8, 5] has 5 blocks but output_size [3, 3] with kernel [2, 2] gives 4");
-  EMBER_EXPECT_THROW_MSG(module::fold4d(c2, {0, 3}, {2, 2}), ValueError, "[fold4d] output_size [0, 3] must be >= 1");
+  EMBER_EXPECT_THROW_MSG(
+      module::fold4d(c2, {3, 3}, {2, 2}), ShapeError,
+      "[fold4d] input [1, 8, 5] has 5 blocks but output_size [3, 3] with kernel [2, 2] gives 4");
+  EMBER_EXPECT_THROW_MSG(module::fold4d(c2, {0, 3}, {2, 2}), ValueError,
+                         "[fold4d] output_size [0, 3] must be >= 1");
   EMBER_EXPECT_THROW_MSG(module::fold4d(c2, {1, 3}, {2, 2}), ShapeError,
                          "[fold4d] output size 0 along spatial dim 0 is not positive");
 }

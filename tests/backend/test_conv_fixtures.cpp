@@ -80,9 +80,9 @@ void run_case(const FixtureCase& c) {
     DeformConvOptions o{arr<2>(c, "stride"), arr<2>(c, "padding"), arr<2>(c, "dilation"),
                         c.param<std::int64_t>("weight_groups"),
                         c.param<std::int64_t>("offset_groups")};
-    const auto out = module::deform_conv2d(ten<B, 4>(c, "x"), ten<B, 4>(c, "offset"),
-                                           ten<B, 4>(c, "w"), opt<B, 4>(c, "mask"),
-                                           opt<B, 1>(c, "b"), o);
+    const auto out =
+        module::deform_conv2d(ten<B, 4>(c, "x"), ten<B, 4>(c, "offset"), ten<B, 4>(c, "w"),
+                              opt<B, 4>(c, "mask"), opt<B, 1>(c, "b"), o);
     return check(out.into_data(), c.tensor("out"));
   }
   UnfoldOptions uo{arr<2>(c, "stride"), arr<2>(c, "padding"), arr<2>(c, "dilation")};

@@ -67,22 +67,21 @@ struct UnfoldOptions {
 //   fold4d(x [N, C*kh*kw, L], array<int64, 2> output_size, array<int64, 2> kernel,
 //          UnfoldOptions) -> [N, C, H, W]
 template <class B>
-concept ConvBackend =
-    CoreBackend<B> &&
+concept ConvBackend = CoreBackend<B> &&
     requires(const typename B::FloatTensor& f, const std::optional<typename B::FloatTensor>& o,
              const ConvOptions<1>& c1, const ConvOptions<2>& c2, const ConvOptions<3>& c3,
              const ConvTransposeOptions<1>& t1, const ConvTransposeOptions<2>& t2,
              const ConvTransposeOptions<3>& t3, const DeformConvOptions& dc,
              const UnfoldOptions& uo, const std::array<std::int64_t, 2>& k2) {
-      { B::conv1d(f, f, o, c1) } -> std::same_as<typename B::FloatTensor>;
-      { B::conv2d(f, f, o, c2) } -> std::same_as<typename B::FloatTensor>;
-      { B::conv3d(f, f, o, c3) } -> std::same_as<typename B::FloatTensor>;
-      { B::conv_transpose1d(f, f, o, t1) } -> std::same_as<typename B::FloatTensor>;
-      { B::conv_transpose2d(f, f, o, t2) } -> std::same_as<typename B::FloatTensor>;
-      { B::conv_transpose3d(f, f, o, t3) } -> std::same_as<typename B::FloatTensor>;
-      { B::deform_conv2d(f, f, f, o, o, dc) } -> std::same_as<typename B::FloatTensor>;
-      { B::unfold4d(f, k2, uo) } -> std::same_as<typename B::FloatTensor>;
-      { B::fold4d(f, k2, k2, uo) } -> std::same_as<typename B::FloatTensor>;
-    };
+  { B::conv1d(f, f, o, c1) } -> std::same_as<typename B::FloatTensor>;
+  { B::conv2d(f, f, o, c2) } -> std::same_as<typename B::FloatTensor>;
+  { B::conv3d(f, f, o, c3) } -> std::same_as<typename B::FloatTensor>;
+  { B::conv_transpose1d(f, f, o, t1) } -> std::same_as<typename B::FloatTensor>;
+  { B::conv_transpose2d(f, f, o, t2) } -> std::same_as<typename B::FloatTensor>;
+  { B::conv_transpose3d(f, f, o, t3) } -> std::same_as<typename B::FloatTensor>;
+  { B::deform_conv2d(f, f, f, o, o, dc) } -> std::same_as<typename B::FloatTensor>;
+  { B::unfold4d(f, k2, uo) } -> std::same_as<typename B::FloatTensor>;
+  { B::fold4d(f, k2, k2, uo) } -> std::same_as<typename B::FloatTensor>;
+};
 
 }  // namespace ember

@@ -97,8 +97,8 @@ Shape check_conv(const char* op, const Shape& x, const Shape& w, const std::opti
   Shape out{x[0], c_out};
   for (std::size_t i = 0; i < N; ++i) {
     if (w[2 + i] < 1) ember::detail::fail<ShapeError>(op, "weight ", w, " has an empty kernel");
-    out.dims.push_back(conv_out_size(op, x, w, i, x[2 + i], w[2 + i], o.stride[i], o.padding[i],
-                                     o.dilation[i]));
+    out.dims.push_back(
+        conv_out_size(op, x, w, i, x[2 + i], w[2 + i], o.stride[i], o.padding[i], o.dilation[i]));
   }
   return out;
 }
@@ -111,7 +111,8 @@ Shape check_conv_transpose(const char* op, const Shape& x, const Shape& w,
   check_spatial_options<N>(op, o.stride, o.padding, o.dilation);
   if (o.groups < 1) ember::detail::fail<ValueError>(op, "groups ", o.groups, " must be >= 1");
   for (std::size_t i = 0; i < N; ++i) {
-    if (o.padding_out[i] < 0 || (o.padding_out[i] >= o.stride[i] && o.padding_out[i] >= o.dilation[i]))
+    if (o.padding_out[i] < 0 ||
+        (o.padding_out[i] >= o.stride[i] && o.padding_out[i] >= o.dilation[i]))
       ember::detail::fail<ValueError>(op, "padding_out ", arr_str(o.padding_out),
                                       " must be >= 0 and smaller than stride ", arr_str(o.stride),
                                       " or dilation ", arr_str(o.dilation));
@@ -128,8 +129,8 @@ Shape check_conv_transpose(const char* op, const Shape& x, const Shape& w,
   Shape out{x[0], c_out};
   for (std::size_t i = 0; i < N; ++i) {
     if (w[2 + i] < 1) ember::detail::fail<ShapeError>(op, "weight ", w, " has an empty kernel");
-    const i64 s = (x[2 + i] - 1) * o.stride[i] - 2 * o.padding[i] +
-                  o.dilation[i] * (w[2 + i] - 1) + o.padding_out[i] + 1;
+    const i64 s = (x[2 + i] - 1) * o.stride[i] - 2 * o.padding[i] + o.dilation[i] * (w[2 + i] - 1) +
+                  o.padding_out[i] + 1;
     if (s <= 0)
       ember::detail::fail<ShapeError>(op, "output size ", s, " along spatial dim ", i,
                                       " is not positive: input ", x, ", kernel ", w, " (padding ",
@@ -178,8 +179,8 @@ Tensor<B, 3> conv1d(const Tensor<B, 3>& x, const Tensor<B, 3>& weight,
 }
 
 /// 2d convolution (torch.nn.functional.conv2d):
-/// x [N, C_in, H, W], weight [C_out, C_in/groups, kh, kw], bias [C_out] -> [N, C_out, H_out, W_out].
-/// Output size per dim floor((L + 2p - d(k-1) - 1)/s) + 1. Throws as conv1d.
+/// x [N, C_in, H, W], weight [C_out, C_in/groups, kh, kw], bias [C_out] -> [N, C_out, H_out,
+/// W_out]. Output size per dim floor((L + 2p - d(k-1) - 1)/s) + 1. Throws as conv1d.
 template <class B>
 Tensor<B, 4> conv2d(const Tensor<B, 4>& x, const Tensor<B, 4>& weight,
                     const detail::OptBias<B>& bias, const ConvOptions<2>& options = {}) {
@@ -254,8 +255,7 @@ template <class B>
 Tensor<B, 4> deform_conv2d(const Tensor<B, 4>& x, const Tensor<B, 4>& offset,
                            const Tensor<B, 4>& weight,
                            const std::type_identity_t<std::optional<Tensor<B, 4>>>& mask,
-                           const detail::OptBias<B>& bias,
-                           const DeformConvOptions& options = {}) {
+                           const detail::OptBias<B>& bias, const DeformConvOptions& options = {}) {
   constexpr const char* op = "deform_conv2d";
   using ember::detail::fail;
   detail::check_operand_dtypes(op, x, weight, bias);
