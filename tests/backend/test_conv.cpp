@@ -443,3 +443,27 @@ TYPED_TEST(ConvTest, ErrorUnfoldFoldChecks) {
   EMBER_EXPECT_THROW_MSG(module::fold4d(c2, {1, 3}, {2, 2}), ShapeError,
                          "[fold4d] output size 0 along spatial dim 0 is not positive");
 }
+
+TYPED_TEST(ConvTest, ErrorEmptyKernelMaskDtypeAndTransposeGroups) {
+  using B = TypeParam;
+  auto x = Tensor<B, 4>::zeros(Shape{1, 2, 5, 5});
+  auto w0 = Tensor<B, 4>::zeros(Shape{2, 2, 0, 3});
+  EMBER_EXPECT_THROW_MSG(module::conv2d(x, w0, std::nullopt), ShapeError,
+                         "[conv2d] weight [2, 2, 0, 3] has an empty kernel");
+  EMBER_EXPECT_THROW_MSG(module::conv_transpose2d(x, w0, std::nullopt), ShapeError,
+                         "[conv_transpose2d] weight [2, 2, 0, 3] has an empty kernel");
+  auto wt = Tensor<B, 4>::zeros(Shape{2, 2, 3, 3});
+  EMBER_EXPECT_THROW_MSG(module::conv_transpose2d(x, wt, std::nullopt, {.groups = 0}), ValueError,
+                         "[conv_transpose2d] groups 0 must be >= 1");
+  EMBER_EXPECT_THROW_MSG(module::conv_transpose2d(x, wt, std::nullopt, {.padding_out = {-1, 0}}),
+                         ValueError, "[conv_transpose2d] padding_out [-1, 0] must be >= 0");
+  auto off = Tensor<B, 4>::zeros(Shape{1, 18, 3, 3});
+  auto mask = Tensor<B, 4>::zeros(Shape{1, 9, 3, 3}, {}, DType::F64);
+  EMBER_EXPECT_THROW_MSG(module::deform_conv2d(x, off, wt, mask, std::nullopt), DTypeError,
+                         "[deform_conv2d] mask dtype f64 differs from input dtype f32");
+  auto c = Tensor<B, 3>::zeros(Shape{1, 8, 4});
+  EMBER_EXPECT_THROW_MSG(module::fold4d(c, {3, 3}, {2, -1}), ValueError,
+                         "[fold4d] kernel_size [2, -1] must be >= 1");
+  EMBER_EXPECT_THROW_MSG(module::fold4d(c, {3, 3}, {2, 2}, {.dilation = {0, 1}}), ValueError,
+                         "[fold4d] dilation [0, 1] must be >= 1");
+}
