@@ -25,25 +25,38 @@ void check(const TensorData& actual, const TensorData& expected) {
 template <class F>
 void with_rank_kind(const TensorData& d, F&& f) {
   auto by_kind = [&]<std::size_t D>() {
-    if (is_float(d.dtype())) f.template operator()<D, Float>();
-    else if (is_int(d.dtype())) f.template operator()<D, Int>();
-    else f.template operator()<D, Bool>();
+    if (is_float(d.dtype()))
+      f.template operator()<D, Float>();
+    else if (is_int(d.dtype()))
+      f.template operator()<D, Int>();
+    else
+      f.template operator()<D, Bool>();
   };
   switch (d.shape().rank()) {
-    case 1: by_kind.template operator()<1>(); break;
-    case 2: by_kind.template operator()<2>(); break;
-    case 3: by_kind.template operator()<3>(); break;
-    default: FAIL() << "unsupported rank " << d.shape().rank();
+    case 1:
+      by_kind.template operator()<1>();
+      break;
+    case 2:
+      by_kind.template operator()<2>();
+      break;
+    case 3:
+      by_kind.template operator()<3>();
+      break;
+    default:
+      FAIL() << "unsupported rank " << d.shape().rank();
   }
 }
 
 std::vector<Slice> parse_slices(const test::json& j) {
   std::vector<Slice> out;
   for (const auto& s : j) {
-    if (s.contains("all")) out.push_back(ember::s());
-    else if (s.contains("index")) out.push_back(ember::s(s.at("index").get<std::int64_t>()));
+    if (s.contains("all"))
+      out.push_back(ember::s());
+    else if (s.contains("index"))
+      out.push_back(ember::s(s.at("index").get<std::int64_t>()));
     else if (s.at("stop").is_null())
-      out.push_back(ember::s(s.at("start").get<std::int64_t>(), ember::end, s.at("step").get<std::int64_t>()));
+      out.push_back(ember::s(s.at("start").get<std::int64_t>(), ember::end,
+                             s.at("step").get<std::int64_t>()));
     else
       out.push_back(ember::s(s.at("start").get<std::int64_t>(), s.at("stop").get<std::int64_t>(),
                              s.at("step").get<std::int64_t>()));
@@ -78,15 +91,19 @@ void run_case(const FixtureCase& c) {
                                       : M::diag_mask(shape, off);
       check(m.into_data(), c.tensor("out"));
     };
-    if (shape.rank() == 2) run.template operator()<2>();
-    else run.template operator()<3>();
+    if (shape.rank() == 2)
+      run.template operator()<2>();
+    else
+      run.template operator()<3>();
     return;
   }
   if (op == "eye") {
     const DType dt = dtype_from_name(c.param<std::string>("dtype"));
     const auto n = c.param<std::int64_t>("n");
-    if (is_float(dt)) check(Tensor<B, 2>::eye(n, {}, dt).into_data(), c.tensor("out"));
-    else check(Tensor<B, 2, Int>::eye(n, {}, dt).into_data(), c.tensor("out"));
+    if (is_float(dt))
+      check(Tensor<B, 2>::eye(n, {}, dt).into_data(), c.tensor("out"));
+    else
+      check(Tensor<B, 2, Int>::eye(n, {}, dt).into_data(), c.tensor("out"));
     return;
   }
   const TensorData xd = c.tensor("x");
@@ -116,9 +133,11 @@ void run_case(const FixtureCase& c) {
       const TensorData id = c.tensor("idx");
       const auto dim = c.param<std::int64_t>("dim");
       if (id.shape().rank() == 1) {
-        check(x.template take<1>(dim, Tensor<B, 1, Int>::from_data(id)).into_data(), c.tensor("out"));
+        check(x.template take<1>(dim, Tensor<B, 1, Int>::from_data(id)).into_data(),
+              c.tensor("out"));
       } else {
-        check(x.template take<2>(dim, Tensor<B, 2, Int>::from_data(id)).into_data(), c.tensor("out"));
+        check(x.template take<2>(dim, Tensor<B, 2, Int>::from_data(id)).into_data(),
+              c.tensor("out"));
       }
     } else if (op == "mask_where") {
       const auto m = Tensor<B, D, Bool>::from_data(c.tensor("mask"));
@@ -135,7 +154,8 @@ void run_case(const FixtureCase& c) {
     } else if (op == "nonzero") {
       const auto nz = x.nonzero();
       ASSERT_EQ(nz.size(), D);
-      for (std::size_t d = 0; d < D; ++d) check(nz[d].into_data(), c.tensor("out" + std::to_string(d)));
+      for (std::size_t d = 0; d < D; ++d)
+        check(nz[d].into_data(), c.tensor("out" + std::to_string(d)));
     } else if (op == "tril" || op == "triu") {
       if constexpr (D >= 2) {
         const auto k = c.param<std::int64_t>("diagonal");
