@@ -433,3 +433,69 @@ TYPED_TEST(IndexingTest, CreationErrors) {
   EMBER_EXPECT_THROW_MSG((Tensor<B, 2, Bool>::diag_mask({2, -1})), ShapeError,
                          "[diag_mask] shape [2, -1] has a negative dim");
 }
+
+// ---- index kinds and ranks are checked at compile time ------------------------------------
+
+namespace {
+template <class X, class I>
+concept CanSelect = requires(const X& x, const I& i) {
+  x.select(0, i);
+};
+template <class X, class I>
+concept CanGather = requires(const X& x, const I& i) {
+  x.gather(0, i);
+};
+template <class X, class M>
+concept CanMaskFill = requires(const X& x, const M& m) {
+  x.mask_fill(m, 0.0);
+};
+template <class X>
+concept CanOneHot = requires(const X& x) {
+  x.one_hot(3);
+};
+template <class X>
+concept CanTril = requires(const X& x) {
+  x.tril(0);
+};
+}  // namespace
+
+TYPED_TEST(IndexingTest, WrongIndexKindOrRankDoesNotCompile) {
+  using B = TypeParam;
+  // Index tensors must be Int (any int dtype) of the documented rank; masks must be Bool of
+  // the tensor's rank. These are type errors, so no run-time check exists for them.
+  static_assert(CanSelect<Tensor<B, 2>, Tensor<B, 1, Int>>);
+  static_assert(!CanSelect<Tensor<B, 2>, Tensor<B, 1>>);       // Float indices
+  static_assert(!CanSelect<Tensor<B, 2>, Tensor<B, 2, Int>>);  // rank-2 indices
+  static_assert(CanGather<Tensor<B, 3>, Tensor<B, 3, Int>>);
+  static_assert(!CanGather<Tensor<B, 3>, Tensor<B, 2, Int>>);   // index rank != D
+  static_assert(!CanGather<Tensor<B, 3>, Tensor<B, 3, Bool>>);  // Bool indices
+  static_assert(CanMaskFill<Tensor<B, 2>, Tensor<B, 2, Bool>>);
+  static_assert(!CanMaskFill<Tensor<B, 2>, Tensor<B, 2, Int>>);   // Int mask
+  static_assert(!CanMaskFill<Tensor<B, 2>, Tensor<B, 1, Bool>>);  // mask of another rank
+  static_assert(CanOneHot<Tensor<B, 1, Int>> && CanOneHot<Tensor<B, 1>>);
+  static_assert(!CanOneHot<Tensor<B, 1, Bool>>);
+  static_assert(CanTril<Tensor<B, 2>> && !CanTril<Tensor<B, 1>>);
+  SUCCEED();
+}
+
+TYPED_TEST(IndexingTest, PermutedThreeDimViews) {
+  using B = TypeParam;
+  if constexpr (!kIsCpu<B>)
+    GTEST_SKIP();
+  else {
+    // base [2, 3, 2] holding 0..11; view permuted to [2, 2, 3] (dims 0, 2, 1)
+    std::vector<float> v(12);
+    std::iota(v.begin(), v.end(), 0.0f);
+    auto base = Tensor<B, 3>::from_data(TensorData(v, Shape{2, 3, 2}));
+    auto p = view<B, 3>(base, {2, 2, 3}, {6, 1, 2});
+    // p[i][j][k] = 6i + 2k + j
+    auto idx = Tensor<B, 3, Int>::from_ints({{{2, 0}}, {{1, 1}}});  // [2, 1, 2]
+    EXPECT_EQ(p.gather(2, idx).template to_vec<float>(), (F32{4, 0, 8, 8}));
+    EXPECT_EQ(p.tril().template to_vec<float>(), (F32{0, 0, 0, 1, 3, 0, 6, 0, 0, 7, 9, 0}));
+    EXPECT_EQ((p.template take<1>(-1, Tensor<B, 1, Int>::from_ints({2})).template to_vec<float>()),
+              (F32{4, 5, 10, 11}));
+    auto m = Tensor<B, 3, Bool>::from_bools({{{true, false, false}}});  // [1, 1, 3]
+    EXPECT_EQ(p.mask_select(m).template to_vec<float>(), (F32{0, 1, 6, 7}));
+    EXPECT_EQ(base.template to_vec<float>(), v);
+  }
+}
