@@ -13,9 +13,8 @@ namespace ember::cpu {
 namespace {
 
 template <class T>
-constexpr bool is_float_type =
-    std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, f16> ||
-    std::is_same_v<T, bf16>;
+constexpr bool is_float_type = std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                               std::is_same_v<T, f16> || std::is_same_v<T, bf16>;
 
 std::int64_t plane_grain(std::int64_t work_per_plane) {
   return std::max<std::int64_t>(1, kParallelGrain / std::max<std::int64_t>(1, work_per_plane));
@@ -190,10 +189,10 @@ CpuTensor PoolOps::float_grid_sample_2d(const P& x_in, const P& grid_in, GridSam
           const T* in_n = src + n * C * H * W;
           for (std::int64_t ow = 0; ow < OW; ++ow) {
             const T* gp = g + ((n * OH + oh) * OW + ow) * 2;
-            const A ix = grid_source_index(static_cast<A>(gp[0]), W, opt.padding_mode,
-                                           opt.align_corners);
-            const A iy = grid_source_index(static_cast<A>(gp[1]), H, opt.padding_mode,
-                                           opt.align_corners);
+            const A ix =
+                grid_source_index(static_cast<A>(gp[0]), W, opt.padding_mode, opt.align_corners);
+            const A iy =
+                grid_source_index(static_cast<A>(gp[1]), H, opt.padding_mode, opt.align_corners);
             const std::int64_t out_off = n * C * OH * OW + oh * OW + ow;
             auto inb = [&](std::int64_t yy, std::int64_t xx) {
               return yy >= 0 && yy < H && xx >= 0 && xx < W;

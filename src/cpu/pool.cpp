@@ -28,8 +28,8 @@ void max_pool2d_impl(const CpuTensor& x_in, PoolArg2 k, PoolArg2 s, PoolArg2 p, 
   if constexpr (WithIndices) *idx = alloc(Shape({N, C, OH, OW}), DType::I64);
   const std::int64_t planes = N * C;
   visit_dtype(x.dtype, [&]<class T>() {
-    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> ||
-                  std::is_same_v<T, f16> || std::is_same_v<T, bf16>) {
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, f16> ||
+                  std::is_same_v<T, bf16>) {
       using A = compute_t<T>;
       const T* src = x.data<T>();
       T* dst = out.data<T>();
@@ -70,16 +70,18 @@ void max_pool2d_impl(const CpuTensor& x_in, PoolArg2 k, PoolArg2 s, PoolArg2 p, 
 
 }  // namespace
 
-CpuTensor PoolOps::float_max_pool2d(const P& x, PoolArg2 kernel, PoolArg2 stride,
-                                    PoolArg2 padding, PoolArg2 dilation, bool ceil_mode) {
+CpuTensor PoolOps::float_max_pool2d(const P& x, PoolArg2 kernel, PoolArg2 stride, PoolArg2 padding,
+                                    PoolArg2 dilation, bool ceil_mode) {
   CpuTensor out;
   max_pool2d_impl<false>(x, kernel, stride, padding, dilation, ceil_mode, out, nullptr);
   return out;
 }
 
-std::pair<CpuTensor, CpuTensor> PoolOps::float_max_pool2d_with_indices(
-    const P& x, PoolArg2 kernel, PoolArg2 stride, PoolArg2 padding, PoolArg2 dilation,
-    bool ceil_mode) {
+std::pair<CpuTensor, CpuTensor> PoolOps::float_max_pool2d_with_indices(const P& x, PoolArg2 kernel,
+                                                                       PoolArg2 stride,
+                                                                       PoolArg2 padding,
+                                                                       PoolArg2 dilation,
+                                                                       bool ceil_mode) {
   CpuTensor out, idx;
   max_pool2d_impl<true>(x, kernel, stride, padding, dilation, ceil_mode, out, &idx);
   return {std::move(out), std::move(idx)};
@@ -93,8 +95,8 @@ CpuTensor PoolOps::float_avg_pool2d(const P& x_in, PoolArg2 k, PoolArg2 s, PoolA
   const std::int64_t OW = pool_output_size(W, k[1], s[1], p[1], 1, ceil_mode);
   CpuTensor out = alloc(Shape({N, C, OH, OW}), x.dtype);
   visit_dtype(x.dtype, [&]<class T>() {
-    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> ||
-                  std::is_same_v<T, f16> || std::is_same_v<T, bf16>) {
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, f16> ||
+                  std::is_same_v<T, bf16>) {
       using A = compute_t<T>;
       const T* src = x.data<T>();
       T* dst = out.data<T>();
@@ -136,8 +138,8 @@ CpuTensor PoolOps::float_adaptive_avg_pool2d(const P& x_in, PoolArg2 os) {
   const std::int64_t OH = os[0], OW = os[1];
   CpuTensor out = alloc(Shape({N, C, OH, OW}), x.dtype);
   visit_dtype(x.dtype, [&]<class T>() {
-    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> ||
-                  std::is_same_v<T, f16> || std::is_same_v<T, bf16>) {
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, f16> ||
+                  std::is_same_v<T, bf16>) {
       using A = compute_t<T>;
       const T* src = x.data<T>();
       T* dst = out.data<T>();

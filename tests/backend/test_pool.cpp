@@ -63,9 +63,9 @@ void max_pool1d_case(const FixtureCase& c) {
 template <class B>
 void avg_pool2d_case(const FixtureCase& c) {
   const auto x = Tensor<B, 4>::from_data(c.tensor("x"));
-  const auto out = module::avg_pool2d(x, arr2(c, "kernel"), arr2(c, "stride"), arr2(c, "padding"),
-                                      c.param<bool>("count_include_pad"),
-                                      c.param<bool>("ceil_mode"));
+  const auto out =
+      module::avg_pool2d(x, arr2(c, "kernel"), arr2(c, "stride"), arr2(c, "padding"),
+                         c.param<bool>("count_include_pad"), c.param<bool>("ceil_mode"));
   const TensorData expected = c.tensor("out");
   ember::test::expect_approx(out.into_data(), expected, tol_for(expected));
 }
@@ -73,11 +73,10 @@ void avg_pool2d_case(const FixtureCase& c) {
 template <class B>
 void avg_pool1d_case(const FixtureCase& c) {
   const auto x = Tensor<B, 3>::from_data(c.tensor("x"));
-  const auto out = module::avg_pool1d(x, c.param<std::int64_t>("kernel"),
-                                      c.param<std::int64_t>("stride"),
-                                      c.param<std::int64_t>("padding"),
-                                      c.param<bool>("count_include_pad"),
-                                      c.param<bool>("ceil_mode"));
+  const auto out =
+      module::avg_pool1d(x, c.param<std::int64_t>("kernel"), c.param<std::int64_t>("stride"),
+                         c.param<std::int64_t>("padding"), c.param<bool>("count_include_pad"),
+                         c.param<bool>("ceil_mode"));
   const TensorData expected = c.tensor("out");
   ember::test::expect_approx(out.into_data(), expected, tol_for(expected));
 }

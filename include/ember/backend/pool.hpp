@@ -40,7 +40,8 @@ struct GridSampleOptions {
 /// end rejects those).
 inline std::int64_t pool_output_size(std::int64_t in, std::int64_t kernel, std::int64_t stride,
                                      std::int64_t pad, std::int64_t dilation, bool ceil_mode) {
-  const std::int64_t num = in + 2 * pad - dilation * (kernel - 1) - 1 + (ceil_mode ? stride - 1 : 0);
+  const std::int64_t num =
+      in + 2 * pad - dilation * (kernel - 1) - 1 + (ceil_mode ? stride - 1 : 0);
   // floor division (num may be negative)
   std::int64_t q = num / stride;
   if ((num % stride != 0) && ((num < 0) != (stride < 0))) --q;
@@ -62,17 +63,17 @@ using PoolArg2 = std::array<std::int64_t, 2>;
 //   float_grid_sample_2d(F x, F grid [N, OH, OW, 2] same dtype, GridSampleOptions) -> F
 // with k, s, p, d of type PoolArg2 ({h, w}).
 template <class B>
-concept PoolBackend =
-    CoreBackend<B> && requires(const typename B::FloatTensor& f, PoolArg2 a, bool flag,
-                               InterpolateOptions io, GridSampleOptions go) {
-      { B::float_max_pool2d(f, a, a, a, a, flag) } -> std::same_as<typename B::FloatTensor>;
-      {
-        B::float_max_pool2d_with_indices(f, a, a, a, a, flag)
-      } -> std::same_as<std::pair<typename B::FloatTensor, typename B::IntTensor>>;
-      { B::float_avg_pool2d(f, a, a, a, flag, flag) } -> std::same_as<typename B::FloatTensor>;
-      { B::float_adaptive_avg_pool2d(f, a) } -> std::same_as<typename B::FloatTensor>;
-      { B::float_interpolate(f, a, io) } -> std::same_as<typename B::FloatTensor>;
-      { B::float_grid_sample_2d(f, f, go) } -> std::same_as<typename B::FloatTensor>;
-    };
+concept PoolBackend = CoreBackend<B> &&
+    requires(const typename B::FloatTensor& f, PoolArg2 a, bool flag, InterpolateOptions io,
+             GridSampleOptions go) {
+  { B::float_max_pool2d(f, a, a, a, a, flag) } -> std::same_as<typename B::FloatTensor>;
+  {
+    B::float_max_pool2d_with_indices(f, a, a, a, a, flag)
+    } -> std::same_as<std::pair<typename B::FloatTensor, typename B::IntTensor>>;
+  { B::float_avg_pool2d(f, a, a, a, flag, flag) } -> std::same_as<typename B::FloatTensor>;
+  { B::float_adaptive_avg_pool2d(f, a) } -> std::same_as<typename B::FloatTensor>;
+  { B::float_interpolate(f, a, io) } -> std::same_as<typename B::FloatTensor>;
+  { B::float_grid_sample_2d(f, f, go) } -> std::same_as<typename B::FloatTensor>;
+};
 
 }  // namespace ember

@@ -17,9 +17,9 @@ struct PoolOps {
   static P float_max_pool2d(const P& x, PoolArg2 kernel, PoolArg2 stride, PoolArg2 padding,
                             PoolArg2 dilation, bool ceil_mode);
   /// As float_max_pool2d plus i64 indices h * W + w into each input plane.
-  static std::pair<P, P> float_max_pool2d_with_indices(const P& x, PoolArg2 kernel,
-                                                       PoolArg2 stride, PoolArg2 padding,
-                                                       PoolArg2 dilation, bool ceil_mode);
+  static std::pair<P, P> float_max_pool2d_with_indices(const P& x, PoolArg2 kernel, PoolArg2 stride,
+                                                       PoolArg2 padding, PoolArg2 dilation,
+                                                       bool ceil_mode);
   static P float_avg_pool2d(const P& x, PoolArg2 kernel, PoolArg2 stride, PoolArg2 padding,
                             bool count_include_pad, bool ceil_mode);
   static P float_adaptive_avg_pool2d(const P& x, PoolArg2 output_size);

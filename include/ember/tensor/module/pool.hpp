@@ -31,17 +31,16 @@ void check_rank(const char* op, const S& shape, const char* layout) {
 inline void check_spatial(const char* op, const Shape& shape) {
   for (std::size_t i = 2; i < shape.rank(); ++i) {
     if (shape[i] <= 0) {
-      ember::detail::fail<ShapeError>(op, "input of shape ", shape,
-                                      " has an empty spatial dim ", i);
+      ember::detail::fail<ShapeError>(op, "input of shape ", shape, " has an empty spatial dim ",
+                                      i);
     }
   }
 }
 
 /// Validates one spatial axis of a pooling op (PyTorch's pool2d_shape_check rules:
 /// padding <= kernel / 2, not the dilated kernel).
-inline void check_pool_axis(const char* op, const Shape& shape, std::size_t dim,
-                            std::int64_t k, std::int64_t s, std::int64_t p, std::int64_t d,
-                            bool ceil_mode) {
+inline void check_pool_axis(const char* op, const Shape& shape, std::size_t dim, std::int64_t k,
+                            std::int64_t s, std::int64_t p, std::int64_t d, bool ceil_mode) {
   using ember::detail::fail;
   if (k <= 0) fail<ValueError>(op, "kernel size should be greater than zero, but got ", k);
   if (s <= 0) fail<ValueError>(op, "stride should be greater than zero, but got ", s);
@@ -58,14 +57,13 @@ inline void check_pool_axis(const char* op, const Shape& shape, std::size_t dim,
                      " is larger than the padded input size ", in + 2 * p, " of dim ", dim);
   }
   if (pool_output_size(in, k, s, p, d, ceil_mode) < 1) {
-    fail<ShapeError>(op, "input of shape ", shape, ": output size of dim ", dim,
-                     " is too small");
+    fail<ShapeError>(op, "input of shape ", shape, ": output size of dim ", dim, " is too small");
   }
 }
 
 template <class B, std::size_t D>
-void check_pool2d(const char* op, const Tensor<B, D, Float>& x, PoolArg2 k, PoolArg2 s,
-                  PoolArg2 p, PoolArg2 d, bool ceil_mode) {
+void check_pool2d(const char* op, const Tensor<B, D, Float>& x, PoolArg2 k, PoolArg2 s, PoolArg2 p,
+                  PoolArg2 d, bool ceil_mode) {
   const Shape shape = x.shape();
   check_rank<4, D>(op, shape, "[batch, channels, height, width]");
   check_spatial(op, shape);
@@ -108,9 +106,9 @@ Tensor<B, 3, K> from_2d(const PrimitiveOf<B, K>& p) {
 /// Throws ShapeError (rank != 4, empty spatial dim, kernel larger than the padded input),
 /// ValueError (kernel/stride/dilation <= 0, padding < 0 or > kernel / 2).
 template <class B, std::size_t D>
-Tensor<B, D, Float> max_pool2d(const Tensor<B, D, Float>& x, PoolArg2 kernel_size,
-                               PoolArg2 stride, PoolArg2 padding = {0, 0},
-                               PoolArg2 dilation = {1, 1}, bool ceil_mode = false) {
+Tensor<B, D, Float> max_pool2d(const Tensor<B, D, Float>& x, PoolArg2 kernel_size, PoolArg2 stride,
+                               PoolArg2 padding = {0, 0}, PoolArg2 dilation = {1, 1},
+                               bool ceil_mode = false) {
   detail::check_pool2d("max_pool2d", x, kernel_size, stride, padding, dilation, ceil_mode);
   if constexpr (D == 4) {
     return Tensor<B, D, Float>(
@@ -125,8 +123,8 @@ Tensor<B, D, Float> max_pool2d(const Tensor<B, D, Float>& x, PoolArg2 kernel_siz
 /// a NaN takes the index of the last NaN in the window. Throws as max_pool2d.
 template <class B, std::size_t D>
 std::pair<Tensor<B, D, Float>, Tensor<B, D, Int>> max_pool2d_with_indices(
-    const Tensor<B, D, Float>& x, PoolArg2 kernel_size, PoolArg2 stride,
-    PoolArg2 padding = {0, 0}, PoolArg2 dilation = {1, 1}, bool ceil_mode = false) {
+    const Tensor<B, D, Float>& x, PoolArg2 kernel_size, PoolArg2 stride, PoolArg2 padding = {0, 0},
+    PoolArg2 dilation = {1, 1}, bool ceil_mode = false) {
   detail::check_pool2d("max_pool2d_with_indices", x, kernel_size, stride, padding, dilation,
                        ceil_mode);
   if constexpr (D == 4) {
@@ -162,9 +160,9 @@ std::pair<Tensor<B, D, Float>, Tensor<B, D, Int>> max_pool1d_with_indices(
   detail::check_pool1d("max_pool1d_with_indices", x, kernel_size, stride, padding, dilation,
                        ceil_mode);
   if constexpr (D == 3) {
-    auto [v, i] = B::float_max_pool2d_with_indices(detail::as_2d(x).primitive(), {1, kernel_size},
-                                                   {1, stride}, {0, padding}, {1, dilation},
-                                                   ceil_mode);
+    auto [v, i] =
+        B::float_max_pool2d_with_indices(detail::as_2d(x).primitive(), {1, kernel_size},
+                                         {1, stride}, {0, padding}, {1, dilation}, ceil_mode);
     return {detail::from_2d<B, Float>(v), detail::from_2d<B, Int>(i)};
   } else {
     return {x, Tensor<B, D, Int>::zeros(x.shape())};
@@ -178,9 +176,9 @@ std::pair<Tensor<B, D, Float>, Tensor<B, D, Int>> max_pool1d_with_indices(
 /// Throws ShapeError (rank != 4, empty spatial dim, kernel larger than the padded input),
 /// ValueError (kernel/stride <= 0, padding < 0 or > kernel / 2).
 template <class B, std::size_t D>
-Tensor<B, D, Float> avg_pool2d(const Tensor<B, D, Float>& x, PoolArg2 kernel_size,
-                               PoolArg2 stride, PoolArg2 padding = {0, 0},
-                               bool count_include_pad = true, bool ceil_mode = false) {
+Tensor<B, D, Float> avg_pool2d(const Tensor<B, D, Float>& x, PoolArg2 kernel_size, PoolArg2 stride,
+                               PoolArg2 padding = {0, 0}, bool count_include_pad = true,
+                               bool ceil_mode = false) {
   detail::check_pool2d("avg_pool2d", x, kernel_size, stride, padding, {1, 1}, ceil_mode);
   if constexpr (D == 4) {
     return Tensor<B, D, Float>(B::float_avg_pool2d(x.primitive(), kernel_size, stride, padding,
@@ -198,10 +196,9 @@ Tensor<B, D, Float> avg_pool1d(const Tensor<B, D, Float>& x, std::int64_t kernel
                                bool count_include_pad = true, bool ceil_mode = false) {
   detail::check_pool1d("avg_pool1d", x, kernel_size, stride, padding, 1, ceil_mode);
   if constexpr (D == 3) {
-    return detail::from_2d<B, Float>(B::float_avg_pool2d(detail::as_2d(x).primitive(),
-                                                         {1, kernel_size}, {1, stride},
-                                                         {0, padding}, count_include_pad,
-                                                         ceil_mode));
+    return detail::from_2d<B, Float>(
+        B::float_avg_pool2d(detail::as_2d(x).primitive(), {1, kernel_size}, {1, stride},
+                            {0, padding}, count_include_pad, ceil_mode));
   } else {
     return x;
   }
