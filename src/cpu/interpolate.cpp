@@ -3,6 +3,7 @@
 // GridSampler.h so results agree with torch.nn.functional.interpolate / grid_sample.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "ember/cpu/ops_pool.hpp"
@@ -100,7 +101,9 @@ Taps<A> axis_taps(std::int64_t in, std::int64_t out, InterpolateMode mode, bool 
   return t;
 }
 
-// PyTorch's reflect_coordinates (GridSampler.h).
+// PyTorch's reflect_coordinates (GridSampler.h). The parity of the flip count is taken
+// in floating point (as torch's vectorised CPU kernel) so huge coordinates do not
+// overflow; a non-finite input gives NaN (clipped to 0 afterwards, as torch).
 template <class A>
 A reflect_coordinates(A in, std::int64_t twice_low, std::int64_t twice_high) {
   if (twice_low == twice_high) return A(0);
@@ -108,23 +111,37 @@ A reflect_coordinates(A in, std::int64_t twice_low, std::int64_t twice_high) {
   const A span = static_cast<A>(twice_high - twice_low) / 2;
   in = std::fabs(in - mn);
   const A extra = std::fmod(in, span);
-  const auto flips = static_cast<std::int64_t>(std::floor(in / span));
-  return flips % 2 == 0 ? extra + mn : span - extra + mn;
+  const A flips = std::floor(in / span);
+  return std::fmod(flips, A(2)) == A(0) ? extra + mn : span - extra + mn;
 }
 
-// PyTorch's grid_sampler_compute_source_index.
+// Clamp to [0, size - 1]; NaN becomes 0 (torch's vectorised clip_coordinates).
+template <class A>
+A clip_coordinates(A c, std::int64_t size) {
+  return c > A(0) ? std::min(c, static_cast<A>(size - 1)) : A(0);
+}
+
+// PyTorch's grid_sampler_compute_source_index without the final int-range downgrade
+// (done by the caller, see safe_index).
 template <class A>
 A grid_source_index(A coord, std::int64_t size, GridSamplePaddingMode pad, bool align) {
   coord = align ? (coord + 1) / 2 * static_cast<A>(size - 1)
                 : ((coord + 1) * static_cast<A>(size) - 1) / 2;
-  auto clip = [size](A c) { return std::min(static_cast<A>(size - 1), std::max(c, A(0))); };
   if (pad == GridSamplePaddingMode::Border) {
-    coord = clip(coord);
+    coord = clip_coordinates(coord, size);
   } else if (pad == GridSamplePaddingMode::Reflection) {
     coord = align ? reflect_coordinates(coord, 0, 2 * (size - 1))
                   : reflect_coordinates(coord, -1, 2 * size - 1);
-    coord = clip(coord);
+    coord = clip_coordinates(coord, size);
   }
+  return coord;
+}
+
+// PyTorch's safe_downgrade_to_int_range: non-finite or huge coordinates become a point
+// out of bounds instead of overflowing the integer conversion.
+template <class A>
+A safe_index(A coord) {
+  if (!std::isfinite(coord) || coord > A(2147483646) || coord < A(-2147483648.0)) return A(-100);
   return coord;
 }
 
@@ -198,8 +215,8 @@ CpuTensor PoolOps::float_grid_sample_2d(const P& x_in, const P& grid_in, GridSam
               return yy >= 0 && yy < H && xx >= 0 && xx < W;
             };
             if (nearest) {
-              const auto xn = static_cast<std::int64_t>(std::nearbyint(ix));
-              const auto yn = static_cast<std::int64_t>(std::nearbyint(iy));
+              const auto xn = static_cast<std::int64_t>(std::nearbyint(safe_index(ix)));
+              const auto yn = static_cast<std::int64_t>(std::nearbyint(safe_index(iy)));
               const bool ok = inb(yn, xn);
               for (std::int64_t c = 0; c < C; ++c) {
                 const A v = ok ? static_cast<A>(in_n[c * H * W + yn * W + xn]) : A(0);
@@ -207,11 +224,18 @@ CpuTensor PoolOps::float_grid_sample_2d(const P& x_in, const P& grid_in, GridSam
               }
               continue;
             }
-            const A fx = std::floor(ix), fy = std::floor(iy);
+            if (!std::isfinite(ix) || !std::isfinite(iy)) {
+              // torch multiplies the (masked) corner values by NaN weights here
+              for (std::int64_t c = 0; c < C; ++c)
+                dst[out_off + c * OH * OW] = static_cast<T>(std::numeric_limits<A>::quiet_NaN());
+              continue;
+            }
+            const A sx = safe_index(ix), sy = safe_index(iy);
+            const A fx = std::floor(sx), fy = std::floor(sy);
             const auto x0 = static_cast<std::int64_t>(fx), y0 = static_cast<std::int64_t>(fy);
             const std::int64_t x1 = x0 + 1, y1 = y0 + 1;
-            const A wx1 = ix - fx, wx0 = A(1) - wx1;  // (x1 - ix), (ix - x0)
-            const A wy1 = iy - fy, wy0 = A(1) - wy1;
+            const A wx1 = sx - fx, wx0 = A(1) - wx1;  // (ix - x0), (x1 - ix)
+            const A wy1 = sy - fy, wy0 = A(1) - wy1;
             const std::int64_t ys[2] = {y0, y1}, xs[2] = {x0, x1};
             const A wys[2] = {wy0, wy1}, wxs[2] = {wx0, wx1};
             for (std::int64_t c = 0; c < C; ++c) {

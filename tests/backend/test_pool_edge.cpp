@@ -153,6 +153,15 @@ TYPED_TEST(PoolEdge, GridSampleIdentityGrid) {
   GridSampleOptions border;
   border.padding_mode = GridSamplePaddingMode::Border;
   EXPECT_EQ(m::grid_sample_2d(x, far, border).template to_vec<float>()[0], 5.f);
+  // huge coordinates sample nothing with zeros padding (torch maps them out of range
+  // instead of overflowing); non-finite ones are covered by the nonfinite_* fixtures
+  const auto huge = make<B, 4>({1e30f, 0.f, -1e30f, 0.f, 0.f, 3e9f}, Shape{1, 1, 3, 2});
+  for (auto mode : {InterpolateMode::Bilinear, InterpolateMode::Nearest}) {
+    GridSampleOptions o;
+    o.mode = mode;
+    expect_eq(m::grid_sample_2d(x, huge, o).into_data(),
+              TensorData(std::vector<float>{0, 0, 0}, Shape{1, 1, 1, 3}));
+  }
 }
 
 // ---- dtypes ----------------------------------------------------------------------------
