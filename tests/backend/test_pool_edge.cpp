@@ -387,3 +387,30 @@ TYPED_TEST(PoolEdge, ErrorGridDtypeAndMode) {
   EMBER_EXPECT_THROW_MSG((m::grid_sample_2d(x, g.cast(DType::F32), bicubic)), UnsupportedError,
                          "[grid_sample_2d] bicubic mode is not supported");
 }
+
+TYPED_TEST(PoolEdge, ResultsDoNotDependOnThreadCount) {
+  using B = TypeParam;
+  if constexpr (std::is_same_v<B, Cpu>) {
+    // 4 * 16 planes of 33 x 31: large enough for the kernels to split across threads.
+    const auto x = Tensor<B, 4>::random(Shape{4, 16, 33, 31});
+    const auto grid = Tensor<B, 4>::random(Shape{4, 20, 17, 2}, Distribution::uniform(-1.3, 1.3));
+    auto run = [&] {
+      std::vector<TensorData> r;
+      auto [v, i] = m::max_pool2d_with_indices(x, {3, 3}, {2, 2}, {1, 1}, {1, 1}, true);
+      r.push_back(v.into_data());
+      r.push_back(i.into_data());
+      r.push_back(m::avg_pool2d(x, {3, 2}, {2, 2}, {1, 1}, false, true).into_data());
+      r.push_back(m::adaptive_avg_pool2d(x, {5, 7}).into_data());
+      r.push_back(m::interpolate(x, {40, 20}, {InterpolateMode::Bicubic, false}).into_data());
+      r.push_back(m::grid_sample_2d(x, grid).into_data());
+      return r;
+    };
+    const int saved = B::num_threads();
+    B::set_num_threads(1);
+    const auto serial = run();
+    B::set_num_threads(4);
+    const auto parallel = run();
+    B::set_num_threads(saved);
+    for (std::size_t k = 0; k < serial.size(); ++k) expect_eq(parallel[k], serial[k]);
+  }
+}

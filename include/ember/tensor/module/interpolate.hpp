@@ -32,8 +32,8 @@ template <class B, std::size_t D>
 Tensor<B, D, Float> interpolate(const Tensor<B, D, Float>& x, PoolArg2 output_size,
                                 InterpolateOptions options = {}) {
   const Shape shape = x.shape();
-  detail::check_rank<4, D>("interpolate", shape, "[batch, channels, height, width]");
-  detail::check_spatial("interpolate", shape);
+  pool_detail::check_rank<4, D>("interpolate", shape, "[batch, channels, height, width]");
+  pool_detail::check_spatial("interpolate", shape);
   if (output_size[0] <= 0 || output_size[1] <= 0) {
     ember::detail::fail<ValueError>("interpolate", "output size [", output_size[0], ", ",
                                     output_size[1], "] must be positive (input of shape ", shape,
@@ -59,7 +59,7 @@ Tensor<B, D, Float> grid_sample_2d(const Tensor<B, D, Float>& x, const Tensor<B,
                                    GridSampleOptions options = {}) {
   using ember::detail::fail;
   const Shape xs = x.shape(), gs = grid.shape();
-  detail::check_rank<4, D>("grid_sample_2d", xs, "[batch, channels, height, width]");
+  pool_detail::check_rank<4, D>("grid_sample_2d", xs, "[batch, channels, height, width]");
   if constexpr (DG != 4) {
     fail<ShapeError>("grid_sample_2d", "grid of shape ", gs, " has rank ", DG,
                      ", expected rank 4 [batch, out_height, out_width, 2] (input of shape ", xs,
@@ -73,7 +73,7 @@ Tensor<B, D, Float> grid_sample_2d(const Tensor<B, D, Float>& x, const Tensor<B,
     fail<ShapeError>("grid_sample_2d", "grid of shape ", gs, " and input of shape ", xs,
                      " have different batch sizes (", gs[0], " vs ", xs[0], ")");
   }
-  detail::check_spatial("grid_sample_2d", xs);
+  pool_detail::check_spatial("grid_sample_2d", xs);
   if (grid.dtype() != x.dtype()) {
     fail<DTypeError>("grid_sample_2d", "grid dtype ", grid.dtype(), " differs from input dtype ",
                      x.dtype(), " (input ", xs, ", grid ", gs, ")");

@@ -18,7 +18,7 @@ namespace ember::module {
 
 using ember::PoolArg2;
 
-namespace detail {
+namespace pool_detail {
 
 template <std::size_t Want, std::size_t D, class S>
 void check_rank(const char* op, const S& shape, const char* layout) {
@@ -97,7 +97,7 @@ Tensor<B, 3, K> from_2d(const PrimitiveOf<B, K>& p) {
   }
 }
 
-}  // namespace detail
+}  // namespace pool_detail
 
 /// 2-d max pooling, torch.nn.functional.max_pool2d.
 /// x: [N, C, H, W] (any float dtype) -> [N, C, OH, OW] with
@@ -109,7 +109,7 @@ template <class B, std::size_t D>
 Tensor<B, D, Float> max_pool2d(const Tensor<B, D, Float>& x, PoolArg2 kernel_size, PoolArg2 stride,
                                PoolArg2 padding = {0, 0}, PoolArg2 dilation = {1, 1},
                                bool ceil_mode = false) {
-  detail::check_pool2d("max_pool2d", x, kernel_size, stride, padding, dilation, ceil_mode);
+  pool_detail::check_pool2d("max_pool2d", x, kernel_size, stride, padding, dilation, ceil_mode);
   if constexpr (D == 4) {
     return Tensor<B, D, Float>(
         B::float_max_pool2d(x.primitive(), kernel_size, stride, padding, dilation, ceil_mode));
@@ -125,8 +125,8 @@ template <class B, std::size_t D>
 std::pair<Tensor<B, D, Float>, Tensor<B, D, Int>> max_pool2d_with_indices(
     const Tensor<B, D, Float>& x, PoolArg2 kernel_size, PoolArg2 stride, PoolArg2 padding = {0, 0},
     PoolArg2 dilation = {1, 1}, bool ceil_mode = false) {
-  detail::check_pool2d("max_pool2d_with_indices", x, kernel_size, stride, padding, dilation,
-                       ceil_mode);
+  pool_detail::check_pool2d("max_pool2d_with_indices", x, kernel_size, stride, padding, dilation,
+                            ceil_mode);
   if constexpr (D == 4) {
     auto [v, i] = B::float_max_pool2d_with_indices(x.primitive(), kernel_size, stride, padding,
                                                    dilation, ceil_mode);
@@ -142,11 +142,11 @@ template <class B, std::size_t D>
 Tensor<B, D, Float> max_pool1d(const Tensor<B, D, Float>& x, std::int64_t kernel_size,
                                std::int64_t stride, std::int64_t padding = 0,
                                std::int64_t dilation = 1, bool ceil_mode = false) {
-  detail::check_pool1d("max_pool1d", x, kernel_size, stride, padding, dilation, ceil_mode);
+  pool_detail::check_pool1d("max_pool1d", x, kernel_size, stride, padding, dilation, ceil_mode);
   if constexpr (D == 3) {
-    return detail::from_2d<B, Float>(B::float_max_pool2d(detail::as_2d(x).primitive(),
-                                                         {1, kernel_size}, {1, stride},
-                                                         {0, padding}, {1, dilation}, ceil_mode));
+    return pool_detail::from_2d<B, Float>(
+        B::float_max_pool2d(pool_detail::as_2d(x).primitive(), {1, kernel_size}, {1, stride},
+                            {0, padding}, {1, dilation}, ceil_mode));
   } else {
     return x;
   }
@@ -157,13 +157,13 @@ template <class B, std::size_t D>
 std::pair<Tensor<B, D, Float>, Tensor<B, D, Int>> max_pool1d_with_indices(
     const Tensor<B, D, Float>& x, std::int64_t kernel_size, std::int64_t stride,
     std::int64_t padding = 0, std::int64_t dilation = 1, bool ceil_mode = false) {
-  detail::check_pool1d("max_pool1d_with_indices", x, kernel_size, stride, padding, dilation,
-                       ceil_mode);
+  pool_detail::check_pool1d("max_pool1d_with_indices", x, kernel_size, stride, padding, dilation,
+                            ceil_mode);
   if constexpr (D == 3) {
     auto [v, i] =
-        B::float_max_pool2d_with_indices(detail::as_2d(x).primitive(), {1, kernel_size},
+        B::float_max_pool2d_with_indices(pool_detail::as_2d(x).primitive(), {1, kernel_size},
                                          {1, stride}, {0, padding}, {1, dilation}, ceil_mode);
-    return {detail::from_2d<B, Float>(v), detail::from_2d<B, Int>(i)};
+    return {pool_detail::from_2d<B, Float>(v), pool_detail::from_2d<B, Int>(i)};
   } else {
     return {x, Tensor<B, D, Int>::zeros(x.shape())};
   }
@@ -179,7 +179,7 @@ template <class B, std::size_t D>
 Tensor<B, D, Float> avg_pool2d(const Tensor<B, D, Float>& x, PoolArg2 kernel_size, PoolArg2 stride,
                                PoolArg2 padding = {0, 0}, bool count_include_pad = true,
                                bool ceil_mode = false) {
-  detail::check_pool2d("avg_pool2d", x, kernel_size, stride, padding, {1, 1}, ceil_mode);
+  pool_detail::check_pool2d("avg_pool2d", x, kernel_size, stride, padding, {1, 1}, ceil_mode);
   if constexpr (D == 4) {
     return Tensor<B, D, Float>(B::float_avg_pool2d(x.primitive(), kernel_size, stride, padding,
                                                    count_include_pad, ceil_mode));
@@ -194,10 +194,10 @@ template <class B, std::size_t D>
 Tensor<B, D, Float> avg_pool1d(const Tensor<B, D, Float>& x, std::int64_t kernel_size,
                                std::int64_t stride, std::int64_t padding = 0,
                                bool count_include_pad = true, bool ceil_mode = false) {
-  detail::check_pool1d("avg_pool1d", x, kernel_size, stride, padding, 1, ceil_mode);
+  pool_detail::check_pool1d("avg_pool1d", x, kernel_size, stride, padding, 1, ceil_mode);
   if constexpr (D == 3) {
-    return detail::from_2d<B, Float>(
-        B::float_avg_pool2d(detail::as_2d(x).primitive(), {1, kernel_size}, {1, stride},
+    return pool_detail::from_2d<B, Float>(
+        B::float_avg_pool2d(pool_detail::as_2d(x).primitive(), {1, kernel_size}, {1, stride},
                             {0, padding}, count_include_pad, ceil_mode));
   } else {
     return x;
@@ -211,8 +211,8 @@ Tensor<B, D, Float> avg_pool1d(const Tensor<B, D, Float>& x, std::int64_t kernel
 template <class B, std::size_t D>
 Tensor<B, D, Float> adaptive_avg_pool2d(const Tensor<B, D, Float>& x, PoolArg2 output_size) {
   const Shape shape = x.shape();
-  detail::check_rank<4, D>("adaptive_avg_pool2d", shape, "[batch, channels, height, width]");
-  detail::check_spatial("adaptive_avg_pool2d", shape);
+  pool_detail::check_rank<4, D>("adaptive_avg_pool2d", shape, "[batch, channels, height, width]");
+  pool_detail::check_spatial("adaptive_avg_pool2d", shape);
   if (output_size[0] <= 0 || output_size[1] <= 0) {
     ember::detail::fail<ValueError>("adaptive_avg_pool2d", "output size [", output_size[0], ", ",
                                     output_size[1], "] must be positive (input of shape ", shape,
@@ -230,15 +230,15 @@ Tensor<B, D, Float> adaptive_avg_pool2d(const Tensor<B, D, Float>& x, PoolArg2 o
 template <class B, std::size_t D>
 Tensor<B, D, Float> adaptive_avg_pool1d(const Tensor<B, D, Float>& x, std::int64_t output_size) {
   const Shape shape = x.shape();
-  detail::check_rank<3, D>("adaptive_avg_pool1d", shape, "[batch, channels, length]");
-  detail::check_spatial("adaptive_avg_pool1d", shape);
+  pool_detail::check_rank<3, D>("adaptive_avg_pool1d", shape, "[batch, channels, length]");
+  pool_detail::check_spatial("adaptive_avg_pool1d", shape);
   if (output_size <= 0) {
     ember::detail::fail<ValueError>("adaptive_avg_pool1d", "output size ", output_size,
                                     " must be positive (input of shape ", shape, ")");
   }
   if constexpr (D == 3) {
-    return detail::from_2d<B, Float>(
-        B::float_adaptive_avg_pool2d(detail::as_2d(x).primitive(), {1, output_size}));
+    return pool_detail::from_2d<B, Float>(
+        B::float_adaptive_avg_pool2d(pool_detail::as_2d(x).primitive(), {1, output_size}));
   } else {
     return x;
   }
