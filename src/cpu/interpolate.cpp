@@ -159,29 +159,44 @@ CpuTensor PoolOps::float_interpolate(const P& x_in, PoolArg2 os, InterpolateOpti
       const Taps<A> tw = axis_taps<A>(W, OW, opt.mode, opt.align_corners);
       const T* src = x.data<T>();
       T* dst = out.data<T>();
-      const int nh = th.n, nw = tw.n;
-      parallel_for(N * C, plane_grain(OH * OW * nh * nw), [&](std::int64_t b, std::int64_t e) {
-        for (std::int64_t pl = b; pl < e; ++pl) {
-          const T* in = src + pl * H * W;
-          T* o = dst + pl * OH * OW;
-          for (std::int64_t oh = 0; oh < OH; ++oh) {
-            const std::int64_t* hi = &th.idx[static_cast<std::size_t>(oh * nh)];
-            const A* hw = &th.w[static_cast<std::size_t>(oh * nh)];
-            for (std::int64_t ow = 0; ow < OW; ++ow) {
-              const std::int64_t* wi = &tw.idx[static_cast<std::size_t>(ow * nw)];
-              const A* ww = &tw.w[static_cast<std::size_t>(ow * nw)];
-              A acc = 0;
-              for (int a = 0; a < nh; ++a) {
-                const T* row = in + hi[a] * W;
-                A racc = 0;
-                for (int c = 0; c < nw; ++c) racc += ww[c] * static_cast<A>(row[wi[c]]);
-                acc += hw[a] * racc;
-              }
-              o[oh * OW + ow] = static_cast<T>(acc);
-            }
-          }
-        }
-      });
+      // Separable: per output row, blend the nh source rows into `tmp` (W values,
+      // vectorisable), then blend nw taps of tmp per output column.
+      auto run = [&]<int NH, int NW>() {
+        parallel_for(N * C, plane_grain(OH * (OW * NW + W * NH)),
+                     [&](std::int64_t b, std::int64_t e) {
+                       std::vector<A> tmp(static_cast<std::size_t>(W));
+                       for (std::int64_t pl = b; pl < e; ++pl) {
+                         const T* in = src + pl * H * W;
+                         T* o = dst + pl * OH * OW;
+                         for (std::int64_t oh = 0; oh < OH; ++oh) {
+                           const std::int64_t* hi = &th.idx[static_cast<std::size_t>(oh * NH)];
+                           const A* hw = &th.w[static_cast<std::size_t>(oh * NH)];
+                           const T* rows[NH];
+                           for (int a = 0; a < NH; ++a) rows[a] = in + hi[a] * W;
+                           for (std::int64_t w = 0; w < W; ++w) {
+                             A acc = hw[0] * static_cast<A>(rows[0][w]);
+                             for (int a = 1; a < NH; ++a) acc += hw[a] * static_cast<A>(rows[a][w]);
+                             tmp[static_cast<std::size_t>(w)] = acc;
+                           }
+                           T* orow = o + oh * OW;
+                           for (std::int64_t ow = 0; ow < OW; ++ow) {
+                             const std::int64_t* wi = &tw.idx[static_cast<std::size_t>(ow * NW)];
+                             const A* ww = &tw.w[static_cast<std::size_t>(ow * NW)];
+                             A acc = ww[0] * tmp[static_cast<std::size_t>(wi[0])];
+                             for (int c = 1; c < NW; ++c)
+                               acc += ww[c] * tmp[static_cast<std::size_t>(wi[c])];
+                             orow[ow] = static_cast<T>(acc);
+                           }
+                         }
+                       }
+                     });
+      };
+      if (opt.mode == InterpolateMode::Nearest)
+        run.template operator()<1, 1>();
+      else if (opt.mode == InterpolateMode::Bilinear)
+        run.template operator()<2, 2>();
+      else
+        run.template operator()<4, 4>();
     }
   });
   return out;
