@@ -211,57 +211,83 @@ CpuTensor PoolOps::float_grid_sample_2d(const P& x_in, const P& grid_in, GridSam
   visit_dtype(x.dtype, [&]<class T>() {
     if constexpr (is_float_type<T>) {
       using A = compute_t<T>;
-      const T* src = x.data<T>();
+      // Phase 1: per output point, up to 4 taps (offset into the plane, weight); offset -1
+      // marks a tap outside the input (contributes 0, as torch's mask), -2 in tap 0 a
+      // bilinear point with a non-finite coordinate (torch's NaN weights give NaN).
+      struct Taps4 {
+        std::int64_t off[4];
+        A w[4];
+      };
+      const std::int64_t npts = N * OH * OW;
+      std::vector<Taps4> taps(static_cast<std::size_t>(npts));
       const T* g = grid.data<T>();
-      T* dst = out.data<T>();
       const bool nearest = opt.mode == InterpolateMode::Nearest;
-      parallel_for(N * OH, plane_grain(OW * C * 4), [&](std::int64_t b, std::int64_t e) {
-        for (std::int64_t r = b; r < e; ++r) {
-          const std::int64_t n = r / OH, oh = r % OH;
-          const T* in_n = src + n * C * H * W;
-          for (std::int64_t ow = 0; ow < OW; ++ow) {
-            const T* gp = g + ((n * OH + oh) * OW + ow) * 2;
-            const A ix =
-                grid_source_index(static_cast<A>(gp[0]), W, opt.padding_mode, opt.align_corners);
-            const A iy =
-                grid_source_index(static_cast<A>(gp[1]), H, opt.padding_mode, opt.align_corners);
-            const std::int64_t out_off = n * C * OH * OW + oh * OW + ow;
-            auto inb = [&](std::int64_t yy, std::int64_t xx) {
-              return yy >= 0 && yy < H && xx >= 0 && xx < W;
-            };
-            if (nearest) {
-              const auto xn = static_cast<std::int64_t>(std::nearbyint(safe_index(ix)));
-              const auto yn = static_cast<std::int64_t>(std::nearbyint(safe_index(iy)));
-              const bool ok = inb(yn, xn);
-              for (std::int64_t c = 0; c < C; ++c) {
-                const A v = ok ? static_cast<A>(in_n[c * H * W + yn * W + xn]) : A(0);
-                dst[out_off + c * OH * OW] = static_cast<T>(v);
+      auto inb = [&](std::int64_t yy, std::int64_t xx) {
+        return yy >= 0 && yy < H && xx >= 0 && xx < W;
+      };
+      parallel_for(npts, kParallelGrain / 16, [&](std::int64_t b, std::int64_t e) {
+        for (std::int64_t pt = b; pt < e; ++pt) {
+          Taps4& t = taps[static_cast<std::size_t>(pt)];
+          for (int k = 0; k < 4; ++k) {
+            t.off[k] = -1;
+            t.w[k] = A(0);
+          }
+          const T* gp = g + pt * 2;
+          const A ix =
+              grid_source_index(static_cast<A>(gp[0]), W, opt.padding_mode, opt.align_corners);
+          const A iy =
+              grid_source_index(static_cast<A>(gp[1]), H, opt.padding_mode, opt.align_corners);
+          if (nearest) {
+            const auto xn = static_cast<std::int64_t>(std::nearbyint(safe_index(ix)));
+            const auto yn = static_cast<std::int64_t>(std::nearbyint(safe_index(iy)));
+            if (inb(yn, xn)) {
+              t.off[0] = yn * W + xn;
+              t.w[0] = A(1);
+            }
+            continue;
+          }
+          if (!std::isfinite(ix) || !std::isfinite(iy)) {
+            t.off[0] = -2;
+            continue;
+          }
+          const A sx = safe_index(ix), sy = safe_index(iy);
+          const A fx = std::floor(sx), fy = std::floor(sy);
+          const auto x0 = static_cast<std::int64_t>(fx), y0 = static_cast<std::int64_t>(fy);
+          const A wx1 = sx - fx, wx0 = A(1) - wx1;  // (ix - x0), (x1 - ix)
+          const A wy1 = sy - fy, wy0 = A(1) - wy1;
+          const std::int64_t ys[2] = {y0, y0 + 1}, xs[2] = {x0, x0 + 1};
+          const A wys[2] = {wy0, wy1}, wxs[2] = {wx0, wx1};
+          for (int a = 0; a < 2; ++a)
+            for (int c = 0; c < 2; ++c)
+              if (inb(ys[a], xs[c])) {
+                t.off[a * 2 + c] = ys[a] * W + xs[c];
+                t.w[a * 2 + c] = wys[a] * wxs[c];
               }
+        }
+      });
+      // Phase 2: every (n, c) plane gathers through its batch's taps.
+      const T* src = x.data<T>();
+      T* dst = out.data<T>();
+      const int ntaps = nearest ? 1 : 4;
+      parallel_for(N * C, plane_grain(OH * OW * ntaps), [&](std::int64_t b, std::int64_t e) {
+        for (std::int64_t pl = b; pl < e; ++pl) {
+          const T* in = src + pl * H * W;
+          T* o = dst + pl * OH * OW;
+          const Taps4* tp = taps.data() + (pl / C) * OH * OW;
+          for (std::int64_t q = 0; q < OH * OW; ++q) {
+            const Taps4& t = tp[q];
+            if (t.off[0] == -2) {
+              o[q] = static_cast<T>(std::numeric_limits<A>::quiet_NaN());
               continue;
             }
-            if (!std::isfinite(ix) || !std::isfinite(iy)) {
-              // torch multiplies the (masked) corner values by NaN weights here
-              for (std::int64_t c = 0; c < C; ++c)
-                dst[out_off + c * OH * OW] = static_cast<T>(std::numeric_limits<A>::quiet_NaN());
+            if (nearest) {  // a copy (keeps -0.0), 0 outside
+              o[q] = t.off[0] >= 0 ? in[t.off[0]] : static_cast<T>(A(0));
               continue;
             }
-            const A sx = safe_index(ix), sy = safe_index(iy);
-            const A fx = std::floor(sx), fy = std::floor(sy);
-            const auto x0 = static_cast<std::int64_t>(fx), y0 = static_cast<std::int64_t>(fy);
-            const std::int64_t x1 = x0 + 1, y1 = y0 + 1;
-            const A wx1 = sx - fx, wx0 = A(1) - wx1;  // (ix - x0), (x1 - ix)
-            const A wy1 = sy - fy, wy0 = A(1) - wy1;
-            const std::int64_t ys[2] = {y0, y1}, xs[2] = {x0, x1};
-            const A wys[2] = {wy0, wy1}, wxs[2] = {wx0, wx1};
-            for (std::int64_t c = 0; c < C; ++c) {
-              const T* pl = in_n + c * H * W;
-              A acc = 0;
-              for (int a = 0; a < 2; ++a)
-                for (int bb = 0; bb < 2; ++bb)
-                  if (inb(ys[a], xs[bb]))
-                    acc += static_cast<A>(pl[ys[a] * W + xs[bb]]) * wys[a] * wxs[bb];
-              dst[out_off + c * OH * OW] = static_cast<T>(acc);
-            }
+            A acc = 0;
+            for (int k = 0; k < ntaps; ++k)
+              if (t.off[k] >= 0) acc += t.w[k] * static_cast<A>(in[t.off[k]]);
+            o[q] = static_cast<T>(acc);
           }
         }
       });
