@@ -414,3 +414,26 @@ TYPED_TEST(PoolEdge, ResultsDoNotDependOnThreadCount) {
     for (std::size_t k = 0; k < serial.size(); ++k) expect_eq(parallel[k], serial[k]);
   }
 }
+
+TYPED_TEST(PoolEdge, OptionDefaultsAndBuildersFollowBurn) {
+  using B = TypeParam;
+  const InterpolateOptions io{};
+  EXPECT_EQ(io.mode, InterpolateMode::Nearest);
+  EXPECT_TRUE(io.align_corners);  // Burn's default (PyTorch's is false)
+  EXPECT_FALSE(
+      InterpolateOptions{InterpolateMode::Bilinear}.with_align_corners(false).align_corners);
+  const GridSampleOptions go{};
+  EXPECT_EQ(go.mode, InterpolateMode::Bilinear);
+  EXPECT_EQ(go.padding_mode, GridSamplePaddingMode::Zeros);
+  EXPECT_FALSE(go.align_corners);
+  const auto g2 = GridSampleOptions{InterpolateMode::Nearest}
+                      .with_padding_mode(GridSamplePaddingMode::Reflection)
+                      .with_align_corners(true);
+  EXPECT_EQ(g2.mode, InterpolateMode::Nearest);
+  EXPECT_EQ(g2.padding_mode, GridSamplePaddingMode::Reflection);
+  EXPECT_TRUE(g2.align_corners);
+  // the default interpolate is nearest: 2x upsampling repeats each value
+  const auto x = make<B, 4>({1, 2}, Shape{1, 1, 1, 2});
+  expect_eq(m::interpolate(x, {1, 4}).into_data(),
+            TensorData(std::vector<float>{1, 1, 2, 2}, Shape{1, 1, 1, 4}));
+}

@@ -20,6 +20,13 @@ struct InterpolateOptions {
   /// Bilinear/bicubic only: true maps the corner pixel centres of input and output onto
   /// each other; false uses half-pixel centres (PyTorch's align_corners=False).
   bool align_corners = true;
+
+  /// Burn's builder: InterpolateOptions{InterpolateMode::Bilinear}.with_align_corners(false).
+  InterpolateOptions with_align_corners(bool value) const {
+    InterpolateOptions o = *this;
+    o.align_corners = value;
+    return o;
+  }
 };
 
 /// How `grid_sample_2d` treats sample points outside the input (Burn's
@@ -32,6 +39,18 @@ struct GridSampleOptions {
   InterpolateMode mode = InterpolateMode::Bilinear;
   GridSamplePaddingMode padding_mode = GridSamplePaddingMode::Zeros;
   bool align_corners = false;
+
+  /// Burn's builders: GridSampleOptions{InterpolateMode::Nearest}.with_padding_mode(...).
+  GridSampleOptions with_padding_mode(GridSamplePaddingMode value) const {
+    GridSampleOptions o = *this;
+    o.padding_mode = value;
+    return o;
+  }
+  GridSampleOptions with_align_corners(bool value) const {
+    GridSampleOptions o = *this;
+    o.align_corners = value;
+    return o;
+  }
 };
 
 /// Output length of a pooling window sweep, PyTorch's `pooling_output_shape`:
