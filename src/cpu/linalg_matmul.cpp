@@ -79,7 +79,8 @@ Batch make_batch(const CpuTensor& a, const CpuTensor& b) {
   Batch g;
   const std::size_t r = a.shape.rank();
   Shape bshape;
-  for (std::size_t i = 0; i + 2 < r; ++i) bshape.dims.push_back(a.shape[i] == 1 ? b.shape[i] : a.shape[i]);
+  for (std::size_t i = 0; i + 2 < r; ++i)
+    bshape.dims.push_back(a.shape[i] == 1 ? b.shape[i] : a.shape[i]);
   g.m = a.shape[r - 2];
   g.k = a.shape[r - 1];
   g.n = b.shape[r - 1];
@@ -99,13 +100,13 @@ void gemm(bool ta, bool tb, i64 m, i64 n, i64 k, const T* a, i64 lda, const T* b
           i64 ldc) {
   const auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
   if constexpr (std::is_same_v<T, float>) {
-    cblas_sgemm(CblasRowMajor, TA, TB, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k),
-                1.0f, a, static_cast<int>(lda), b, static_cast<int>(ldb), 0.0f, c,
-                static_cast<int>(ldc));
+    cblas_sgemm(CblasRowMajor, TA, TB, static_cast<int>(m), static_cast<int>(n),
+                static_cast<int>(k), 1.0f, a, static_cast<int>(lda), b, static_cast<int>(ldb), 0.0f,
+                c, static_cast<int>(ldc));
   } else {
-    cblas_dgemm(CblasRowMajor, TA, TB, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k),
-                1.0, a, static_cast<int>(lda), b, static_cast<int>(ldb), 0.0, c,
-                static_cast<int>(ldc));
+    cblas_dgemm(CblasRowMajor, TA, TB, static_cast<int>(m), static_cast<int>(n),
+                static_cast<int>(k), 1.0, a, static_cast<int>(lda), b, static_cast<int>(ldb), 0.0,
+                c, static_cast<int>(ldc));
   }
 }
 
@@ -154,7 +155,8 @@ CpuTensor blas_matmul(CpuTensor a, CpuTensor b) {
   if (g.count > 1 && nt > 1 && small && !omp_in_parallel()) {
     set_blas_threads(1);
     const int chunks = static_cast<int>(std::min<i64>(nt, g.count));
-#pragma omp parallel for num_threads(chunks) schedule(static)
+    // dynamic: on a loaded machine a descheduled thread does not hold up the others
+#pragma omp parallel for num_threads(chunks) schedule(dynamic, 1)
     for (i64 i = 0; i < g.count; ++i) {
       gemm<T>(la.trans, lb.trans, g.m, g.n, g.k, pa + g.loff[i], la.ld, pb + g.roff[i], lb.ld,
               c + i * mn, g.n);
@@ -196,7 +198,8 @@ CpuTensor int_matmul_impl(const CpuTensor& a, const CpuTensor& b) {
         if (av == 0) continue;
         const T* brow = bm + p * brs;
         if (bcs == 1) {
-          for (i64 j = 0; j < n; ++j) acc[j] += av * static_cast<std::uint64_t>(static_cast<i64>(brow[j]));
+          for (i64 j = 0; j < n; ++j)
+            acc[j] += av * static_cast<std::uint64_t>(static_cast<i64>(brow[j]));
         } else {
           for (i64 j = 0; j < n; ++j)
             acc[j] += av * static_cast<std::uint64_t>(static_cast<i64>(brow[j * bcs]));
@@ -218,7 +221,8 @@ CpuTensor LinalgOps::float_matmul(const CpuTensor& lhs, const CpuTensor& rhs) {
     case DType::F64:
       return blas_matmul<double>(lhs, rhs);
     default: {  // f16 / bf16 through f32
-      CpuTensor out = blas_matmul<float>(CoreOps::cast(lhs, DType::F32), CoreOps::cast(rhs, DType::F32));
+      CpuTensor out =
+          blas_matmul<float>(CoreOps::cast(lhs, DType::F32), CoreOps::cast(rhs, DType::F32));
       return CoreOps::cast(std::move(out), lhs.dtype);
     }
   }

@@ -42,13 +42,17 @@ using acc_t = std::conditional_t<std::is_integral_v<T>, std::uint64_t, compute_t
 
 template <class T>
 acc_t<T> to_acc(T v) {
-  if constexpr (std::is_integral_v<T>) return static_cast<std::uint64_t>(static_cast<i64>(v));
-  else return static_cast<compute_t<T>>(v);
+  if constexpr (std::is_integral_v<T>)
+    return static_cast<std::uint64_t>(static_cast<i64>(v));
+  else
+    return static_cast<compute_t<T>>(v);
 }
 template <class T>
 T from_acc(acc_t<T> v) {
-  if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<i64>(v));
-  else return static_cast<T>(v);
+  if constexpr (std::is_integral_v<T>)
+    return static_cast<T>(static_cast<i64>(v));
+  else
+    return static_cast<T>(v);
 }
 
 }  // namespace
@@ -108,37 +112,41 @@ CpuTensor LinalgOps::float_vector_norm(const CpuTensor& t, double p, std::size_t
       const T* x = reinterpret_cast<const T*>(t.storage->data());
       T* y = out.data<T>();
       const i64 lanes = static_cast<i64>(offs.size());
-      parallel_for(lanes, std::max<i64>(1, kParallelGrain / std::max<i64>(len, 1)), [&](i64 b, i64 e) {
-        for (i64 q = b; q < e; ++q) {
-          const T* v = x + offs[q];
-          double r = 0;
-          if (p == 0) {
-            for (i64 j = 0; j < len; ++j) r += static_cast<double>(v[j * st]) != 0.0 ? 1.0 : 0.0;
-          } else if (p == inf || p == -inf) {
-            r = p > 0 ? 0.0 : inf;
-            for (i64 j = 0; j < len; ++j) {
-              const double a = std::fabs(static_cast<double>(v[j * st]));
-              if (std::isnan(a)) {
-                r = a;
-                break;
-              }
-              r = p > 0 ? std::max(r, a) : std::min(r, a);
-            }
-          } else if (p == 1) {
-            for (i64 j = 0; j < len; ++j) r += std::fabs(static_cast<double>(v[j * st]));
-          } else if (p == 2) {
-            for (i64 j = 0; j < len; ++j) {
-              const double a = static_cast<double>(v[j * st]);
-              r += a * a;
-            }
-            r = std::sqrt(r);
-          } else {
-            for (i64 j = 0; j < len; ++j) r += std::pow(std::fabs(static_cast<double>(v[j * st])), p);
-            r = std::pow(r, 1.0 / p);
-          }
-          y[q] = detail::convert_value<T>(r);
-        }
-      });
+      parallel_for(lanes, std::max<i64>(1, kParallelGrain / std::max<i64>(len, 1)),
+                   [&](i64 b, i64 e) {
+                     for (i64 q = b; q < e; ++q) {
+                       const T* v = x + offs[q];
+                       double r = 0;
+                       if (p == 0) {
+                         for (i64 j = 0; j < len; ++j)
+                           r += static_cast<double>(v[j * st]) != 0.0 ? 1.0 : 0.0;
+                       } else if (p == inf || p == -inf) {
+                         r = p > 0 ? 0.0 : inf;
+                         for (i64 j = 0; j < len; ++j) {
+                           const double a = std::fabs(static_cast<double>(v[j * st]));
+                           if (std::isnan(a)) {
+                             r = a;
+                             break;
+                           }
+                           r = p > 0 ? std::max(r, a) : std::min(r, a);
+                         }
+                       } else if (p == 1) {
+                         for (i64 j = 0; j < len; ++j)
+                           r += std::fabs(static_cast<double>(v[j * st]));
+                       } else if (p == 2) {
+                         for (i64 j = 0; j < len; ++j) {
+                           const double a = static_cast<double>(v[j * st]);
+                           r += a * a;
+                         }
+                         r = std::sqrt(r);
+                       } else {
+                         for (i64 j = 0; j < len; ++j)
+                           r += std::pow(std::fabs(static_cast<double>(v[j * st])), p);
+                         r = std::pow(r, 1.0 / p);
+                       }
+                       y[q] = detail::convert_value<T>(r);
+                     }
+                   });
     }
   });
   return out;
@@ -161,23 +169,24 @@ CpuTensor LinalgOps::float_cosine_similarity(const CpuTensor& lhs, const CpuTens
       const T* b = reinterpret_cast<const T*>(rhs.storage->data());
       T* y = out.data<T>();
       const i64 lanes = static_cast<i64>(lo.size());
-      parallel_for(lanes, std::max<i64>(1, kParallelGrain / std::max<i64>(len, 1)), [&](i64 s, i64 e) {
-        for (i64 q = s; q < e; ++q) {
-          double xx = 0, yy = 0, xy = 0;
-          for (i64 j = 0; j < len; ++j) {
-            const double u = static_cast<double>(a[lo[q] + j * sl]);
-            const double v = static_cast<double>(b[ro[q] + j * sr]);
-            xx += u * u;
-            yy += v * v;
-            xy += u * v;
-          }
-          // torch clamps each norm at eps (ATen cosine_similarity), NaN propagates.
-          double n1 = std::sqrt(xx), n2 = std::sqrt(yy);
-          if (n1 < eps) n1 = eps;
-          if (n2 < eps) n2 = eps;
-          y[q] = detail::convert_value<T>(xy / (n1 * n2));
-        }
-      });
+      parallel_for(lanes, std::max<i64>(1, kParallelGrain / std::max<i64>(len, 1)),
+                   [&](i64 s, i64 e) {
+                     for (i64 q = s; q < e; ++q) {
+                       double xx = 0, yy = 0, xy = 0;
+                       for (i64 j = 0; j < len; ++j) {
+                         const double u = static_cast<double>(a[lo[q] + j * sl]);
+                         const double v = static_cast<double>(b[ro[q] + j * sr]);
+                         xx += u * u;
+                         yy += v * v;
+                         xy += u * v;
+                       }
+                       // torch clamps each norm at eps (ATen cosine_similarity), NaN propagates.
+                       double n1 = std::sqrt(xx), n2 = std::sqrt(yy);
+                       if (n1 < eps) n1 = eps;
+                       if (n2 < eps) n2 = eps;
+                       y[q] = detail::convert_value<T>(xy / (n1 * n2));
+                     }
+                   });
     }
   });
   return out;

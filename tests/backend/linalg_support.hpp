@@ -36,12 +36,18 @@ Tensor<B, R, K> operand(const FixtureCase& c, const std::string& key) {
 template <class F>
 void with_rank(std::size_t r, F&& f) {
   switch (r) {
-    case 1: return f.template operator()<1>();
-    case 2: return f.template operator()<2>();
-    case 3: return f.template operator()<3>();
-    case 4: return f.template operator()<4>();
-    case 5: return f.template operator()<5>();
-    default: ADD_FAILURE() << "unsupported rank " << r;
+    case 1:
+      return f.template operator()<1>();
+    case 2:
+      return f.template operator()<2>();
+    case 3:
+      return f.template operator()<3>();
+    case 4:
+      return f.template operator()<4>();
+    case 5:
+      return f.template operator()<5>();
+    default:
+      ADD_FAILURE() << "unsupported rank " << r;
   }
 }
 
@@ -61,8 +67,9 @@ inline void check(const TensorData& actual, const TensorData& expected) {
 /// A double parameter that may be written as "inf" / "-inf" / "nan".
 inline double param_double(const FixtureCase& c, const std::string& key) {
   const auto& j = c.at(key);
-  if (j.is_string()) return fixture_tensor(json{{"shape", {1}}, {"dtype", "f64"}, {"data", {j}}})
-                          .to_vec<double>()[0];
+  if (j.is_string())
+    return fixture_tensor(json{{"shape", {1}}, {"dtype", "f64"}, {"data", {j}}})
+        .to_vec<double>()[0];
   return j.get<double>();
 }
 

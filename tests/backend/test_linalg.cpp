@@ -10,8 +10,10 @@ namespace {
 
 template <class B, class F>
 void by_kind(const FixtureCase& c, F&& f) {
-  if (is_int(c.tensor("out").dtype())) f.template operator()<Int>();
-  else f.template operator()<Float>();
+  if (is_int(c.tensor("out").dtype()))
+    f.template operator()<Int>();
+  else
+    f.template operator()<Float>();
 }
 
 template <class B>
@@ -89,10 +91,10 @@ void run_cosine(const FixtureCase& c) {
   with_rank(c.tensor("lhs").shape().rank(), [&]<std::size_t R>() {
     const auto a = Tensor<B, R>::from_data(c.tensor("lhs"));
     const auto b = Tensor<B, R>::from_data(c.tensor("rhs"));
-    check(ember::linalg::cosine_similarity(a, b, c.param<std::int64_t>("dim"),
-                                           c.param<double>("eps"))
-              .into_data(),
-          c.tensor("out"));
+    check(
+        ember::linalg::cosine_similarity(a, b, c.param<std::int64_t>("dim"), c.param<double>("eps"))
+            .into_data(),
+        c.tensor("out"));
   });
 }
 
@@ -109,8 +111,7 @@ const bool registered = [] {
                               [](const FixtureCase& c) { run_diag_trace<B>(c, true); });
     register_fixture_tests<B>("LinalgVectorNormFixture", "linalg", "vector_norm_",
                               run_vector_norm<B>);
-    register_fixture_tests<B>("LinalgCosineFixture", "linalg", "cosine_similarity_",
-                              run_cosine<B>);
+    register_fixture_tests<B>("LinalgCosineFixture", "linalg", "cosine_similarity_", run_cosine<B>);
   });
   return true;
 }();

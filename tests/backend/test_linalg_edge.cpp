@@ -93,10 +93,12 @@ TYPED_TEST(LinalgTest, MatmulThreadCountDoesNotChangeResult) {
 
 TYPED_TEST(LinalgTest, MatmulSlicedColumnsUseLeadingDim) {
   using B = TypeParam;
-  if constexpr (!std::is_same_v<B, Cpu>) GTEST_SKIP() << "builds CpuTensor views";
+  if constexpr (!std::is_same_v<B, Cpu>)
+    GTEST_SKIP() << "builds CpuTensor views";
   else {
     // base [3, 5]; view = base[:, 1:4] (shape [3, 3], strides [5, 1], offset 1)
-    const auto base = Tensor<B, 2>::from_floats({{0, 1, 2, 3, 4}, {5, 6, 7, 8, 9}, {10, 11, 12, 13, 14}});
+    const auto base =
+        Tensor<B, 2>::from_floats({{0, 1, 2, 3, 4}, {5, 6, 7, 8, 9}, {10, 11, 12, 13, 14}});
     const auto v = cpu_view<2>(base.primitive(), Shape{3, 3}, {5, 1}, 1);
     const auto eye = Tensor<B, 2>::from_floats({{1, 0, 0}, {0, 2, 0}, {0, 0, 1}});
     expect_eq(v.matmul(eye).into_data(),
@@ -110,26 +112,31 @@ TYPED_TEST(LinalgTest, MatmulSlicedColumnsUseLeadingDim) {
 
 TYPED_TEST(LinalgTest, MatmulExpandedAndSteppedViews) {
   using B = TypeParam;
-  if constexpr (!std::is_same_v<B, Cpu>) GTEST_SKIP() << "builds CpuTensor views";
+  if constexpr (!std::is_same_v<B, Cpu>)
+    GTEST_SKIP() << "builds CpuTensor views";
   else {
     const auto base = Tensor<B, 2>::from_floats({{1, 2}, {3, 4}});
     // lhs expanded over a batch of 3 (batch stride 0)
     const auto a = cpu_view<3>(base.primitive(), Shape{3, 2, 2}, {0, 2, 1}, 0);
-    const auto b = Tensor<B, 3>::from_floats({{{1, 0}, {0, 1}}, {{2, 0}, {0, 2}}, {{0, 1}, {1, 0}}});
+    const auto b =
+        Tensor<B, 3>::from_floats({{{1, 0}, {0, 1}}, {{2, 0}, {0, 2}}, {{0, 1}, {1, 0}}});
     expect_eq(a.matmul(b).into_data(),
-              Tensor<B, 3>::from_floats({{{1, 2}, {3, 4}}, {{2, 4}, {6, 8}}, {{2, 1}, {4, 3}}}).into_data());
+              Tensor<B, 3>::from_floats({{{1, 2}, {3, 4}}, {{2, 4}, {6, 8}}, {{2, 1}, {4, 3}}})
+                  .into_data());
     // rhs with a stride-0 column dim ([2, 3] expanded from [2, 1]) and a stepped lhs
     // (every other column of [2, 4]) - neither is BLAS-readable, both get copied
     const auto col = Tensor<B, 2>::from_floats({{1}, {2}});
     const auto r = cpu_view<2>(col.primitive(), Shape{2, 3}, {1, 0}, 0);
     const auto wide = Tensor<B, 2>::from_floats({{1, 9, 2, 9}, {3, 9, 4, 9}});
     const auto l = cpu_view<2>(wide.primitive(), Shape{2, 2}, {4, 2}, 0);
-    expect_eq(l.matmul(r).into_data(), Tensor<B, 2>::from_floats({{5, 5, 5}, {11, 11, 11}}).into_data());
+    expect_eq(l.matmul(r).into_data(),
+              Tensor<B, 2>::from_floats({{5, 5, 5}, {11, 11, 11}}).into_data());
     // int kernel on the same strided views
-    const auto li = cpu_view<2, Int>(Tensor<B, 2, Int>::from_ints({{1, 9, 2, 9}, {3, 9, 4, 9}}).primitive(),
-                                     Shape{2, 2}, {4, 2}, 0);
-    const auto ri = cpu_view<2, Int>(Tensor<B, 2, Int>::from_ints({{1}, {2}}).primitive(), Shape{2, 3},
-                                     {1, 0}, 0);
+    const auto li =
+        cpu_view<2, Int>(Tensor<B, 2, Int>::from_ints({{1, 9, 2, 9}, {3, 9, 4, 9}}).primitive(),
+                         Shape{2, 2}, {4, 2}, 0);
+    const auto ri = cpu_view<2, Int>(Tensor<B, 2, Int>::from_ints({{1}, {2}}).primitive(),
+                                     Shape{2, 3}, {1, 0}, 0);
     expect_eq(li.matmul(ri).into_data(),
               Tensor<B, 2, Int>::from_ints({{5, 5, 5}, {11, 11, 11}}).into_data());
   }
@@ -182,7 +189,8 @@ TYPED_TEST(LinalgTest, MatmulIntWrapsLikeTorch) {
 
 TYPED_TEST(LinalgTest, MatmulNaNAndInfPropagate) {
   using B = TypeParam;
-  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN(),
+               inf = std::numeric_limits<double>::infinity();
   const auto a = Tensor<B, 2>::from_floats({{nan, 1}, {1, 1}, {inf, 1}});
   const auto b = Tensor<B, 2>::from_floats({{1, 2}, {3, 4}});
   const auto v = a.matmul(b).template to_vec<double>();
@@ -229,7 +237,8 @@ TYPED_TEST(LinalgTest, DotLengthsDiffer) {
 
 TYPED_TEST(LinalgTest, DotOfStridedVectors) {
   using B = TypeParam;
-  if constexpr (!std::is_same_v<B, Cpu>) GTEST_SKIP() << "builds CpuTensor views";
+  if constexpr (!std::is_same_v<B, Cpu>)
+    GTEST_SKIP() << "builds CpuTensor views";
   else {
     const auto base = Tensor<B, 1>::from_floats({1, 10, 2, 10, 3, 10});
     const auto x = cpu_view<1>(base.primitive(), Shape{3}, {2}, 0);  // [1, 2, 3]
@@ -254,9 +263,11 @@ TYPED_TEST(LinalgTest, MatvecBatched) {
             Tensor<B, 2>::from_floats({{3, 7}, {3, 2}}).into_data());
   const auto vi = Tensor<B, 1, Int>::from_ints({1, 2});
   const auto mi = Tensor<B, 2, Int>::from_ints({{1, 1}, {2, -1}, {0, 3}});
-  expect_eq(ember::linalg::matvec(mi, vi).into_data(), Tensor<B, 1, Int>::from_ints({3, 0, 6}).into_data());
-  EMBER_EXPECT_THROW_MSG(ember::linalg::matvec(mi, Tensor<B, 1, Int>::from_ints({1, 2, 3})), ShapeError,
-                         "[matvec] matrix [3, 2] and vector [3] have different inner dims (2 vs 3)");
+  expect_eq(ember::linalg::matvec(mi, vi).into_data(),
+            Tensor<B, 1, Int>::from_ints({3, 0, 6}).into_data());
+  EMBER_EXPECT_THROW_MSG(
+      ember::linalg::matvec(mi, Tensor<B, 1, Int>::from_ints({1, 2, 3})), ShapeError,
+      "[matvec] matrix [3, 2] and vector [3] have different inner dims (2 vs 3)");
 }
 
 // ---- cross ----------------------------------------------------------------------------
@@ -267,7 +278,8 @@ TYPED_TEST(LinalgTest, CrossOfBasisVectorsAndPromotion) {
   const auto y = Tensor<B, 2>::from_floats({{0, 1, 0}, {0, 0, 1}}, {}, DType::F64);
   const auto z = x.cross(y, -1);
   EXPECT_EQ(z.dtype(), DType::F64);
-  expect_eq(z.into_data(), Tensor<B, 2>::from_floats({{0, 0, 1}, {1, 0, 0}}, {}, DType::F64).into_data());
+  expect_eq(z.into_data(),
+            Tensor<B, 2>::from_floats({{0, 0, 1}, {1, 0, 0}}, {}, DType::F64).into_data());
   // cross of a vector with itself is zero; NaN propagates
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const auto w = Tensor<B, 1>::from_floats({nan, 1, 2});
@@ -343,7 +355,8 @@ TYPED_TEST(LinalgTest, NormAliases) {
 TYPED_TEST(LinalgTest, VectorNormOfStridedViewAndBF16) {
   using B = TypeParam;
   const auto x = transposed_view(Tensor<B, 2>::from_floats({{3, 0}, {4, 1}}));  // [[3, 4], [0, 1]]
-  expect_eq(ember::linalg::l2_norm(x, 1).into_data(), Tensor<B, 2>::from_floats({{5}, {1}}).into_data());
+  expect_eq(ember::linalg::l2_norm(x, 1).into_data(),
+            Tensor<B, 2>::from_floats({{5}, {1}}).into_data());
   const auto h = Tensor<B, 1>::from_floats({6, 8}, {}, DType::BF16);
   const auto n = ember::linalg::l2_norm(h, 0);
   EXPECT_EQ(n.dtype(), DType::BF16);
@@ -354,8 +367,9 @@ TYPED_TEST(LinalgTest, VectorNormErrors) {
   using B = TypeParam;
   const auto x = Tensor<B, 2>::zeros(Shape{3, 0});
   const double inf = std::numeric_limits<double>::infinity();
-  EMBER_EXPECT_THROW_MSG(ember::linalg::vector_norm(x, inf, 1), ShapeError,
-                         "[vector_norm] the inf norm of an empty dim 1 of shape [3, 0] is undefined");
+  EMBER_EXPECT_THROW_MSG(
+      ember::linalg::vector_norm(x, inf, 1), ShapeError,
+      "[vector_norm] the inf norm of an empty dim 1 of shape [3, 0] is undefined");
   EMBER_EXPECT_THROW_MSG(ember::linalg::vector_norm(x, -inf, -1), ShapeError,
                          "[vector_norm] the -inf norm of an empty dim -1");
   EMBER_EXPECT_THROW_MSG(ember::linalg::vector_norm(x, std::nan(""), 0), ValueError,
@@ -374,7 +388,8 @@ TYPED_TEST(LinalgTest, CosineSimilarityStridedAndPromoted) {
   const auto b = Tensor<B, 2>::from_floats({{1, 1}, {0, 2}}, {}, DType::F64);
   const auto c = ember::linalg::cosine_similarity(a, b, 1);
   EXPECT_EQ(c.dtype(), DType::F64);
-  expect_approx(c.into_data(), TensorData(std::vector<double>{1 / std::sqrt(2.0), 1.0}, Shape{2, 1}),
+  expect_approx(c.into_data(),
+                TensorData(std::vector<double>{1 / std::sqrt(2.0), 1.0}, Shape{2, 1}),
                 Tolerance::strict());
 }
 
@@ -382,8 +397,9 @@ TYPED_TEST(LinalgTest, CosineSimilarityErrors) {
   using B = TypeParam;
   const auto a = Tensor<B, 2>::zeros(Shape{2, 3});
   const auto b = Tensor<B, 2>::zeros(Shape{4, 3});
-  EMBER_EXPECT_THROW_MSG(ember::linalg::cosine_similarity(a, b, 1), ShapeError,
-                         "[cosine_similarity] shapes [2, 3] and [4, 3] are not broadcast-compatible");
+  EMBER_EXPECT_THROW_MSG(
+      ember::linalg::cosine_similarity(a, b, 1), ShapeError,
+      "[cosine_similarity] shapes [2, 3] and [4, 3] are not broadcast-compatible");
   EMBER_EXPECT_THROW_MSG(ember::linalg::cosine_similarity(a, a, -3), ShapeError,
                          "[cosine_similarity] dim -3 is out of range");
 }

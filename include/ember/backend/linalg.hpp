@@ -31,10 +31,10 @@ namespace ember {
 //     same rank, broadcast-compatible shapes; the broadcast shape with `dim` of size 1:
 //     sum(x1 * x2) / (max(||x1||, eps) * max(||x2||, eps)) along dim (torch's kernel).
 template <class B>
-concept LinalgBackend =
-    CoreBackend<B> && requires(const typename B::FloatTensor& f, const typename B::IntTensor& i) {
-      { B::float_matmul(f, f) } -> std::same_as<typename B::FloatTensor>;
-      { B::int_matmul(i, i) } -> std::same_as<typename B::IntTensor>;
-    };
+concept LinalgBackend = CoreBackend<B> &&
+    requires(const typename B::FloatTensor& f, const typename B::IntTensor& i) {
+  { B::float_matmul(f, f) } -> std::same_as<typename B::FloatTensor>;
+  { B::int_matmul(i, i) } -> std::same_as<typename B::IntTensor>;
+};
 
 }  // namespace ember

@@ -43,7 +43,8 @@ Tensor<B, D, Float> vector_norm(const Tensor<B, D, Float>& x, double p, std::int
   if constexpr (requires { B::float_vector_norm(x.primitive(), p, d); }) {
     return Tensor<B, D, Float>(B::float_vector_norm(x.primitive(), p, d));
   } else {
-    static_assert(ember::detail::linalg_always_false<B>, "vector_norm needs B::float_vector_norm for now");
+    static_assert(ember::detail::linalg_always_false<B>,
+                  "vector_norm needs B::float_vector_norm for now");
   }
 }
 
@@ -103,12 +104,13 @@ Tensor<B, D, Float> cosine_similarity(const Tensor<B, D, Float>& a, const Tensor
 /// [..., m, n] x [..., n] -> [..., m]. Float or Int.
 /// Throws ShapeError if n differs or the batch dims do not broadcast.
 template <class B, std::size_t D, class K>
-  requires(D >= 2)
-Tensor<B, D - 1, K> matvec(const Tensor<B, D, K>& m, const Tensor<B, D - 1, K>& v) {
+requires(D >= 2) Tensor<B, D - 1, K> matvec(const Tensor<B, D, K>& m,
+                                            const Tensor<B, D - 1, K>& v) {
   const Shape ms = m.shape(), vs = v.shape();
   if (ms[D - 1] != vs[D - 2]) {
     ember::detail::fail<ShapeError>("matvec", "matrix ", ms, " and vector ", vs,
-                                    " have different inner dims (", ms[D - 1], " vs ", vs[D - 2], ")");
+                                    " have different inner dims (", ms[D - 1], " vs ", vs[D - 2],
+                                    ")");
   }
   ember::detail::linalg_check_batch("matvec", ms, vs, D - 2);
   Shape col = vs;
