@@ -403,3 +403,32 @@ TYPED_TEST(LinalgTest, CosineSimilarityErrors) {
   EMBER_EXPECT_THROW_MSG(ember::linalg::cosine_similarity(a, a, -3), ShapeError,
                          "[cosine_similarity] dim -3 is out of range");
 }
+
+TYPED_TEST(LinalgTest, MatmulTransposedViewsAreNotCopied) {
+  using B = TypeParam;
+  if constexpr (!std::is_same_v<B, Cpu>)
+    GTEST_SKIP() << "counts CPU buffer allocations";
+  else {
+    // 256 x 256 f32 buffers are pooled, so every allocation shows in buffer_pool_stats.
+    const auto a = transposed_view(Tensor<B, 2>::random(Shape{256, 256}));
+    const auto b = transposed_view(Tensor<B, 2>::random(Shape{256, 256}));
+    const auto allocs = [] {
+      const auto s = cpu::buffer_pool_stats();
+      return s.hits + s.misses;
+    };
+    const auto before = allocs();
+    const auto c = a.matmul(b);
+    EXPECT_EQ(allocs() - before, 1u) << "only the output is allocated (trans flags, no copy)";
+    const auto ac = Tensor<B, 2>::from_data(a.into_data()),
+               bc = Tensor<B, 2>::from_data(b.into_data());
+    expect_approx(c.into_data(), ac.matmul(bc).into_data(), Tolerance::rel_abs(1e-5, 1e-5));
+    // a view with a column step is not BLAS-readable: it is copied once
+    const auto wide = Tensor<B, 2>::random(Shape{256, 512});
+    const auto stepped = cpu_view<2>(wide.primitive(), Shape{256, 256}, {512, 2}, 0);
+    const auto before2 = allocs();
+    const auto d = stepped.matmul(ac);
+    EXPECT_EQ(allocs() - before2, 2u);
+    const auto sc = Tensor<B, 2>::from_data(stepped.into_data());
+    expect_approx(d.into_data(), sc.matmul(ac).into_data(), Tolerance::rel_abs(1e-5, 1e-5));
+  }
+}
