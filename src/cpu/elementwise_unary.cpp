@@ -1,4 +1,7 @@
 // CPU element-wise kernels: unary float/int/bool ops, scalar forms and clamps.
+// Speculating FP selects (no-trapping-math) lets GCC if-convert and vectorise the
+// branch-free element functions of scalar_ops.hpp; must precede every include.
+#pragma GCC optimize("no-trapping-math")
 #include <cstdlib>
 
 #include "elementwise_kernel.hpp"
