@@ -93,7 +93,7 @@ using ScalarOf = std::conditional_t<std::is_same_v<K, Float>, double,
     if constexpr (std::is_same_v<K, Float>) return B::float_##fname(std::move(a), s);      \
     else return B::int_##iname(std::move(a), s);                                           \
   }()
-#define EMBER_EW_COMPARE(name)                                                              \
+#define EMBER_EW_CMP_METHOD(name)                                                              \
   /** Element-wise comparison -> Bool (broadcasts, promotes). */                            \
   Tensor<B, D, Bool> name(const Tensor<B, D, K>& rhs) const {                               \
     auto pr = prepare(#name, self().into_primitive(), rhs.into_primitive());                \
@@ -263,12 +263,12 @@ class ElementwiseApi {
 #undef EMBER_EW_RSCALAR
 
   // ---- comparisons -> Bool ------------------------------------------------------------------
-  EMBER_EW_COMPARE(equal)
-  EMBER_EW_COMPARE(not_equal)
-  EMBER_EW_COMPARE(greater)
-  EMBER_EW_COMPARE(greater_equal)
-  EMBER_EW_COMPARE(lower)
-  EMBER_EW_COMPARE(lower_equal)
+  EMBER_EW_CMP_METHOD(equal)
+  EMBER_EW_CMP_METHOD(not_equal)
+  EMBER_EW_CMP_METHOD(greater)
+  EMBER_EW_CMP_METHOD(greater_equal)
+  EMBER_EW_CMP_METHOD(lower)
+  EMBER_EW_CMP_METHOD(lower_equal)
 
   Tensor<B, D, Bool> is_nan() const requires std::same_as<K, Float> {
     return Tensor<B, D, Bool>(B::float_is_nan(self().primitive()));
@@ -400,7 +400,7 @@ class ElementwiseApi {
 #undef EMBER_EW_NUM_CALL
 #undef EMBER_EW_SCALAR
 #undef EMBER_EW_NUM_SCALAR_CALL
-#undef EMBER_EW_COMPARE
+#undef EMBER_EW_CMP_METHOD
 
 }  // namespace ember::detail
 
