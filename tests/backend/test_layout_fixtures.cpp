@@ -1,6 +1,10 @@
 // Layout ops against PyTorch/NumPy: one test per case of tests/fixtures/layout.json
 // (written by tests/fixtures/gen_layout.py) and backend. Layout ops move values without
 // arithmetic, so results must match exactly, dtype included.
+//
+// The cases also run on `CpuComposite`, the CPU backend with its optional layout functions
+// hidden, so the front end's default compositions (unfold, pad, squeeze/unsqueeze through
+// reshape) are checked too.
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +20,27 @@ using ember::test::expect_eq;
 using Dims = std::vector<std::int64_t>;
 
 constexpr std::size_t kMaxRank = 5;
+
+/// ember::Cpu without its optional layout overrides: a deleted function of another
+/// signature hides the inherited one, so the front end's requires-expression fails.
+struct CpuComposite : Cpu {
+  static std::string name() { return "cpu_composite"; }
+  static void float_unfold() = delete;
+  static void int_unfold() = delete;
+  static void bool_unfold() = delete;
+  static void float_pad() = delete;
+  static void int_pad() = delete;
+  static void bool_pad() = delete;
+  static void float_squeeze_dims() = delete;
+  static void int_squeeze_dims() = delete;
+  static void bool_squeeze_dims() = delete;
+  static void float_unsqueeze_dims() = delete;
+  static void int_unsqueeze_dims() = delete;
+  static void bool_unsqueeze_dims() = delete;
+};
+template <class B>
+concept HasUnfold = requires(const CpuTensor& p) { B::float_unfold(p, std::size_t{0}, std::int64_t{1}, std::int64_t{1}); };
+static_assert(HasUnfold<Cpu> && !HasUnfold<CpuComposite>);
 
 /// Calls f.template operator()<R>() for the run-time rank r in [1, kMaxRank].
 template <class F, std::size_t... Rs>
@@ -146,19 +171,27 @@ void run_case(const FixtureCase& c) {
       expect_out(c, x.template expand<3>(Shape(dims("shape")))
                         .slice(parse_slices(c.at("slices")))
                         .permute(dims("dims")));
+    } else {
+      ADD_FAILURE() << "chain case needs rank 3";
     }
   } else if (op == "chain_slice_transpose_flip") {
     if constexpr (D == 2) {
       expect_out(c, x.flip(dims("dims")).transpose().slice(parse_slices(c.at("slices"))));
+    } else {
+      ADD_FAILURE() << "chain case needs rank 2";
     }
   } else if (op == "chain_flip_unfold_transpose") {
     if constexpr (D == 2) {
       expect_out(c, x.transpose().unfold(get("dim"), get("size"), get("step")).flip({0}));
+    } else {
+      ADD_FAILURE() << "chain case needs rank 2";
     }
   } else if (op == "chain_expand_cat_views") {
     if constexpr (D == 2) {
       const auto t = x.transpose();
       expect_out(c, T::cat({t.narrow(0, 1, 2), t.flip({0})}, 0).unsqueeze_dim(0).expand({2, 5, 2}));
+    } else {
+      ADD_FAILURE() << "chain case needs rank 2";
     }
   } else {
     ADD_FAILURE() << "unknown op " << op;
@@ -192,6 +225,8 @@ const bool registered = [] {
     ember::test::register_fixture_tests<B>("LayoutFixture", "layout", "",
                                            [](const FixtureCase& c) { run_any<B>(c); });
   });
+  ember::test::register_fixture_tests<CpuComposite>(
+      "LayoutFixture", "layout", "", [](const FixtureCase& c) { run_any<CpuComposite>(c); });
   return true;
 }();
 

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "ember/backend/layout.hpp"
 #include "ember/cpu/tensor.hpp"
 #include "ember/tensor/slice.hpp"
 
@@ -32,6 +33,10 @@ CpuTensor unfold_view(CpuTensor t, std::size_t dim, std::int64_t size, std::int6
 CpuTensor squeeze_view(CpuTensor t, const std::vector<std::size_t>& dims);
 /// View with size-1 dims at the listed (sorted) output positions.
 CpuTensor unsqueeze_view(CpuTensor t, const std::vector<std::size_t>& dims);
+/// New contiguous tensor: `t` padded by one (before, after) pair per dim (negative crops),
+/// in one pass (see Tensor::pad for the modes).
+CpuTensor pad_copy(const CpuTensor& t, const std::vector<std::pair<std::int64_t, std::int64_t>>& pads,
+                   PadMode mode, double value);
 
 struct LayoutOps {
   using P = CpuTensor;
@@ -66,6 +71,10 @@ struct LayoutOps {
   static P float_unsqueeze_dims(P t, const std::vector<std::size_t>& d) { return unsqueeze_view(std::move(t), d); }
   static P int_unsqueeze_dims(P t, const std::vector<std::size_t>& d) { return unsqueeze_view(std::move(t), d); }
   static P bool_unsqueeze_dims(P t, const std::vector<std::size_t>& d) { return unsqueeze_view(std::move(t), d); }
+  using Pads = std::vector<std::pair<std::int64_t, std::int64_t>>;
+  static P float_pad(const P& t, const Pads& p, PadMode m, double v) { return pad_copy(t, p, m, v); }
+  static P int_pad(const P& t, const Pads& p, PadMode m, double v) { return pad_copy(t, p, m, v); }
+  static P bool_pad(const P& t, const Pads& p, PadMode m, double v) { return pad_copy(t, p, m, v); }
 };
 
 }  // namespace ember::cpu
