@@ -127,7 +127,8 @@ CpuTensor cat_copy(const std::vector<CpuTensor>& ts, std::size_t dim) {
     parallel_for(outer, grain, [&](std::int64_t b, std::int64_t e) {
       for (std::int64_t o = b; o < e; ++o) {
         std::memcpy(dst + static_cast<std::size_t>(o * out_row + at) * es,
-                    src + static_cast<std::size_t>(o * rows) * es, static_cast<std::size_t>(rows) * es);
+                    src + static_cast<std::size_t>(o * rows) * es,
+                    static_cast<std::size_t>(rows) * es);
       }
     });
     acc += t.shape[dim];

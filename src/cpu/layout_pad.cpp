@@ -31,8 +31,9 @@ inline std::int64_t map_index(std::int64_t o, std::int64_t before, std::int64_t 
 
 }  // namespace
 
-CpuTensor pad_copy(const CpuTensor& t, const std::vector<std::pair<std::int64_t, std::int64_t>>& pads,
-                   PadMode mode, double value) {
+CpuTensor pad_copy(const CpuTensor& t,
+                   const std::vector<std::pair<std::int64_t, std::int64_t>>& pads, PadMode mode,
+                   double value) {
   const std::size_t r = t.shape.rank();
   Shape shape = t.shape;
   for (std::size_t d = 0; d < r; ++d) shape[d] += pads[d].first + pads[d].second;
@@ -43,7 +44,8 @@ CpuTensor pad_copy(const CpuTensor& t, const std::vector<std::pair<std::int64_t,
   const std::int64_t rows = numel / inner;
   // source index of every output column of the last dim (-1 = constant)
   std::vector<std::int64_t> col(static_cast<std::size_t>(inner));
-  for (std::int64_t k = 0; k < inner; ++k) col[k] = map_index(k, pads[r - 1].first, t.shape[r - 1], mode);
+  for (std::int64_t k = 0; k < inner; ++k)
+    col[k] = map_index(k, pads[r - 1].first, t.shape[r - 1], mode);
   const std::int64_t last_stride = t.strides[r - 1];
   visit_dtype(t.dtype, [&]<class T>() {
     using U = std::conditional_t<std::is_same_v<T, bool>, std::uint8_t, T>;

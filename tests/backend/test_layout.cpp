@@ -123,13 +123,13 @@ TYPED_TEST(LayoutTest, SqueezeUnsqueezeUnfoldAreViews) {
 TYPED_TEST(LayoutTest, ViewOfViewOfView) {
   using B = TypeParam;
   // permute of a slice of an expand: still one buffer, values from first principles
-  auto x = F2<B>::from_floats({{1, 2, 3}});          // [1, 3]
-  auto e = x.expand({4, 3});                                // rows all equal
-  auto sl = e.slice({s(1, 4, 2), s(0, 3, -1)});             // [2, 3], columns reversed
-  auto p = sl.permute({1, 0});                              // [3, 2]
+  auto x = F2<B>::from_floats({{1, 2, 3}});      // [1, 3]
+  auto e = x.expand({4, 3});                     // rows all equal
+  auto sl = e.slice({s(1, 4, 2), s(0, 3, -1)});  // [2, 3], columns reversed
+  auto p = sl.permute({1, 0});                   // [3, 2]
   EXPECT_TRUE(same_storage(p, x));
   EXPECT_EQ(p.template to_vec<float>(), (std::vector<float>{3, 3, 2, 2, 1, 1}));
-  auto f = p.flip({0}).unsqueeze_dim(0).narrow(2, 1, 1);   // [1, 3, 1]
+  auto f = p.flip({0}).unsqueeze_dim(0).narrow(2, 1, 1);  // [1, 3, 1]
   EXPECT_TRUE(same_storage(f, x));
   EXPECT_EQ(f.template to_vec<float>(), (std::vector<float>{1, 2, 3}));
 }
@@ -149,20 +149,22 @@ TYPED_TEST(LayoutTest, CopyingOpsDoNotShareStorage) {
 TYPED_TEST(LayoutTest, NonContiguousInputsToCopyingOps) {
   using B = TypeParam;
   auto x = iota2<B>(2, 3);  // [[0,1,2],[3,4,5]]
-  auto t = x.transpose();    // [[0,3],[1,4],[2,5]]
+  auto t = x.transpose();   // [[0,3],[1,4],[2,5]]
   EXPECT_EQ(F2<B>::cat({t, t.flip({0})}, 1).template to_vec<float>(),
             (std::vector<float>{0, 3, 2, 5, 1, 4, 1, 4, 2, 5, 0, 3}));
   EXPECT_EQ(t.repeat({1, 2}).template to_vec<float>(),
             (std::vector<float>{0, 3, 0, 3, 1, 4, 1, 4, 2, 5, 2, 5}));
   auto col = x.slice({s(), s(1)}).expand({2, 2});  // [[1,1],[4,4]] with a zero stride
-  EXPECT_EQ(col.repeat({1, 2}).template to_vec<float>(), (std::vector<float>{1, 1, 1, 1, 4, 4, 4, 4}));
+  EXPECT_EQ(col.repeat({1, 2}).template to_vec<float>(),
+            (std::vector<float>{1, 1, 1, 1, 4, 4, 4, 4}));
   EXPECT_EQ(t.roll_dim(1, 0).template to_vec<float>(), (std::vector<float>{2, 5, 0, 3, 1, 4}));
   EXPECT_EQ(t.flip({1}).pad({1, 0}, PadMode::Edge).template to_vec<float>(),
             (std::vector<float>{3, 3, 0, 4, 4, 1, 5, 5, 2}));
   EXPECT_EQ(t.pad({0, 0, 1, 1}, PadMode::Reflect).template to_vec<float>(),
             (std::vector<float>{1, 4, 0, 3, 1, 4, 2, 5, 1, 4}));
   EXPECT_EQ(F2<B>::stack({t.flip({0}), t}, 0).shape(), (Shape{2, 3, 2}));
-  EXPECT_EQ(t.template flatten<1>(0, 1).template to_vec<float>(), (std::vector<float>{0, 3, 1, 4, 2, 5}));
+  EXPECT_EQ(t.template flatten<1>(0, 1).template to_vec<float>(),
+            (std::vector<float>{0, 3, 1, 4, 2, 5}));
 }
 
 TYPED_TEST(LayoutTest, CatPromotesDtypesWithinAKind) {
@@ -199,7 +201,8 @@ TYPED_TEST(LayoutTest, DtypesPassThroughViewsAndCopies) {
 
 TYPED_TEST(LayoutTest, NanAndInfAreMovedUntouched) {
   using B = TypeParam;
-  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN(),
+               inf = std::numeric_limits<double>::infinity();
   auto x = F1<B>::from_floats({nan, inf, -inf, 1.0});
   auto y = x.flip({0}).pad({1, 1}, PadMode::Reflect).template to_vec<double>();
   ASSERT_EQ(y.size(), 6u);

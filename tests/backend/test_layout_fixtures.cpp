@@ -15,8 +15,8 @@
 namespace {
 
 using namespace ember;
-using ember::test::FixtureCase;
 using ember::test::expect_eq;
+using ember::test::FixtureCase;
 using Dims = std::vector<std::int64_t>;
 
 constexpr std::size_t kMaxRank = 5;
@@ -39,7 +39,9 @@ struct CpuComposite : Cpu {
   static void bool_unsqueeze_dims() = delete;
 };
 template <class B>
-concept HasUnfold = requires(const CpuTensor& p) { B::float_unfold(p, std::size_t{0}, std::int64_t{1}, std::int64_t{1}); };
+concept HasUnfold = requires(const CpuTensor& p) {
+  B::float_unfold(p, std::size_t{0}, std::int64_t{1}, std::int64_t{1});
+};
 static_assert(HasUnfold<Cpu> && !HasUnfold<CpuComposite>);
 
 /// Calls f.template operator()<R>() for the run-time rank r in [1, kMaxRank].
@@ -63,7 +65,8 @@ std::vector<Slice> parse_slices(const ember::test::json& j) {
     } else if (sp[1].is_null()) {
       out.push_back(s(sp[0].get<std::int64_t>(), end, sp[2].get<std::int64_t>()));
     } else {
-      out.push_back(s(sp[0].get<std::int64_t>(), sp[1].get<std::int64_t>(), sp[2].get<std::int64_t>()));
+      out.push_back(
+          s(sp[0].get<std::int64_t>(), sp[1].get<std::int64_t>(), sp[2].get<std::int64_t>()));
     }
   }
   return out;
@@ -100,16 +103,20 @@ void run_case(const FixtureCase& c) {
   if (op == "cat" || op == "stack") {
     std::vector<T> xs;
     for (const auto& j : c.at("xs")) xs.push_back(T::from_data(ember::test::fixture_tensor(j)));
-    if (op == "cat") expect_out(c, T::cat(xs, get("dim")));
-    else expect_out(c, T::stack(xs, get("dim")));
+    if (op == "cat")
+      expect_out(c, T::cat(xs, get("dim")));
+    else
+      expect_out(c, T::stack(xs, get("dim")));
     return;
   }
   const T x = T::from_data(c.tensor("x"));
   if (op == "permute") {
     expect_out(c, x.permute(dims("dims")));
   } else if (op == "transpose") {
-    if constexpr (D >= 2) expect_out(c, x.transpose());
-    else ADD_FAILURE() << "transpose needs rank >= 2";
+    if constexpr (D >= 2)
+      expect_out(c, x.transpose());
+    else
+      ADD_FAILURE() << "transpose needs rank >= 2";
   } else if (op == "swap_dims") {
     expect_out(c, x.swap_dims(get("a"), get("b")));
   } else if (op == "movedim") {
@@ -119,30 +126,41 @@ void run_case(const FixtureCase& c) {
   } else if (op == "flip") {
     expect_out(c, x.flip(dims("dims")));
   } else if (op == "flatten") {
-    with_rank(out_rank, [&]<std::size_t R>() { expect_out(c, x.template flatten<R>(get("start"), get("end"))); });
+    with_rank(out_rank, [&]<std::size_t R>() {
+      expect_out(c, x.template flatten<R>(get("start"), get("end")));
+    });
   } else if (op == "squeeze") {
     with_rank(out_rank, [&]<std::size_t R>() { expect_out(c, x.template squeeze<R>()); });
   } else if (op == "squeeze_dim") {
-    if constexpr (D >= 2) expect_out(c, x.squeeze_dim(get("dim")));
-    else ADD_FAILURE() << "squeeze_dim needs rank >= 2";
+    if constexpr (D >= 2)
+      expect_out(c, x.squeeze_dim(get("dim")));
+    else
+      ADD_FAILURE() << "squeeze_dim needs rank >= 2";
   } else if (op == "squeeze_dims") {
-    with_rank(out_rank, [&]<std::size_t R>() { expect_out(c, x.template squeeze_dims<R>(dims("dims"))); });
+    with_rank(out_rank,
+              [&]<std::size_t R>() { expect_out(c, x.template squeeze_dims<R>(dims("dims"))); });
   } else if (op == "unsqueeze") {
     with_rank(out_rank, [&]<std::size_t R>() {
-      if constexpr (R >= D) expect_out(c, x.template unsqueeze<R>());
-      else ADD_FAILURE() << "bad rank";
+      if constexpr (R >= D)
+        expect_out(c, x.template unsqueeze<R>());
+      else
+        ADD_FAILURE() << "bad rank";
     });
   } else if (op == "unsqueeze_dim") {
     expect_out(c, x.unsqueeze_dim(get("dim")));
   } else if (op == "unsqueeze_dims") {
     with_rank(out_rank, [&]<std::size_t R>() {
-      if constexpr (R >= D) expect_out(c, x.template unsqueeze_dims<R>(dims("dims")));
-      else ADD_FAILURE() << "bad rank";
+      if constexpr (R >= D)
+        expect_out(c, x.template unsqueeze_dims<R>(dims("dims")));
+      else
+        ADD_FAILURE() << "bad rank";
     });
   } else if (op == "expand") {
     with_rank(out_rank, [&]<std::size_t R>() {
-      if constexpr (R >= D) expect_out(c, x.template expand<R>(Shape(dims("shape"))));
-      else ADD_FAILURE() << "bad rank";
+      if constexpr (R >= D)
+        expect_out(c, x.template expand<R>(Shape(dims("shape"))));
+      else
+        ADD_FAILURE() << "bad rank";
     });
   } else if (op == "repeat") {
     expect_out(c, x.repeat(dims("sizes")));
@@ -163,7 +181,8 @@ void run_case(const FixtureCase& c) {
   } else if (op == "split_with_sizes") {
     expect_outs(c, x.split_with_sizes(dims("sizes"), get("dim")));
   } else if (op == "pad") {
-    expect_out(c, x.pad(dims("pads"), parse_mode(c.param<std::string>("mode")), c.param<double>("value")));
+    expect_out(
+        c, x.pad(dims("pads"), parse_mode(c.param<std::string>("mode")), c.param<double>("value")));
   } else if (op == "slice") {
     expect_out(c, x.slice(parse_slices(c.at("slices"))));
   } else if (op == "chain_permute_slice_expand") {
@@ -209,15 +228,22 @@ void run_any(const FixtureCase& c) {
   }
   auto go = [&]<class K>() {
     switch (rank) {
-      case 1: return run_case<B, 1, K>(c);
-      case 2: return run_case<B, 2, K>(c);
-      case 3: return run_case<B, 3, K>(c);
-      default: return run_case<B, 4, K>(c);
+      case 1:
+        return run_case<B, 1, K>(c);
+      case 2:
+        return run_case<B, 2, K>(c);
+      case 3:
+        return run_case<B, 3, K>(c);
+      default:
+        return run_case<B, 4, K>(c);
     }
   };
-  if (is_bool(dt)) go.template operator()<Bool>();
-  else if (is_int(dt)) go.template operator()<Int>();
-  else go.template operator()<Float>();
+  if (is_bool(dt))
+    go.template operator()<Bool>();
+  else if (is_int(dt))
+    go.template operator()<Int>();
+  else
+    go.template operator()<Float>();
 }
 
 const bool registered = [] {

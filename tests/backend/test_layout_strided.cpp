@@ -26,14 +26,17 @@ CpuTensor iota_buffer(std::int64_t n, DType dtype = DType::F32) {
   return Cpu::float_from_data(TensorData(v, Shape{n}).convert(dtype), {});
 }
 
-CpuTensor view(CpuTensor base, Shape shape, std::vector<std::int64_t> strides, std::int64_t offset) {
+CpuTensor view(CpuTensor base, Shape shape, std::vector<std::int64_t> strides,
+               std::int64_t offset) {
   base.shape = std::move(shape);
   base.strides = std::move(strides);
   base.offset = offset;
   return base;
 }
 
-std::vector<double> values(const CpuTensor& t) { return Cpu::float_into_data(t).to_vec<double>(); }
+std::vector<double> values(const CpuTensor& t) {
+  return Cpu::float_into_data(t).to_vec<double>();
+}
 
 }  // namespace
 
@@ -81,12 +84,13 @@ TEST(CpuStridedViews, StridedCopyFromZeroStrideIntoOffsetColumn) {
 }
 
 TEST(CpuStridedViews, OtherDtypesThroughNegativeStrides) {
-  for (DType dt : {DType::F16, DType::BF16, DType::F64, DType::I32, DType::I64, DType::U8, DType::Bool}) {
+  for (DType dt :
+       {DType::F16, DType::BF16, DType::F64, DType::I32, DType::I64, DType::U8, DType::Bool}) {
     const auto v = view(iota_buffer(4, dt), Shape{2, 2}, {-1, -2}, 3);  // [[3, 1], [2, 0]]
     const CpuTensor c = cpu::contiguous(v);
     EXPECT_EQ(c.dtype, dt);
-    const std::vector<double> want = dt == DType::Bool ? std::vector<double>{1, 1, 1, 0}
-                                                       : std::vector<double>{3, 1, 2, 0};
+    const std::vector<double> want =
+        dt == DType::Bool ? std::vector<double>{1, 1, 1, 0} : std::vector<double>{3, 1, 2, 0};
     EXPECT_EQ(values(c), want) << dtype_name(dt);
   }
 }
@@ -105,7 +109,8 @@ TEST(CpuStridedViews, CoreOpsAcceptNegativeAndZeroStrides) {
   const auto v = view(iota_buffer(6), Shape{2, 3}, {-3, 0}, 3);  // [[3, 3, 3], [0, 0, 0]]
   EXPECT_EQ(values(Cpu::float_reshape(v, Shape{3, 2})), (std::vector<double>{3, 3, 3, 0, 0, 0}));
   const CpuTensor i = Cpu::float_into_int(v, DType::I32);
-  EXPECT_EQ(Cpu::int_into_data(i).to_vec<std::int64_t>(), (std::vector<std::int64_t>{3, 3, 3, 0, 0, 0}));
+  EXPECT_EQ(Cpu::int_into_data(i).to_vec<std::int64_t>(),
+            (std::vector<std::int64_t>{3, 3, 3, 0, 0, 0}));
   const CpuTensor h = Cpu::float_cast(v, DType::F16);
   EXPECT_EQ(values(h), (std::vector<double>{3, 3, 3, 0, 0, 0}));
   // a flipped view is not reusable in place even when its handle is unique
@@ -116,7 +121,8 @@ TEST(CpuStridedViews, CoreOpsAcceptNegativeAndZeroStrides) {
 TEST(CpuStridedViews, LargeTransposedCopyMatchesIndexing) {
   // big enough for the parallel paths of kernels built on contiguous()
   const std::int64_t r = 300, c = 257;
-  const auto t = Tensor<Cpu, 1, Int>::arange(0, r * c).template reshape<2>({r, c}).transpose().flip({0});
+  const auto t =
+      Tensor<Cpu, 1, Int>::arange(0, r * c).template reshape<2>({r, c}).transpose().flip({0});
   const auto v = t.template to_vec<std::int64_t>();
   ASSERT_EQ(v.size(), static_cast<std::size_t>(r * c));
   bool ok = true;

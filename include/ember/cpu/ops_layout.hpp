@@ -35,19 +35,28 @@ CpuTensor squeeze_view(CpuTensor t, const std::vector<std::size_t>& dims);
 CpuTensor unsqueeze_view(CpuTensor t, const std::vector<std::size_t>& dims);
 /// New contiguous tensor: `t` padded by one (before, after) pair per dim (negative crops),
 /// in one pass (see Tensor::pad for the modes).
-CpuTensor pad_copy(const CpuTensor& t, const std::vector<std::pair<std::int64_t, std::int64_t>>& pads,
-                   PadMode mode, double value);
+CpuTensor pad_copy(const CpuTensor& t,
+                   const std::vector<std::pair<std::int64_t, std::int64_t>>& pads, PadMode mode,
+                   double value);
 
 struct LayoutOps {
   using P = CpuTensor;
 
-  static P float_permute(P t, const std::vector<std::size_t>& a) { return permute_view(std::move(t), a); }
-  static P int_permute(P t, const std::vector<std::size_t>& a) { return permute_view(std::move(t), a); }
-  static P bool_permute(P t, const std::vector<std::size_t>& a) { return permute_view(std::move(t), a); }
+  static P float_permute(P t, const std::vector<std::size_t>& a) {
+    return permute_view(std::move(t), a);
+  }
+  static P int_permute(P t, const std::vector<std::size_t>& a) {
+    return permute_view(std::move(t), a);
+  }
+  static P bool_permute(P t, const std::vector<std::size_t>& a) {
+    return permute_view(std::move(t), a);
+  }
   static P float_expand(P t, const Shape& s) { return expand_view(std::move(t), s); }
   static P int_expand(P t, const Shape& s) { return expand_view(std::move(t), s); }
   static P bool_expand(P t, const Shape& s) { return expand_view(std::move(t), s); }
-  static P float_slice(P t, const std::vector<SliceRange>& r) { return slice_view(std::move(t), r); }
+  static P float_slice(P t, const std::vector<SliceRange>& r) {
+    return slice_view(std::move(t), r);
+  }
   static P int_slice(P t, const std::vector<SliceRange>& r) { return slice_view(std::move(t), r); }
   static P bool_slice(P t, const std::vector<SliceRange>& r) { return slice_view(std::move(t), r); }
   static P float_flip(P t, const std::vector<std::size_t>& a) { return flip_view(std::move(t), a); }
@@ -65,14 +74,28 @@ struct LayoutOps {
   static P bool_unfold(P t, std::size_t dim, std::int64_t size, std::int64_t step) {
     return unfold_view(std::move(t), dim, size, step);
   }
-  static P float_squeeze_dims(P t, const std::vector<std::size_t>& d) { return squeeze_view(std::move(t), d); }
-  static P int_squeeze_dims(P t, const std::vector<std::size_t>& d) { return squeeze_view(std::move(t), d); }
-  static P bool_squeeze_dims(P t, const std::vector<std::size_t>& d) { return squeeze_view(std::move(t), d); }
-  static P float_unsqueeze_dims(P t, const std::vector<std::size_t>& d) { return unsqueeze_view(std::move(t), d); }
-  static P int_unsqueeze_dims(P t, const std::vector<std::size_t>& d) { return unsqueeze_view(std::move(t), d); }
-  static P bool_unsqueeze_dims(P t, const std::vector<std::size_t>& d) { return unsqueeze_view(std::move(t), d); }
+  static P float_squeeze_dims(P t, const std::vector<std::size_t>& d) {
+    return squeeze_view(std::move(t), d);
+  }
+  static P int_squeeze_dims(P t, const std::vector<std::size_t>& d) {
+    return squeeze_view(std::move(t), d);
+  }
+  static P bool_squeeze_dims(P t, const std::vector<std::size_t>& d) {
+    return squeeze_view(std::move(t), d);
+  }
+  static P float_unsqueeze_dims(P t, const std::vector<std::size_t>& d) {
+    return unsqueeze_view(std::move(t), d);
+  }
+  static P int_unsqueeze_dims(P t, const std::vector<std::size_t>& d) {
+    return unsqueeze_view(std::move(t), d);
+  }
+  static P bool_unsqueeze_dims(P t, const std::vector<std::size_t>& d) {
+    return unsqueeze_view(std::move(t), d);
+  }
   using Pads = std::vector<std::pair<std::int64_t, std::int64_t>>;
-  static P float_pad(const P& t, const Pads& p, PadMode m, double v) { return pad_copy(t, p, m, v); }
+  static P float_pad(const P& t, const Pads& p, PadMode m, double v) {
+    return pad_copy(t, p, m, v);
+  }
   static P int_pad(const P& t, const Pads& p, PadMode m, double v) { return pad_copy(t, p, m, v); }
   static P bool_pad(const P& t, const Pads& p, PadMode m, double v) { return pad_copy(t, p, m, v); }
 };

@@ -65,8 +65,8 @@ class LayoutApi {
   /// range or repeated.
   Self permute(const Dims& dims) const {
     if (dims.size() != D) {
-      fail<ShapeError>("permute", "expected ", D, " dims, got ", dims.size(), " (",
-                       dims_list(dims), ") for a tensor of shape ", self().shape());
+      fail<ShapeError>("permute", "expected ", D, " dims, got ", dims.size(), " (", dims_list(dims),
+                       ") for a tensor of shape ", self().shape());
     }
     return Self(Prim::permute(self().primitive(), normalize_dims("permute", dims, D)));
   }
@@ -81,11 +81,7 @@ class LayoutApi {
   }
 
   /// Swaps the last two dims ([.., m, n] -> [.., n, m]); Burn's transpose.
-  Self transpose() const
-    requires(D >= 2)
-  {
-    return swap_dims(-2, -1);
-  }
+  Self transpose() const requires(D >= 2) { return swap_dims(-2, -1); }
 
   /// Moves dim `src` to position `dst`, the other dims keep their order (torch.movedim).
   /// Throws ShapeError if either is out of range.
@@ -128,7 +124,9 @@ class LayoutApi {
   Tensor<B, D2, K> flatten(std::int64_t start, std::int64_t end) const {
     const std::size_t a = normalize_dim("flatten", start, D), b = normalize_dim("flatten", end, D);
     const Shape s = self().shape();
-    if (a > b) fail<ShapeError>("flatten", "start dim ", start, " comes after end dim ", end, " for shape ", s);
+    if (a > b)
+      fail<ShapeError>("flatten", "start dim ", start, " comes after end dim ", end, " for shape ",
+                       s);
     if (D - (b - a) != D2) {
       fail<ShapeError>("flatten", "flattening dims ", a, "..", b, " of shape ", s, " gives rank ",
                        D - (b - a), ", not ", D2);
@@ -151,8 +149,8 @@ class LayoutApi {
     for (std::size_t d = 0; d < D; ++d)
       if (s[d] == 1) dims.push_back(d);
     if (D - dims.size() != D2) {
-      fail<ShapeError>("squeeze", "shape ", s, " has ", dims.size(), " size-1 dims; removing them gives rank ",
-                       D - dims.size(), ", not ", D2);
+      fail<ShapeError>("squeeze", "shape ", s, " has ", dims.size(),
+                       " size-1 dims; removing them gives rank ", D - dims.size(), ", not ", D2);
     }
     return Tensor<B, D2, K>(Prim::squeeze_dims(self().primitive(), dims));
   }
@@ -160,10 +158,8 @@ class LayoutApi {
   /// Removes dim `dim`, which must have size 1 (Burn's squeeze_dim; unlike torch, a dim of
   /// another size is an error). Throws ShapeError.
   template <std::size_t D2 = D - 1>
-    requires(D2 + 1 == D)
-  Tensor<B, D2, K> squeeze_dim(std::int64_t dim) const {
-    return squeeze_dims<D2>(Dims{dim});
-  }
+  requires(D2 + 1 == D) Tensor<B, D2, K> squeeze_dim(std::int64_t dim)
+  const { return squeeze_dims<D2>(Dims{dim}); }
 
   /// Removes the listed dims, each of size 1 (an empty list removes every size-1 dim, as
   /// Burn's squeeze_dims). Throws ShapeError if a dim is out of range, repeated, not of
@@ -189,8 +185,8 @@ class LayoutApi {
 
   /// Prepends size-1 dims up to rank D2 (Burn's unsqueeze): [3] -> [1, 1, 3].
   template <std::size_t D2>
-    requires(D2 >= D)
-  Tensor<B, D2, K> unsqueeze() const {
+  requires(D2 >= D) Tensor<B, D2, K> unsqueeze()
+  const {
     std::vector<std::size_t> dims;
     for (std::size_t d = 0; d < D2 - D; ++d) dims.push_back(d);
     return Tensor<B, D2, K>(Prim::unsqueeze_dims(self().primitive(), dims));
@@ -199,8 +195,8 @@ class LayoutApi {
   /// Inserts a size-1 dim at position `dim` of the output (torch.unsqueeze; dim in
   /// [-(D+1), D]). Throws ShapeError if out of range.
   template <std::size_t D2 = D + 1>
-    requires(D2 == D + 1)
-  Tensor<B, D2, K> unsqueeze_dim(std::int64_t dim) const {
+  requires(D2 == D + 1) Tensor<B, D2, K> unsqueeze_dim(std::int64_t dim)
+  const {
     const std::size_t d = normalize_dim("unsqueeze_dim", dim, D2);
     return Tensor<B, D2, K>(Prim::unsqueeze_dims(self().primitive(), {d}));
   }
@@ -209,11 +205,11 @@ class LayoutApi {
   /// (numpy.expand_dims; negative positions count from the output's end). Throws ShapeError
   /// if dims.size() != D2 - D, or a position is out of range or repeated.
   template <std::size_t D2>
-    requires(D2 >= D)
-  Tensor<B, D2, K> unsqueeze_dims(const Dims& dims) const {
+  requires(D2 >= D) Tensor<B, D2, K> unsqueeze_dims(const Dims& dims)
+  const {
     if (dims.size() != D2 - D) {
-      fail<ShapeError>("unsqueeze_dims", dims.size(), " dims ", dims_list(dims), " given to go from rank ",
-                       D, " to rank ", D2, " (expected ", D2 - D, ")");
+      fail<ShapeError>("unsqueeze_dims", dims.size(), " dims ", dims_list(dims),
+                       " given to go from rank ", D, " to rank ", D2, " (expected ", D2 - D, ")");
     }
     auto nd = normalize_dims("unsqueeze_dims", dims, D2);
     std::sort(nd.begin(), nd.end());
@@ -226,20 +222,17 @@ class LayoutApi {
   /// dims align to the right, new leading dims are prepended; -1 keeps an existing dim;
   /// only size-1 dims may change size. Throws ShapeError otherwise.
   template <std::size_t D2>
-    requires(D2 >= D)
-  Tensor<B, D2, K> expand(const std::int64_t (&shape)[D2]) const {
-    return expand_impl<D2>(std::span<const std::int64_t>(shape, D2));
-  }
+  requires(D2 >= D) Tensor<B, D2, K> expand(const std::int64_t (&shape)[D2])
+  const { return expand_impl<D2>(std::span<const std::int64_t>(shape, D2)); }
   template <std::size_t D2>
-    requires(D2 >= D)
-  Tensor<B, D2, K> expand(const std::array<std::int64_t, D2>& shape) const {
-    return expand_impl<D2>(std::span<const std::int64_t>(shape));
-  }
+  requires(D2 >= D) Tensor<B, D2, K> expand(const std::array<std::int64_t, D2>& shape)
+  const { return expand_impl<D2>(std::span<const std::int64_t>(shape)); }
   template <std::size_t D2>
-    requires(D2 >= D)
-  Tensor<B, D2, K> expand(const Shape& shape) const {
+  requires(D2 >= D) Tensor<B, D2, K> expand(const Shape& shape)
+  const {
     if (shape.rank() != D2) {
-      fail<ShapeError>("expand", "target shape ", shape, " has rank ", shape.rank(), ", expected ", D2);
+      fail<ShapeError>("expand", "target shape ", shape, " has rank ", shape.rank(), ", expected ",
+                       D2);
     }
     return expand_impl<D2>(std::span<const std::int64_t>(shape.dims));
   }
@@ -352,8 +345,8 @@ class LayoutApi {
       sum += v;
     }
     if (sum != s[d]) {
-      fail<ShapeError>("split_with_sizes", "sizes ", dims_list(sizes), " sum to ", sum,
-                       " but dim ", dim, " of shape ", s, " has size ", s[d]);
+      fail<ShapeError>("split_with_sizes", "sizes ", dims_list(sizes), " sum to ", sum, " but dim ",
+                       dim, " of shape ", s, " has size ", s[d]);
     }
     std::vector<Self> out;
     std::int64_t at = 0;
@@ -407,8 +400,8 @@ class LayoutApi {
   /// (torch.stack; dim in [-(D+1), D]). Throws ValueError for an empty list, ShapeError for
   /// different shapes or a bad dim, DeviceError for tensors on different devices.
   template <std::size_t D2 = D + 1>
-    requires(D2 == D + 1)
-  static Tensor<B, D2, K> stack(const std::vector<Self>& tensors, std::int64_t dim) {
+  requires(D2 == D + 1) static Tensor<B, D2, K> stack(const std::vector<Self>& tensors,
+                                                      std::int64_t dim) {
     if (tensors.empty()) fail<ValueError>("stack", "expected a non-empty list of tensors");
     const std::size_t d = normalize_dim("stack", dim, D2);
     const Shape s0 = tensors[0].shape();
@@ -436,8 +429,8 @@ class LayoutApi {
   Self pad(const Dims& pads, PadMode mode = PadMode::Constant, double value = 0.0) const {
     const Shape s = self().shape();
     if (pads.size() % 2 != 0 || pads.size() > 2 * D) {
-      fail<ShapeError>("pad", "pads ", dims_list(pads), " must hold (left, right) pairs for at most ",
-                       D, " dims of shape ", s);
+      fail<ShapeError>("pad", "pads ", dims_list(pads),
+                       " must hold (left, right) pairs for at most ", D, " dims of shape ", s);
     }
     typename Prim::Pairs pairs(D, {0, 0});
     Shape out = s;
@@ -450,7 +443,8 @@ class LayoutApi {
                          " must be less than its size ", n, " (shape ", s, ")");
       }
       if (mode == PadMode::Edge && n == 0 && (a > 0 || b > 0)) {
-        fail<ShapeError>("pad", "edge padding of dim ", d, " needs a non-empty dim (shape ", s, ")");
+        fail<ShapeError>("pad", "edge padding of dim ", d, " needs a non-empty dim (shape ", s,
+                         ")");
       }
       out[d] = n + a + b;
       if (out[d] < 0) {

@@ -14,23 +14,26 @@
 #include "ember/tensor/slice.hpp"
 
 // Calls B::<kind>_<fn>(args...) for the kind K of the enclosing template.
-#define EMBER_LAYOUT_CALL(fn, ...)                                       \
-  do {                                                                   \
-    if constexpr (std::is_same_v<K, Float>) return B::float_##fn(__VA_ARGS__); \
-    else if constexpr (std::is_same_v<K, Int>) return B::int_##fn(__VA_ARGS__); \
-    else return B::bool_##fn(__VA_ARGS__);                               \
+#define EMBER_LAYOUT_CALL(fn, ...)             \
+  do {                                         \
+    if constexpr (std::is_same_v<K, Float>)    \
+      return B::float_##fn(__VA_ARGS__);       \
+    else if constexpr (std::is_same_v<K, Int>) \
+      return B::int_##fn(__VA_ARGS__);         \
+    else                                       \
+      return B::bool_##fn(__VA_ARGS__);        \
   } while (0)
 
 // Returns B::<kind>_<fn>(args...) when the backend defines it (an optional override).
-#define EMBER_LAYOUT_TRY(fn, ...)                                                    \
-  do {                                                                               \
-    if constexpr (std::is_same_v<K, Float>) {                                        \
+#define EMBER_LAYOUT_TRY(fn, ...)                                                                \
+  do {                                                                                           \
+    if constexpr (std::is_same_v<K, Float>) {                                                    \
       if constexpr (requires { B::float_##fn(__VA_ARGS__); }) return B::float_##fn(__VA_ARGS__); \
-    } else if constexpr (std::is_same_v<K, Int>) {                                   \
-      if constexpr (requires { B::int_##fn(__VA_ARGS__); }) return B::int_##fn(__VA_ARGS__); \
-    } else {                                                                         \
-      if constexpr (requires { B::bool_##fn(__VA_ARGS__); }) return B::bool_##fn(__VA_ARGS__); \
-    }                                                                                \
+    } else if constexpr (std::is_same_v<K, Int>) {                                               \
+      if constexpr (requires { B::int_##fn(__VA_ARGS__); }) return B::int_##fn(__VA_ARGS__);     \
+    } else {                                                                                     \
+      if constexpr (requires { B::bool_##fn(__VA_ARGS__); }) return B::bool_##fn(__VA_ARGS__);   \
+    }                                                                                            \
   } while (0)
 
 namespace ember::detail {
@@ -49,9 +52,12 @@ struct LayoutPrim {
     EMBER_LAYOUT_CALL(full, s, v, dev, dt);
   }
   static P cast(P p, DType dt) {
-    if constexpr (std::is_same_v<K, Float>) return B::float_cast(std::move(p), dt);
-    else if constexpr (std::is_same_v<K, Int>) return B::int_cast(std::move(p), dt);
-    else return p;
+    if constexpr (std::is_same_v<K, Float>)
+      return B::float_cast(std::move(p), dt);
+    else if constexpr (std::is_same_v<K, Int>)
+      return B::int_cast(std::move(p), dt);
+    else
+      return p;
   }
 
   // ---- required ---------------------------------------------------------------------
@@ -143,7 +149,8 @@ struct LayoutPrim {
   }
 
   /// Rolls each listed dim by its shift (elements leaving the end re-enter at the front).
-  static P roll(P p, const std::vector<std::int64_t>& shifts, const std::vector<std::size_t>& dims) {
+  static P roll(P p, const std::vector<std::int64_t>& shifts,
+                const std::vector<std::size_t>& dims) {
     for (std::size_t k = 0; k < dims.size(); ++k) {
       const std::size_t d = dims[k];
       const std::int64_t n = shape(p)[d];
