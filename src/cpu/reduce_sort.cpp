@@ -3,6 +3,8 @@
 // ordered with a stable sort / partial sort; NaN orders above every number (torch.sort:
 // last ascending, first descending).
 #include <algorithm>
+#include <bit>
+#include <limits>
 #include <cmath>
 #include <numeric>
 #include <type_traits>
@@ -44,6 +46,64 @@ inline T from_key(key_t<T> v) {
   else return v;
 }
 
+/// Order-preserving unsigned key of a sortable value: NaN (any sign) maps above +inf and
+/// -0.0 equals +0.0, so an LSD radix sort matches the comparator order.
+template <class C>
+inline auto radix_key(C v) {
+  if constexpr (std::is_same_v<C, float> || std::is_same_v<C, double>) {
+    using U = std::conditional_t<sizeof(C) == 4, std::uint32_t, std::uint64_t>;
+    constexpr U sign = U(1) << (sizeof(U) * 8 - 1);
+    if (v != v) v = std::numeric_limits<C>::quiet_NaN();
+    if (v == 0) v = 0;  // -0.0 -> +0.0
+    U bits = std::bit_cast<U>(v);
+    return (bits & sign) ? U(~bits) : U(bits | sign);
+  } else {
+    using U = std::make_unsigned_t<C>;
+    return U(static_cast<U>(v) ^ (U(1) << (sizeof(U) * 8 - 1)));
+  }
+}
+
+template <class C>
+inline constexpr bool radix_ok = std::is_same_v<C, float> || std::is_same_v<C, double> ||
+                                 std::is_same_v<C, std::int32_t> || std::is_same_v<C, std::int64_t>;
+
+/// Stable LSD radix sort (8 bits a pass) of `order` (initially 0..n-1) by keys; passes
+/// whose byte is the same for every key are skipped.
+template <class C>
+void radix_sort(const std::vector<C>& vals, bool descending, std::vector<i64>& order) {
+  using U = decltype(radix_key(C{}));
+  const std::size_t n = vals.size();
+  thread_local std::vector<U> k1, k2;
+  thread_local std::vector<i64> i2;
+  k1.resize(n);
+  k2.resize(n);
+  i2.resize(n);
+  order.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const U k = radix_key(vals[i]);
+    k1[i] = descending ? U(~k) : k;
+    order[i] = static_cast<i64>(i);
+  }
+  for (unsigned shift = 0; shift < sizeof(U) * 8; shift += 8) {
+    std::size_t cnt[256] = {};
+    for (std::size_t i = 0; i < n; ++i) ++cnt[(k1[i] >> shift) & 255];
+    if (cnt[(k1[0] >> shift) & 255] == n) continue;
+    std::size_t off = 0;
+    for (auto& c : cnt) {
+      const std::size_t t = c;
+      c = off;
+      off += t;
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t pos = cnt[(k1[i] >> shift) & 255]++;
+      k2[pos] = k1[i];
+      i2[pos] = order[i];
+    }
+    std::swap(k1, k2);
+    std::swap(order, i2);
+  }
+}
+
 }  // namespace
 
 ReduceOps::Pair ReduceOps::sort_with_indices(const CpuTensor& x, i64 dim, bool descending) {
@@ -58,6 +118,17 @@ ReduceOps::Pair ReduceOps::sort_with_indices(const CpuTensor& x, i64 dim, bool d
       thread_local std::vector<key_t<T>> keys;
       thread_local std::vector<i64> order;
       gather(p, s, n, keys);
+      if constexpr (radix_ok<key_t<T>>) {
+        if (n >= 64) {
+          radix_sort(keys, descending, order);
+          const i64 ob = L.out_base(j), os = L.inner;
+          for (i64 k = 0; k < n; ++k) {
+            vo[ob + k * os] = from_key<T>(keys[order[k]]);
+            io[ob + k * os] = order[k];
+          }
+          return;
+        }
+      }
       order.resize(static_cast<std::size_t>(n));
       std::iota(order.begin(), order.end(), i64{0});
       if (descending) {

@@ -466,3 +466,47 @@ TYPED_TEST(ReduceTest, CumOpsOnF64AndBF16) {
   EXPECT_EQ(h.cummax(0).dtype(), DType::BF16);
   EXPECT_EQ(h.argmax(0).into_scalar(), 1);
 }
+
+TYPED_TEST(ReduceTest, LongLinesSortLikeAStableComparatorSort) {
+  using B = TypeParam;
+  // long lines take the radix path: check against std::stable_sort with torch's order
+  const std::int64_t n = 3001;
+  std::vector<double> v(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) v[i] = std::round(std::sin(1.3 * static_cast<double>(i)) * 50.0) / 4.0;
+  v[10] = kNaN;
+  v[20] = -kNaN;
+  v[30] = kInf;
+  v[40] = -kInf;
+  v[50] = -0.0;
+  v[60] = 0.0;
+  auto nan_last_less = [](double a, double b) { return std::isnan(b) ? !std::isnan(a) : a < b; };
+  for (DType dt : {DType::F32, DType::F64, DType::I64, DType::I32}) {
+    for (bool desc : {false, true}) {
+      std::vector<std::int64_t> ref(static_cast<std::size_t>(n));
+      std::iota(ref.begin(), ref.end(), 0);
+      std::vector<double> w = v;
+      if (is_int(dt)) {
+        for (auto& x : w) x = std::isfinite(x) ? std::trunc(x * 4.0) : (x > 0 ? 1e6 : -1e6);
+      }
+      std::stable_sort(ref.begin(), ref.end(), [&](std::int64_t a, std::int64_t b) {
+        return desc ? nan_last_less(w[b], w[a]) : nan_last_less(w[a], w[b]);
+      });
+      std::vector<std::int64_t> got;
+      if (is_int(dt)) {
+        const auto x = Tensor<B, 1, Int>::from_data(TensorData(w, Shape{n}).convert(dt));
+        got = x.argsort(0, desc).template to_vec<std::int64_t>();
+      } else {
+        const auto x = Tensor<B, 1>::from_data(TensorData(w, Shape{n}), {}, dt);
+        auto [vals, idx] = x.sort_with_indices(0, desc);
+        got = idx.template to_vec<std::int64_t>();
+        const auto sv = vals.template to_vec<double>();
+        for (std::size_t k = 0; k < sv.size(); ++k) {
+          const double e = w[static_cast<std::size_t>(ref[k])];
+          if (std::isnan(e)) EXPECT_TRUE(std::isnan(sv[k]));
+          else EXPECT_EQ(sv[k], e);
+        }
+      }
+      EXPECT_EQ(got, ref) << dtype_name(dt) << (desc ? " descending" : " ascending");
+    }
+  }
+}
