@@ -28,14 +28,18 @@ using acc_t = std::conditional_t<is_fp<T>, double, i64>;
 
 template <class T>
 inline acc_t<T> to_acc(T v) {
-  if constexpr (is_fp<T>) return static_cast<double>(static_cast<compute_t<T>>(v));
-  else return static_cast<i64>(v);
+  if constexpr (is_fp<T>)
+    return static_cast<double>(static_cast<compute_t<T>>(v));
+  else
+    return static_cast<i64>(v);
 }
 
 template <class T, class A>
 inline T from_acc(A a) {
-  if constexpr (std::is_same_v<T, f16> || std::is_same_v<T, bf16>) return T(static_cast<float>(a));
-  else return static_cast<T>(a);
+  if constexpr (std::is_same_v<T, f16> || std::is_same_v<T, bf16>)
+    return T(static_cast<float>(a));
+  else
+    return static_cast<T>(a);
 }
 
 /// Column tasks of the contiguous outer-dim path: (outer, column chunk) pairs.
@@ -152,6 +156,12 @@ void arg_values(const CpuTensor& x, i64 dim, T* vals, i64* idx) {
         if (isnan_v(best)) {
           while (!isnan_v(p[k])) ++k;
         } else {
+          // skip 64-element chunks without a match (vectorised OR), then scan
+          for (; k + 64 <= n; k += 64) {
+            bool hit = false;
+            for (int q = 0; q < 64; ++q) hit |= p[k + q] == best;
+            if (hit) break;
+          }
           while (p[k] != best) ++k;
         }
         idx[j] = k;
@@ -165,8 +175,10 @@ void arg_values(const CpuTensor& x, i64 dim, T* vals, i64* idx) {
     for (i64 k = 1; k < n; ++k) {
       const C v = static_cast<C>(p[k * s]);
       bool take;
-      if constexpr (is_fp<T>) take = (M::value ? v > best : v < best) || (v != v && best == best);
-      else take = M::value ? v > best : v < best;
+      if constexpr (is_fp<T>)
+        take = (M::value ? v > best : v < best) || (v != v && best == best);
+      else
+        take = M::value ? v > best : v < best;
       if (take) {
         best = v;
         bi = k;
@@ -260,13 +272,15 @@ CpuTensor ReduceOps::prod_dim(const CpuTensor& x, i64 dim) {
 
 CpuTensor ReduceOps::max_dim(const CpuTensor& x, i64 dim) {
   CpuTensor out = alloc(rd::keep_dim(x.shape, dim), x.dtype);
-  rd::visit_numeric(x.dtype, [&]<class T>() { rd::ext_values<std::true_type, T>(x, dim, out.data<T>()); });
+  rd::visit_numeric(x.dtype,
+                    [&]<class T>() { rd::ext_values<std::true_type, T>(x, dim, out.data<T>()); });
   return out;
 }
 
 CpuTensor ReduceOps::min_dim(const CpuTensor& x, i64 dim) {
   CpuTensor out = alloc(rd::keep_dim(x.shape, dim), x.dtype);
-  rd::visit_numeric(x.dtype, [&]<class T>() { rd::ext_values<std::false_type, T>(x, dim, out.data<T>()); });
+  rd::visit_numeric(x.dtype,
+                    [&]<class T>() { rd::ext_values<std::false_type, T>(x, dim, out.data<T>()); });
   return out;
 }
 
@@ -373,7 +387,11 @@ CpuTensor any_all(const CpuTensor& x, i64 dim) {
 }
 }  // namespace
 
-CpuTensor ReduceOps::any_dim(const CpuTensor& x, i64 dim) { return any_all<true>(x, dim); }
-CpuTensor ReduceOps::all_dim(const CpuTensor& x, i64 dim) { return any_all<false>(x, dim); }
+CpuTensor ReduceOps::any_dim(const CpuTensor& x, i64 dim) {
+  return any_all<true>(x, dim);
+}
+CpuTensor ReduceOps::all_dim(const CpuTensor& x, i64 dim) {
+  return any_all<false>(x, dim);
+}
 
 }  // namespace ember::cpu

@@ -18,8 +18,8 @@ template <class T>
 using store_t = std::conditional_t<std::is_same_v<T, bool>, std::uint8_t, T>;
 
 template <class T>
-inline constexpr bool is_fp = std::is_floating_point_v<T> || std::is_same_v<T, f16> ||
-                              std::is_same_v<T, bf16>;
+inline constexpr bool is_fp =
+    std::is_floating_point_v<T> || std::is_same_v<T, f16> || std::is_same_v<T, bf16>;
 
 /// The lines of `x` along `dim`: line j (j in [0, count), in row-major order of the
 /// reduced shape) starts at element offset base(j) of x's storage and has `n` elements
@@ -30,7 +30,8 @@ struct Lines {
   std::vector<i64> bases;
 
   i64 base(i64 j) const {
-    return contiguous ? offset + (j / inner) * n * inner + j % inner : bases[static_cast<std::size_t>(j)];
+    return contiguous ? offset + (j / inner) * n * inner + j % inner
+                      : bases[static_cast<std::size_t>(j)];
   }
   /// Offset of element k of line j in a contiguous tensor of x's shape.
   i64 out_base(i64 j) const { return (j / inner) * n * inner + j % inner; }
@@ -65,7 +66,9 @@ inline Shape keep_dim(const Shape& s, i64 dim) {
 }
 
 /// Grain (in lines) so that a chunk has about kParallelGrain elements.
-inline i64 line_grain(i64 n) { return std::max<i64>(1, kParallelGrain / std::max<i64>(n, 1)); }
+inline i64 line_grain(i64 n) {
+  return std::max<i64>(1, kParallelGrain / std::max<i64>(n, 1));
+}
 
 /// Runs f(j, const S* line_base, stride, n) for every line j in parallel.
 template <class S, class F>
@@ -78,8 +81,10 @@ void for_lines(const CpuTensor& x, const Lines& L, F&& f) {
 
 template <class T>
 inline bool isnan_v(T v) {
-  if constexpr (is_fp<T>) return std::isnan(static_cast<double>(static_cast<compute_t<T>>(v)));
-  else return false;
+  if constexpr (is_fp<T>)
+    return std::isnan(static_cast<double>(static_cast<compute_t<T>>(v)));
+  else
+    return false;
 }
 
 /// Visits every dtype but bool (numeric kernels).

@@ -18,13 +18,17 @@ using acc_t = std::conditional_t<rd::is_fp<T>, double, i64>;
 
 template <class T>
 inline acc_t<T> to_acc(T v) {
-  if constexpr (rd::is_fp<T>) return static_cast<double>(static_cast<compute_t<T>>(v));
-  else return static_cast<i64>(v);
+  if constexpr (rd::is_fp<T>)
+    return static_cast<double>(static_cast<compute_t<T>>(v));
+  else
+    return static_cast<i64>(v);
 }
 template <class T, class A>
 inline T from_acc(A a) {
-  if constexpr (std::is_same_v<T, f16> || std::is_same_v<T, bf16>) return T(static_cast<float>(a));
-  else return static_cast<T>(a);
+  if constexpr (std::is_same_v<T, f16> || std::is_same_v<T, bf16>)
+    return T(static_cast<float>(a));
+  else
+    return static_cast<T>(a);
 }
 
 enum class Scan { Sum, Prod, Max, Min };
@@ -42,8 +46,10 @@ CpuTensor scan(const CpuTensor& x, i64 dim) {
       if constexpr (S == Scan::Sum || S == Scan::Prod) {
         acc_t<T> a = S == Scan::Sum ? 0 : 1;
         for (i64 k = 0; k < n; ++k) {
-          if constexpr (S == Scan::Sum) a += to_acc(p[k * s]);
-          else a *= to_acc(p[k * s]);
+          if constexpr (S == Scan::Sum)
+            a += to_acc(p[k * s]);
+          else
+            a *= to_acc(p[k * s]);
           q[k * os] = from_acc<T>(a);
         }
       } else {
@@ -70,9 +76,17 @@ CpuTensor scan(const CpuTensor& x, i64 dim) {
 
 }  // namespace
 
-CpuTensor ReduceOps::cumsum(const CpuTensor& x, i64 dim) { return scan<Scan::Sum>(x, dim); }
-CpuTensor ReduceOps::cumprod(const CpuTensor& x, i64 dim) { return scan<Scan::Prod>(x, dim); }
-CpuTensor ReduceOps::cummax(const CpuTensor& x, i64 dim) { return scan<Scan::Max>(x, dim); }
-CpuTensor ReduceOps::cummin(const CpuTensor& x, i64 dim) { return scan<Scan::Min>(x, dim); }
+CpuTensor ReduceOps::cumsum(const CpuTensor& x, i64 dim) {
+  return scan<Scan::Sum>(x, dim);
+}
+CpuTensor ReduceOps::cumprod(const CpuTensor& x, i64 dim) {
+  return scan<Scan::Prod>(x, dim);
+}
+CpuTensor ReduceOps::cummax(const CpuTensor& x, i64 dim) {
+  return scan<Scan::Max>(x, dim);
+}
+CpuTensor ReduceOps::cummin(const CpuTensor& x, i64 dim) {
+  return scan<Scan::Min>(x, dim);
+}
 
 }  // namespace ember::cpu

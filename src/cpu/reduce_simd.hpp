@@ -21,9 +21,9 @@ using total_t = std::conditional_t<std::is_integral_v<S>, std::int64_t, double>;
 
 /// Types with SIMD kernels.
 template <class S>
-inline constexpr bool simd_type = std::is_same_v<S, float> || std::is_same_v<S, double> ||
-                                  std::is_same_v<S, std::int32_t> ||
-                                  std::is_same_v<S, std::int64_t>;
+inline constexpr bool simd_type =
+    std::is_same_v<S, float> || std::is_same_v<S, double> || std::is_same_v<S, std::int32_t> ||
+    std::is_same_v<S, std::int64_t>;
 
 inline constexpr std::int64_t kSumBlock = 4096;  // elements summed in lanes before the total
 inline constexpr std::int64_t kColChunk = 256;   // kept columns processed together
@@ -75,8 +75,10 @@ EMBER_RD_INLINE void col_sum_impl(const S* x, std::int64_t n, std::int64_t ld, s
 /// v beats a for max (Max) / min; NaN beats everything (NaN propagates).
 template <bool Max, class S>
 EMBER_RD_INLINE bool beats(S v, S a) {
-  if constexpr (std::is_integral_v<S>) return Max ? v > a : v < a;
-  else return (Max ? v > a : v < a) || v != v;
+  if constexpr (std::is_integral_v<S>)
+    return Max ? v > a : v < a;
+  else
+    return (Max ? v > a : v < a) || v != v;
 }
 
 /// Max (M::value) or min of x[0, n), n >= 1, NaN propagating.
@@ -131,8 +133,10 @@ EMBER_RD_INLINE void col_arg_impl(const S* x, std::int64_t n, std::int64_t ld, s
     for (std::int64_t i = 0; i < cols; ++i) {
       const S v = r[i];
       bool take;
-      if constexpr (std::is_integral_v<S>) take = M::value ? v > val[i] : v < val[i];
-      else take = (M::value ? v > val[i] : v < val[i]) || (v != v && val[i] == val[i]);
+      if constexpr (std::is_integral_v<S>)
+        take = M::value ? v > val[i] : v < val[i];
+      else
+        take = (M::value ? v > val[i] : v < val[i]) || (v != v && val[i] == val[i]);
       val[i] = take ? v : val[i];
       idx[i] = take ? k : idx[i];
     }
@@ -158,26 +162,29 @@ inline Isa cpu_isa() {
 #define EMBER_RD_TARGET_256 __attribute__((target("avx2,fma")))
 
 /// Defines name(args...) dispatching to copies of impl compiled per ISA.
-#define EMBER_RD_MULTIVERSION(name, impl)                                        \
-  template <class... Tp, class... Args>                                          \
-  EMBER_RD_TARGET_512 auto name##_avx512(Args... a) {                            \
-    return impl<Tp...>(a...);                                                    \
-  }                                                                              \
-  template <class... Tp, class... Args>                                          \
-  EMBER_RD_TARGET_256 auto name##_avx2(Args... a) {                              \
-    return impl<Tp...>(a...);                                                    \
-  }                                                                              \
-  template <class... Tp, class... Args>                                          \
-  auto name##_base(Args... a) {                                                  \
-    return impl<Tp...>(a...);                                                    \
-  }                                                                              \
-  template <class... Tp, class... Args>                                          \
-  auto name(Args... a) {                                                         \
-    switch (cpu_isa()) {                                                         \
-      case Isa::Avx512: return name##_avx512<Tp...>(a...);                       \
-      case Isa::Avx2: return name##_avx2<Tp...>(a...);                           \
-      default: return name##_base<Tp...>(a...);                                  \
-    }                                                                            \
+#define EMBER_RD_MULTIVERSION(name, impl)             \
+  template <class... Tp, class... Args>               \
+  EMBER_RD_TARGET_512 auto name##_avx512(Args... a) { \
+    return impl<Tp...>(a...);                         \
+  }                                                   \
+  template <class... Tp, class... Args>               \
+  EMBER_RD_TARGET_256 auto name##_avx2(Args... a) {   \
+    return impl<Tp...>(a...);                         \
+  }                                                   \
+  template <class... Tp, class... Args>               \
+  auto name##_base(Args... a) {                       \
+    return impl<Tp...>(a...);                         \
+  }                                                   \
+  template <class... Tp, class... Args>               \
+  auto name(Args... a) {                              \
+    switch (cpu_isa()) {                              \
+      case Isa::Avx512:                               \
+        return name##_avx512<Tp...>(a...);            \
+      case Isa::Avx2:                                 \
+        return name##_avx2<Tp...>(a...);              \
+      default:                                        \
+        return name##_base<Tp...>(a...);              \
+    }                                                 \
   }
 
 }  // namespace ember::cpu::rd

@@ -4,8 +4,8 @@
 // last ascending, first descending).
 #include <algorithm>
 #include <bit>
-#include <limits>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <type_traits>
 #include <vector>
@@ -42,8 +42,10 @@ void gather(const T* p, i64 s, i64 n, std::vector<key_t<T>>& keys) {
 
 template <class T>
 inline T from_key(key_t<T> v) {
-  if constexpr (std::is_same_v<T, f16> || std::is_same_v<T, bf16>) return T(v);
-  else return v;
+  if constexpr (std::is_same_v<T, f16> || std::is_same_v<T, bf16>)
+    return T(v);
+  else
+    return v;
 }
 
 /// Order-preserving unsigned key of a sortable value: NaN (any sign) maps above +inf and

@@ -48,25 +48,14 @@ Tensor<B, 2> mat(std::int64_t r, std::int64_t c, DType dt = DType::F32) {
   return Tensor<B, 2>::from_data(TensorData(iota_vals(r * c), Shape{r, c}), {}, dt);
 }
 
-void expect_vec_near(const std::vector<double>& a, const std::vector<double>& b, double tol) {
-  ASSERT_EQ(a.size(), b.size());
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (std::isnan(b[i])) {
-      EXPECT_TRUE(std::isnan(a[i])) << "at " << i;
-    } else {
-      EXPECT_NEAR(a[i], b[i], tol * (1 + std::abs(b[i]))) << "at " << i;
-    }
-  }
-}
-
 }  // namespace
 
 // ---- non-contiguous inputs ---------------------------------------------------------------
 
 TYPED_TEST(ReduceTest, TransposedViewReductionsMatchContiguous) {
   using B = TypeParam;
-  const auto x = mat<B>(5, 7);                  // [5, 7]
-  const auto xt = swap_last_view(x);            // [7, 5] view, strides (1, 7)
+  const auto x = mat<B>(5, 7);        // [5, 7]
+  const auto xt = swap_last_view(x);  // [7, 5] view, strides (1, 7)
   ASSERT_FALSE(xt.primitive().is_contiguous());
   const auto c = Tensor<B, 2>::from_data(xt.into_data());  // contiguous copy
   for (std::int64_t d : {0, 1}) {
@@ -94,8 +83,10 @@ TYPED_TEST(ReduceTest, LargeTransposedViewUsesStrideOneLines) {
   const auto x = mat<B>(300, 257);
   const auto xt = swap_last_view(x);  // [257, 300]; reducing dim 0 walks stride-1 lines
   const auto c = Tensor<B, 2>::from_data(xt.into_data());
-  ember::test::expect_approx(xt.sum_dim(0).into_data(), c.sum_dim(0).into_data(), Tolerance::rel_abs(1e-5, 1e-5));
-  ember::test::expect_approx(xt.sum_dim(1).into_data(), c.sum_dim(1).into_data(), Tolerance::rel_abs(1e-5, 1e-5));
+  ember::test::expect_approx(xt.sum_dim(0).into_data(), c.sum_dim(0).into_data(),
+                             Tolerance::rel_abs(1e-5, 1e-5));
+  ember::test::expect_approx(xt.sum_dim(1).into_data(), c.sum_dim(1).into_data(),
+                             Tolerance::rel_abs(1e-5, 1e-5));
   ember::test::expect_eq(xt.max_dim(0).into_data(), c.max_dim(0).into_data());
   ember::test::expect_eq(xt.argmin(0).into_data(), c.argmin(0).into_data());
   ember::test::expect_eq(xt.argmax(1).into_data(), c.argmax(1).into_data());
@@ -107,11 +98,14 @@ TYPED_TEST(ReduceTest, ExpandedStrideZeroView) {
   p.shape = Shape{4, 3};
   p.strides = {0, 1};  // the row repeated 4 times
   const Tensor<B, 2> x(p);
-  ember::test::expect_approx(x.sum_dim(0).into_data(), TensorData(std::vector<float>{4, 8, 12}, Shape{1, 3}));
+  ember::test::expect_approx(x.sum_dim(0).into_data(),
+                             TensorData(std::vector<float>{4, 8, 12}, Shape{1, 3}));
   ember::test::expect_approx(x.sum().into_data(), TensorData(std::vector<float>{24}, Shape{1}));
-  ember::test::expect_eq(x.argmax(0).into_data(), TensorData(std::vector<std::int64_t>{0, 0, 0}, Shape{1, 3}));
-  ember::test::expect_approx(x.cumsum(0).into_data(),
-                             TensorData(std::vector<float>{1, 2, 3, 2, 4, 6, 3, 6, 9, 4, 8, 12}, Shape{4, 3}));
+  ember::test::expect_eq(x.argmax(0).into_data(),
+                         TensorData(std::vector<std::int64_t>{0, 0, 0}, Shape{1, 3}));
+  ember::test::expect_approx(
+      x.cumsum(0).into_data(),
+      TensorData(std::vector<float>{1, 2, 3, 2, 4, 6, 3, 6, 9, 4, 8, 12}, Shape{4, 3}));
 }
 
 TYPED_TEST(ReduceTest, SlicedViewWithOffset) {
@@ -123,11 +117,14 @@ TYPED_TEST(ReduceTest, SlicedViewWithOffset) {
   p.offset = 8;
   p.shape = Shape{2, 3};
   const Tensor<B, 2, Int> x(p);  // [[8, 9, 10], [14, 15, 16]]
-  ember::test::expect_eq(x.sum_dim(1).into_data(), TensorData(std::vector<std::int64_t>{27, 45}, Shape{2, 1}));
+  ember::test::expect_eq(x.sum_dim(1).into_data(),
+                         TensorData(std::vector<std::int64_t>{27, 45}, Shape{2, 1}));
   ember::test::expect_eq(x.sum().into_data(), TensorData(std::vector<std::int64_t>{72}, Shape{1}));
-  ember::test::expect_eq(x.min_dim(0).into_data(), TensorData(std::vector<std::int64_t>{8, 9, 10}, Shape{1, 3}));
-  ember::test::expect_eq(x.cumprod(0).into_data(),
-                         TensorData(std::vector<std::int64_t>{8, 9, 10, 112, 135, 160}, Shape{2, 3}));
+  ember::test::expect_eq(x.min_dim(0).into_data(),
+                         TensorData(std::vector<std::int64_t>{8, 9, 10}, Shape{1, 3}));
+  ember::test::expect_eq(
+      x.cumprod(0).into_data(),
+      TensorData(std::vector<std::int64_t>{8, 9, 10, 112, 135, 160}, Shape{2, 3}));
   ember::test::expect_eq(x.sort(0, true).into_data(),
                          TensorData(std::vector<std::int64_t>{14, 15, 16, 8, 9, 10}, Shape{2, 3}));
 }
@@ -139,7 +136,8 @@ TYPED_TEST(ReduceTest, Permuted3dMiddleDim) {
   const auto c = Tensor<B, 3>::from_data(xt.into_data());
   for (std::int64_t d : {0, 1, 2, -1}) {
     ember::test::expect_approx(xt.mean_dim(d).into_data(), c.mean_dim(d).into_data());
-    ember::test::expect_eq(xt.max_dim_with_indices(d).second.into_data(), c.max_dim_with_indices(d).second.into_data());
+    ember::test::expect_eq(xt.max_dim_with_indices(d).second.into_data(),
+                           c.max_dim_with_indices(d).second.into_data());
     ember::test::expect_approx(xt.cumprod(d).into_data(), c.cumprod(d).into_data());
   }
 }
@@ -151,8 +149,10 @@ TYPED_TEST(ReduceTest, EmptySumIsZeroProdIsOne) {
   const auto x = Tensor<B, 2>::zeros(Shape{0, 3});
   ember::test::expect_eq(x.sum().into_data(), TensorData(std::vector<float>{0}, Shape{1}));
   ember::test::expect_eq(x.prod().into_data(), TensorData(std::vector<float>{1}, Shape{1}));
-  ember::test::expect_eq(x.sum_dim(0).into_data(), TensorData(std::vector<float>{0, 0, 0}, Shape{1, 3}));
-  ember::test::expect_eq(x.prod_dim(0).into_data(), TensorData(std::vector<float>{1, 1, 1}, Shape{1, 3}));
+  ember::test::expect_eq(x.sum_dim(0).into_data(),
+                         TensorData(std::vector<float>{0, 0, 0}, Shape{1, 3}));
+  ember::test::expect_eq(x.prod_dim(0).into_data(),
+                         TensorData(std::vector<float>{1, 1, 1}, Shape{1, 3}));
   EXPECT_EQ(x.sum_dim(1).shape(), (Shape{0, 1}));
   EXPECT_TRUE(std::isnan(x.mean().into_scalar()));
   const auto xi = Tensor<B, 1, Int>::zeros(Shape{0});
@@ -170,7 +170,9 @@ TYPED_TEST(ReduceTest, EmptyScansSortsAndBoolReductions) {
   EXPECT_EQ(x.topk(0, 1).shape(), (Shape{2, 0}));
   EXPECT_FALSE(x.any().into_scalar());
   EXPECT_TRUE(x.all().into_scalar());
-  ember::test::expect_eq(x.all_dim(1).into_data(), TensorData(std::vector<std::uint8_t>{1, 1}, Shape{2, 1}).convert(DType::Bool));
+  ember::test::expect_eq(
+      x.all_dim(1).into_data(),
+      TensorData(std::vector<std::uint8_t>{1, 1}, Shape{2, 1}).convert(DType::Bool));
   const auto v = x.var(1);
   EXPECT_TRUE(std::isnan(v.template to_vec<double>()[0]));
 }
@@ -178,18 +180,24 @@ TYPED_TEST(ReduceTest, EmptyScansSortsAndBoolReductions) {
 TYPED_TEST(ReduceTest, EmptyMaxMinArgmaxMedianThrow) {
   using B = TypeParam;
   const auto x = Tensor<B, 2>::zeros(Shape{0, 3});
-  EMBER_EXPECT_THROW_MSG(x.max(), ShapeError, "[max] cannot reduce an empty tensor of shape [0, 3]");
+  EMBER_EXPECT_THROW_MSG(x.max(), ShapeError,
+                         "[max] cannot reduce an empty tensor of shape [0, 3]");
   EMBER_EXPECT_THROW_MSG(x.min(), ShapeError, "[min] cannot reduce an empty tensor");
   EMBER_EXPECT_THROW_MSG(x.max_abs(), ShapeError, "[max_abs] cannot reduce an empty tensor");
   EMBER_EXPECT_THROW_MSG(x.median(), ShapeError, "[median] cannot reduce an empty tensor");
-  EMBER_EXPECT_THROW_MSG(x.max_dim(0), ShapeError, "[max_dim] cannot reduce over dim 0 of size 0 of tensor of shape [0, 3]");
-  EMBER_EXPECT_THROW_MSG(x.min_dim(-2), ShapeError, "[min_dim] cannot reduce over dim -2 of size 0");
+  EMBER_EXPECT_THROW_MSG(x.max_dim(0), ShapeError,
+                         "[max_dim] cannot reduce over dim 0 of size 0 of tensor of shape [0, 3]");
+  EMBER_EXPECT_THROW_MSG(x.min_dim(-2), ShapeError,
+                         "[min_dim] cannot reduce over dim -2 of size 0");
   EMBER_EXPECT_THROW_MSG(x.argmax(0), ShapeError, "[argmax] cannot reduce over dim 0 of size 0");
   EMBER_EXPECT_THROW_MSG(x.argmin(0), ShapeError, "[argmin] cannot reduce over dim 0 of size 0");
-  EMBER_EXPECT_THROW_MSG(x.max_dim_with_indices(0), ShapeError, "[max_dim_with_indices] cannot reduce");
-  EMBER_EXPECT_THROW_MSG(x.min_dim_with_indices(0), ShapeError, "[min_dim_with_indices] cannot reduce");
+  EMBER_EXPECT_THROW_MSG(x.max_dim_with_indices(0), ShapeError,
+                         "[max_dim_with_indices] cannot reduce");
+  EMBER_EXPECT_THROW_MSG(x.min_dim_with_indices(0), ShapeError,
+                         "[min_dim_with_indices] cannot reduce");
   EMBER_EXPECT_THROW_MSG(x.max_abs_dim(0), ShapeError, "[max_abs_dim] cannot reduce");
-  EMBER_EXPECT_THROW_MSG(x.median_dim(0), ShapeError, "[median_dim] cannot reduce over dim 0 of size 0");
+  EMBER_EXPECT_THROW_MSG(x.median_dim(0), ShapeError,
+                         "[median_dim] cannot reduce over dim 0 of size 0");
   // reducing the non-empty dim of an empty tensor is fine: result [0, 1]
   EXPECT_EQ(x.max_dim(1).shape(), (Shape{0, 1}));
   EXPECT_EQ(x.argmax(1).shape(), (Shape{0, 1}));
@@ -202,7 +210,8 @@ TYPED_TEST(ReduceTest, DimOutOfRangeThrowsForEveryOp) {
   const auto x = mat<B>(2, 3);
   const auto xi = Tensor<B, 2, Int>::ones(Shape{2, 3});
   const auto xb = Tensor<B, 2, Bool>::ones(Shape{2, 3});
-  EMBER_EXPECT_THROW_MSG(x.sum_dim(2), ShapeError, "[sum_dim] dim 2 is out of range for a tensor of rank 2");
+  EMBER_EXPECT_THROW_MSG(x.sum_dim(2), ShapeError,
+                         "[sum_dim] dim 2 is out of range for a tensor of rank 2");
   EMBER_EXPECT_THROW_MSG(x.mean_dim(-3), ShapeError, "[mean_dim] dim -3 is out of range");
   EMBER_EXPECT_THROW_MSG(x.prod_dim(5), ShapeError, "[prod_dim] dim 5");
   EMBER_EXPECT_THROW_MSG(x.max_dim(2), ShapeError, "[max_dim] dim 2");
@@ -233,9 +242,12 @@ TYPED_TEST(ReduceTest, DimOutOfRangeThrowsForEveryOp) {
 TYPED_TEST(ReduceTest, TopkKOutOfRangeThrows) {
   using B = TypeParam;
   const auto x = mat<B>(2, 3);
-  EMBER_EXPECT_THROW_MSG(x.topk(4, 1), ValueError, "[topk] k = 4 is out of range for dim 1 of size 3 of tensor of shape [2, 3]");
+  EMBER_EXPECT_THROW_MSG(
+      x.topk(4, 1), ValueError,
+      "[topk] k = 4 is out of range for dim 1 of size 3 of tensor of shape [2, 3]");
   EMBER_EXPECT_THROW_MSG(x.topk(-1, 0), ValueError, "[topk] k = -1 is out of range");
-  EMBER_EXPECT_THROW_MSG(x.topk_with_indices(3, 0), ValueError, "[topk_with_indices] k = 3 is out of range for dim 0 of size 2");
+  EMBER_EXPECT_THROW_MSG(x.topk_with_indices(3, 0), ValueError,
+                         "[topk_with_indices] k = 3 is out of range for dim 0 of size 2");
   EXPECT_EQ(x.topk(3, 1).shape(), (Shape{2, 3}));  // k == n is fine
 }
 
@@ -249,7 +261,8 @@ TYPED_TEST(ReduceTest, SumOfManyOnesIsExact) {
   EXPECT_EQ(x.sum().into_scalar(), 20'000'000.0);
   EXPECT_EQ(x.mean().into_scalar(), 1.0);
   const auto y = Tensor<B, 2>::ones(Shape{2, n / 2});
-  ember::test::expect_eq(y.sum_dim(1).into_data(), TensorData(std::vector<float>{1e7f, 1e7f}, Shape{2, 1}));
+  ember::test::expect_eq(y.sum_dim(1).into_data(),
+                         TensorData(std::vector<float>{1e7f, 1e7f}, Shape{2, 1}));
 }
 
 TYPED_TEST(ReduceTest, SumAccuracyVsF64) {
@@ -264,7 +277,8 @@ TYPED_TEST(ReduceTest, SumAccuracyVsF64) {
   const auto x2 = x.template reshape<2>({4096, 1024});
   const auto cols = x2.sum_dim(0).template to_vec<double>();
   double c0 = 0;
-  for (std::int64_t r = 0; r < 4096; ++r) c0 += static_cast<double>(v[static_cast<std::size_t>(r * 1024)]);
+  for (std::int64_t r = 0; r < 4096; ++r)
+    c0 += static_cast<double>(v[static_cast<std::size_t>(r * 1024)]);
   EXPECT_NEAR(cols[0], c0, 1e-6 * 4096);
 }
 
@@ -273,10 +287,11 @@ TYPED_TEST(ReduceTest, HalfSumsAccumulateInFloat) {
   for (DType dt : {DType::F16, DType::BF16}) {
     // 4096 ones: a f16 running sum would stop at 2048, bf16 at 256
     const auto x = Tensor<B, 2>::ones(Shape{2, 4096}, {}, dt);
-    ember::test::expect_eq(x.sum_dim(1).into_data(), TensorData(std::vector<float>{4096, 4096}, Shape{2, 1}).convert(dt));
-    ember::test::expect_eq(x.sum().into_data(), TensorData(std::vector<float>{8192}, Shape{1}).convert(dt));
-    ember::test::expect_eq(x.cumsum(1).template to_vec<float>().back() == 4096.0f ? TensorData(std::vector<float>{1}, Shape{1}) : TensorData(std::vector<float>{0}, Shape{1}),
-                           TensorData(std::vector<float>{1}, Shape{1}));
+    ember::test::expect_eq(x.sum_dim(1).into_data(),
+                           TensorData(std::vector<float>{4096, 4096}, Shape{2, 1}).convert(dt));
+    ember::test::expect_eq(x.sum().into_data(),
+                           TensorData(std::vector<float>{8192}, Shape{1}).convert(dt));
+    EXPECT_EQ(x.cumsum(1).template to_vec<float>().back(), 4096.0f);
     EXPECT_EQ(x.sum().dtype(), dt);
   }
 }
@@ -298,17 +313,19 @@ TYPED_TEST(ReduceTest, LargeRowsMaxArgmaxWithNaN) {
   using B = TypeParam;
   const std::int64_t n = 100'003;
   std::vector<double> v = iota_vals(2 * n);
-  v[static_cast<std::size_t>(7777)] = 5.0;                 // row 0 max
-  v[static_cast<std::size_t>(n + 50'001)] = kNaN;          // row 1: NaN in the middle
+  v[static_cast<std::size_t>(7777)] = 5.0;         // row 0 max
+  v[static_cast<std::size_t>(n + 50'001)] = kNaN;  // row 1: NaN in the middle
   v[static_cast<std::size_t>(n + 60'000)] = 9.0;
-  v[static_cast<std::size_t>(n - 1)] = -7.0;               // row 0 min at the tail
+  v[static_cast<std::size_t>(n - 1)] = -7.0;  // row 0 min at the tail
   for (DType dt : {DType::F32, DType::F64}) {
     const auto x = Tensor<B, 2>::from_data(TensorData(v, Shape{2, n}), {}, dt);
     const auto mx = x.max_dim(1).template to_vec<double>();
     EXPECT_EQ(mx[0], 5.0);
     EXPECT_TRUE(std::isnan(mx[1]));
-    ember::test::expect_eq(x.argmax(1).into_data(), TensorData(std::vector<std::int64_t>{7777, 50'001}, Shape{2, 1}));
-    ember::test::expect_eq(x.argmin(1).into_data(), TensorData(std::vector<std::int64_t>{n - 1, 50'001}, Shape{2, 1}));
+    ember::test::expect_eq(x.argmax(1).into_data(),
+                           TensorData(std::vector<std::int64_t>{7777, 50'001}, Shape{2, 1}));
+    ember::test::expect_eq(x.argmin(1).into_data(),
+                           TensorData(std::vector<std::int64_t>{n - 1, 50'001}, Shape{2, 1}));
     EXPECT_EQ(x.min_dim(1).template to_vec<double>()[0], -7.0);
     EXPECT_TRUE(std::isnan(x.max().into_scalar()));
   }
@@ -318,9 +335,9 @@ TYPED_TEST(ReduceTest, LargeColumnReductions) {
   using B = TypeParam;
   const std::int64_t r = 513, c = 300;
   std::vector<double> v = iota_vals(r * c);
-  v[static_cast<std::size_t>(200 * c + 5)] = 10.0;   // col 5 max at row 200
-  v[static_cast<std::size_t>(300 * c + 5)] = 10.0;   // tie at row 300 -> 200 wins
-  v[static_cast<std::size_t>(100 * c + 299)] = kNaN; // col 299 NaN at row 100
+  v[static_cast<std::size_t>(200 * c + 5)] = 10.0;    // col 5 max at row 200
+  v[static_cast<std::size_t>(300 * c + 5)] = 10.0;    // tie at row 300 -> 200 wins
+  v[static_cast<std::size_t>(100 * c + 299)] = kNaN;  // col 299 NaN at row 100
   const auto x = Tensor<B, 2>::from_data(TensorData(v, Shape{r, c}));
   const auto idx = x.argmax(0).template to_vec<std::int64_t>();
   EXPECT_EQ(idx[5], 200);
@@ -330,7 +347,8 @@ TYPED_TEST(ReduceTest, LargeColumnReductions) {
   EXPECT_TRUE(std::isnan(mx[299]));
   const auto s = x.sum_dim(0).template to_vec<double>();
   double ref = 0;
-  for (std::int64_t k = 0; k < r; ++k) ref += static_cast<double>(static_cast<float>(v[static_cast<std::size_t>(k * c + 7)]));
+  for (std::int64_t k = 0; k < r; ++k)
+    ref += static_cast<double>(static_cast<float>(v[static_cast<std::size_t>(k * c + 7)]));
   EXPECT_NEAR(s[7], ref, 1e-4);
   const auto xi = x.int_();
   EXPECT_EQ(xi.argmax(0).template to_vec<std::int64_t>()[5], 200);
@@ -366,7 +384,8 @@ TYPED_TEST(ReduceTest, VarianceOfOneElementIsNaNUnbiased) {
   const auto x = Tensor<B, 2>::from_floats({{3.0}, {5.0}});
   const auto v = x.var(1).template to_vec<double>();
   EXPECT_TRUE(std::isnan(v[0]) && std::isnan(v[1]));
-  ember::test::expect_eq(x.var_bias(1).into_data(), TensorData(std::vector<float>{0, 0}, Shape{2, 1}));
+  ember::test::expect_eq(x.var_bias(1).into_data(),
+                         TensorData(std::vector<float>{0, 0}, Shape{2, 1}));
   auto [vm, m] = x.var_mean(1);
   ember::test::expect_eq(m.into_data(), TensorData(std::vector<float>{3, 5}, Shape{2, 1}));
 }
@@ -391,7 +410,8 @@ TYPED_TEST(ReduceTest, ReduceOverSizeOneDimIsIdentity) {
   const auto x = Tensor<B, 3>::from_data(TensorData(iota_vals(6), Shape{2, 1, 3}));
   ember::test::expect_eq(x.sum_dim(1).into_data(), x.into_data());
   ember::test::expect_eq(x.max_dim(1).into_data(), x.into_data());
-  ember::test::expect_eq(x.argmax(1).into_data(), TensorData(std::vector<std::int64_t>(6, 0), Shape{2, 1, 3}));
+  ember::test::expect_eq(x.argmax(1).into_data(),
+                         TensorData(std::vector<std::int64_t>(6, 0), Shape{2, 1, 3}));
   ember::test::expect_eq(x.sort(1).into_data(), x.into_data());
   ember::test::expect_eq(x.cumprod(1).into_data(), x.into_data());
   ember::test::expect_eq(x.median_dim(1).into_data(), x.into_data());
@@ -401,9 +421,11 @@ TYPED_TEST(ReduceTest, SortIsStableForEqualKeysDescending) {
   using B = TypeParam;
   const auto x = Tensor<B, 1>::from_floats({1.0, 2.0, 1.0, 2.0, kNaN, 1.0});
   auto [v, i] = x.sort_with_indices(0, true);
-  ember::test::expect_eq(i.into_data(), TensorData(std::vector<std::int64_t>{4, 1, 3, 0, 2, 5}, Shape{6}));
+  ember::test::expect_eq(i.into_data(),
+                         TensorData(std::vector<std::int64_t>{4, 1, 3, 0, 2, 5}, Shape{6}));
   auto [va, ia] = x.sort_with_indices(0, false);
-  ember::test::expect_eq(ia.into_data(), TensorData(std::vector<std::int64_t>{0, 2, 5, 1, 3, 4}, Shape{6}));
+  ember::test::expect_eq(ia.into_data(),
+                         TensorData(std::vector<std::int64_t>{0, 2, 5, 1, 3, 4}, Shape{6}));
   EXPECT_TRUE(std::isnan(va.template to_vec<double>()[5]));
 }
 
@@ -421,13 +443,19 @@ TYPED_TEST(ReduceTest, TopkPutsNaNFirstAndBreaksTiesByIndex) {
 TYPED_TEST(ReduceTest, MaxAbsAndSmallIntDtypes) {
   using B = TypeParam;
   const auto x = Tensor<B, 2, Int>::from_ints({{-7, 3, 2}, {1, -1, 6}}, {}, DType::I8);
-  ember::test::expect_eq(x.max_abs_dim(1).into_data(), TensorData(std::vector<std::int64_t>{7, 6}, Shape{2, 1}).convert(DType::I8));
+  ember::test::expect_eq(
+      x.max_abs_dim(1).into_data(),
+      TensorData(std::vector<std::int64_t>{7, 6}, Shape{2, 1}).convert(DType::I8));
   EXPECT_EQ(x.max_abs().into_scalar(), 7);
-  ember::test::expect_eq(x.sum_dim(0).into_data(), TensorData(std::vector<std::int64_t>{-6, 2, 8}, Shape{1, 3}).convert(DType::I8));
+  ember::test::expect_eq(
+      x.sum_dim(0).into_data(),
+      TensorData(std::vector<std::int64_t>{-6, 2, 8}, Shape{1, 3}).convert(DType::I8));
   const auto u = Tensor<B, 1, Int>::from_ints({200, 10, 255}, {}, DType::U8);
   EXPECT_EQ(u.argmax(0).into_scalar(), 2);
   EXPECT_EQ(u.min().into_scalar(), 10);
-  ember::test::expect_eq(u.sort(0).into_data(), TensorData(std::vector<std::int64_t>{10, 200, 255}, Shape{3}).convert(DType::U8));
+  ember::test::expect_eq(
+      u.sort(0).into_data(),
+      TensorData(std::vector<std::int64_t>{10, 200, 255}, Shape{3}).convert(DType::U8));
   const auto s = Tensor<B, 1, Int>::from_ints({-5, 7, 0}, {}, DType::I16);
   EXPECT_EQ(s.cummin(0).template to_vec<std::int64_t>(), (std::vector<std::int64_t>{-5, -5, -5}));
 }
@@ -451,7 +479,8 @@ TYPED_TEST(ReduceTest, AnyAllTreatNaNAsTrue) {
 TYPED_TEST(ReduceTest, MedianOfIntsAndLowerMedian) {
   using B = TypeParam;
   const auto x = Tensor<B, 2, Int>::from_ints({{4, 1, 3, 2}, {9, 9, 9, 9}});
-  ember::test::expect_eq(x.median_dim(1).into_data(), TensorData(std::vector<std::int64_t>{2, 9}, Shape{2, 1}));
+  ember::test::expect_eq(x.median_dim(1).into_data(),
+                         TensorData(std::vector<std::int64_t>{2, 9}, Shape{2, 1}));
   EXPECT_EQ(x.median().into_scalar(), 4);
   EXPECT_EQ(x.median_dim_with_indices(1).second.template to_vec<std::int64_t>()[0], 3);
 }
@@ -472,7 +501,8 @@ TYPED_TEST(ReduceTest, LongLinesSortLikeAStableComparatorSort) {
   // long lines take the radix path: check against std::stable_sort with torch's order
   const std::int64_t n = 3001;
   std::vector<double> v(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < n; ++i) v[i] = std::round(std::sin(1.3 * static_cast<double>(i)) * 50.0) / 4.0;
+  for (std::int64_t i = 0; i < n; ++i)
+    v[i] = std::round(std::sin(1.3 * static_cast<double>(i)) * 50.0) / 4.0;
   v[10] = kNaN;
   v[20] = -kNaN;
   v[30] = kInf;
@@ -502,8 +532,10 @@ TYPED_TEST(ReduceTest, LongLinesSortLikeAStableComparatorSort) {
         const auto sv = vals.template to_vec<double>();
         for (std::size_t k = 0; k < sv.size(); ++k) {
           const double e = w[static_cast<std::size_t>(ref[k])];
-          if (std::isnan(e)) EXPECT_TRUE(std::isnan(sv[k]));
-          else EXPECT_EQ(sv[k], e);
+          if (std::isnan(e))
+            EXPECT_TRUE(std::isnan(sv[k]));
+          else
+            EXPECT_EQ(sv[k], e);
         }
       }
       EXPECT_EQ(got, ref) << dtype_name(dt) << (desc ? " descending" : " ascending");

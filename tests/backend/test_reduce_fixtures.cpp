@@ -17,7 +17,8 @@ void check_out(const Tn& actual, const FixtureCase& c, const std::string& key = 
   EXPECT_EQ(got.dtype(), expected.dtype()) << c.name;
   if (is_float(expected.dtype())) {
     Tolerance tol = Tolerance::rel_abs(1e-5, 1e-6);
-    if (c.has("tol")) tol = Tolerance::rel_abs(c.at("tol")[0].get<double>(), c.at("tol")[1].get<double>());
+    if (c.has("tol"))
+      tol = Tolerance::rel_abs(c.at("tol")[0].get<double>(), c.at("tol")[1].get<double>());
     ember::test::expect_approx(got, expected, tol);
   } else {
     ember::test::expect_eq(got, expected);
@@ -104,18 +105,25 @@ void run_kind(const FixtureCase& c) {
 template <class B, std::size_t D>
 void run_rank(const FixtureCase& c) {
   const DType dt = c.tensor("x").dtype();
-  if (is_float(dt)) run_kind<B, D, Float>(c);
-  else if (is_int(dt)) run_kind<B, D, Int>(c);
-  else run_kind<B, D, Bool>(c);
+  if (is_float(dt))
+    run_kind<B, D, Float>(c);
+  else if (is_int(dt))
+    run_kind<B, D, Int>(c);
+  else
+    run_kind<B, D, Bool>(c);
 }
 
 template <class B>
 void run_case(const FixtureCase& c) {
   switch (c.tensor("x").shape().rank()) {
-    case 1: return run_rank<B, 1>(c);
-    case 2: return run_rank<B, 2>(c);
-    case 3: return run_rank<B, 3>(c);
-    default: ADD_FAILURE() << "unsupported rank in " << c.name;
+    case 1:
+      return run_rank<B, 1>(c);
+    case 2:
+      return run_rank<B, 2>(c);
+    case 3:
+      return run_rank<B, 3>(c);
+    default:
+      ADD_FAILURE() << "unsupported rank in " << c.name;
   }
 }
 

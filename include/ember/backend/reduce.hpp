@@ -34,43 +34,64 @@
 namespace ember {
 
 template <class B>
-concept ReduceBackend =
-    CoreBackend<B> &&
+concept ReduceBackend = CoreBackend<B> &&
     requires(const typename B::FloatTensor& f, const typename B::IntTensor& i,
              const typename B::BoolTensor& b, std::int64_t d, bool desc) {
-      { B::float_sum_dim(f, d) } -> std::same_as<typename B::FloatTensor>;
-      { B::int_sum_dim(i, d) } -> std::same_as<typename B::IntTensor>;
-      { B::float_prod_dim(f, d) } -> std::same_as<typename B::FloatTensor>;
-      { B::int_prod_dim(i, d) } -> std::same_as<typename B::IntTensor>;
-      { B::float_mean_dim(f, d) } -> std::same_as<typename B::FloatTensor>;
-      { B::int_mean_dim(i, d) } -> std::same_as<typename B::IntTensor>;
-      { B::float_max_abs_dim(f, d) } -> std::same_as<typename B::FloatTensor>;
-      { B::int_max_abs_dim(i, d) } -> std::same_as<typename B::IntTensor>;
-      { B::float_max_dim_with_indices(f, d) } -> std::same_as<std::pair<typename B::FloatTensor, typename B::IntTensor>>;
-      { B::int_max_dim_with_indices(i, d) } -> std::same_as<std::pair<typename B::IntTensor, typename B::IntTensor>>;
-      { B::float_min_dim_with_indices(f, d) } -> std::same_as<std::pair<typename B::FloatTensor, typename B::IntTensor>>;
-      { B::int_min_dim_with_indices(i, d) } -> std::same_as<std::pair<typename B::IntTensor, typename B::IntTensor>>;
-      { B::float_var_mean(f, d, d) } -> std::same_as<std::pair<typename B::FloatTensor, typename B::FloatTensor>>;
-      { B::float_cumsum(f, d) } -> std::same_as<typename B::FloatTensor>;
-      { B::int_cumsum(i, d) } -> std::same_as<typename B::IntTensor>;
-      { B::float_cumprod(f, d) } -> std::same_as<typename B::FloatTensor>;
-      { B::int_cumprod(i, d) } -> std::same_as<typename B::IntTensor>;
-      { B::float_cummax(f, d) } -> std::same_as<typename B::FloatTensor>;
-      { B::int_cummax(i, d) } -> std::same_as<typename B::IntTensor>;
-      { B::float_cummin(f, d) } -> std::same_as<typename B::FloatTensor>;
-      { B::int_cummin(i, d) } -> std::same_as<typename B::IntTensor>;
-      { B::float_sort_with_indices(f, d, desc) } -> std::same_as<std::pair<typename B::FloatTensor, typename B::IntTensor>>;
-      { B::int_sort_with_indices(i, d, desc) } -> std::same_as<std::pair<typename B::IntTensor, typename B::IntTensor>>;
-      { B::float_topk_with_indices(f, d, d) } -> std::same_as<std::pair<typename B::FloatTensor, typename B::IntTensor>>;
-      { B::int_topk_with_indices(i, d, d) } -> std::same_as<std::pair<typename B::IntTensor, typename B::IntTensor>>;
-      { B::float_median_dim_with_indices(f, d) } -> std::same_as<std::pair<typename B::FloatTensor, typename B::IntTensor>>;
-      { B::int_median_dim_with_indices(i, d) } -> std::same_as<std::pair<typename B::IntTensor, typename B::IntTensor>>;
-      { B::float_any_dim(f, d) } -> std::same_as<typename B::BoolTensor>;
-      { B::int_any_dim(i, d) } -> std::same_as<typename B::BoolTensor>;
-      { B::bool_any_dim(b, d) } -> std::same_as<typename B::BoolTensor>;
-      { B::float_all_dim(f, d) } -> std::same_as<typename B::BoolTensor>;
-      { B::int_all_dim(i, d) } -> std::same_as<typename B::BoolTensor>;
-      { B::bool_all_dim(b, d) } -> std::same_as<typename B::BoolTensor>;
-    };
+  { B::float_sum_dim(f, d) } -> std::same_as<typename B::FloatTensor>;
+  { B::int_sum_dim(i, d) } -> std::same_as<typename B::IntTensor>;
+  { B::float_prod_dim(f, d) } -> std::same_as<typename B::FloatTensor>;
+  { B::int_prod_dim(i, d) } -> std::same_as<typename B::IntTensor>;
+  { B::float_mean_dim(f, d) } -> std::same_as<typename B::FloatTensor>;
+  { B::int_mean_dim(i, d) } -> std::same_as<typename B::IntTensor>;
+  { B::float_max_abs_dim(f, d) } -> std::same_as<typename B::FloatTensor>;
+  { B::int_max_abs_dim(i, d) } -> std::same_as<typename B::IntTensor>;
+  {
+    B::float_max_dim_with_indices(f, d)
+    } -> std::same_as<std::pair<typename B::FloatTensor, typename B::IntTensor>>;
+  {
+    B::int_max_dim_with_indices(i, d)
+    } -> std::same_as<std::pair<typename B::IntTensor, typename B::IntTensor>>;
+  {
+    B::float_min_dim_with_indices(f, d)
+    } -> std::same_as<std::pair<typename B::FloatTensor, typename B::IntTensor>>;
+  {
+    B::int_min_dim_with_indices(i, d)
+    } -> std::same_as<std::pair<typename B::IntTensor, typename B::IntTensor>>;
+  {
+    B::float_var_mean(f, d, d)
+    } -> std::same_as<std::pair<typename B::FloatTensor, typename B::FloatTensor>>;
+  { B::float_cumsum(f, d) } -> std::same_as<typename B::FloatTensor>;
+  { B::int_cumsum(i, d) } -> std::same_as<typename B::IntTensor>;
+  { B::float_cumprod(f, d) } -> std::same_as<typename B::FloatTensor>;
+  { B::int_cumprod(i, d) } -> std::same_as<typename B::IntTensor>;
+  { B::float_cummax(f, d) } -> std::same_as<typename B::FloatTensor>;
+  { B::int_cummax(i, d) } -> std::same_as<typename B::IntTensor>;
+  { B::float_cummin(f, d) } -> std::same_as<typename B::FloatTensor>;
+  { B::int_cummin(i, d) } -> std::same_as<typename B::IntTensor>;
+  {
+    B::float_sort_with_indices(f, d, desc)
+    } -> std::same_as<std::pair<typename B::FloatTensor, typename B::IntTensor>>;
+  {
+    B::int_sort_with_indices(i, d, desc)
+    } -> std::same_as<std::pair<typename B::IntTensor, typename B::IntTensor>>;
+  {
+    B::float_topk_with_indices(f, d, d)
+    } -> std::same_as<std::pair<typename B::FloatTensor, typename B::IntTensor>>;
+  {
+    B::int_topk_with_indices(i, d, d)
+    } -> std::same_as<std::pair<typename B::IntTensor, typename B::IntTensor>>;
+  {
+    B::float_median_dim_with_indices(f, d)
+    } -> std::same_as<std::pair<typename B::FloatTensor, typename B::IntTensor>>;
+  {
+    B::int_median_dim_with_indices(i, d)
+    } -> std::same_as<std::pair<typename B::IntTensor, typename B::IntTensor>>;
+  { B::float_any_dim(f, d) } -> std::same_as<typename B::BoolTensor>;
+  { B::int_any_dim(i, d) } -> std::same_as<typename B::BoolTensor>;
+  { B::bool_any_dim(b, d) } -> std::same_as<typename B::BoolTensor>;
+  { B::float_all_dim(f, d) } -> std::same_as<typename B::BoolTensor>;
+  { B::int_all_dim(i, d) } -> std::same_as<typename B::BoolTensor>;
+  { B::bool_all_dim(b, d) } -> std::same_as<typename B::BoolTensor>;
+};
 
 }  // namespace ember

@@ -55,38 +55,80 @@ struct ReduceOps {
   static Pair median_dim_with_indices(const P& x, i64 dim);
 
   // ---- the contract's names ------------------------------------------------------------
-#define EMBER_CPU_REDUCE_KINDS(K)                                                            \
-  static P K##_sum(const P& x) { return sum_all(x); }                                        \
-  static P K##_sum_dim(const P& x, i64 d) { return sum_dim(x, d); }                          \
-  static P K##_prod_dim(const P& x, i64 d) { return prod_dim(x, d); }                        \
-  static P K##_mean_dim(const P& x, i64 d) { return mean_dim(x, d); }                        \
-  static P K##_max_dim(const P& x, i64 d) { return max_dim(x, d); }                          \
-  static P K##_min_dim(const P& x, i64 d) { return min_dim(x, d); }                          \
-  static P K##_max_abs_dim(const P& x, i64 d) { return max_abs_dim(x, d); }                  \
-  static P K##_argmax(const P& x, i64 d) { return argmax(x, d); }                            \
-  static P K##_argmin(const P& x, i64 d) { return argmin(x, d); }                            \
-  static Pair K##_max_dim_with_indices(const P& x, i64 d) { return max_dim_with_indices(x, d); } \
-  static Pair K##_min_dim_with_indices(const P& x, i64 d) { return min_dim_with_indices(x, d); } \
-  static P K##_cumsum(const P& x, i64 d) { return cumsum(x, d); }                            \
-  static P K##_cumprod(const P& x, i64 d) { return cumprod(x, d); }                          \
-  static P K##_cummax(const P& x, i64 d) { return cummax(x, d); }                            \
-  static P K##_cummin(const P& x, i64 d) { return cummin(x, d); }                            \
-  static Pair K##_sort_with_indices(const P& x, i64 d, bool desc) {                          \
-    return sort_with_indices(x, d, desc);                                                    \
-  }                                                                                          \
-  static Pair K##_topk_with_indices(const P& x, i64 k, i64 d) { return topk_with_indices(x, k, d); } \
-  static Pair K##_median_dim_with_indices(const P& x, i64 d) {                               \
-    return median_dim_with_indices(x, d);                                                    \
-  }                                                                                          \
-  static P K##_any_dim(const P& x, i64 d) { return any_dim(x, d); }                          \
-  static P K##_all_dim(const P& x, i64 d) { return all_dim(x, d); }
+#define EMBER_CPU_REDUCE_KINDS(K)                                   \
+  static P K##_sum(const P& x) {                                    \
+    return sum_all(x);                                              \
+  }                                                                 \
+  static P K##_sum_dim(const P& x, i64 d) {                         \
+    return sum_dim(x, d);                                           \
+  }                                                                 \
+  static P K##_prod_dim(const P& x, i64 d) {                        \
+    return prod_dim(x, d);                                          \
+  }                                                                 \
+  static P K##_mean_dim(const P& x, i64 d) {                        \
+    return mean_dim(x, d);                                          \
+  }                                                                 \
+  static P K##_max_dim(const P& x, i64 d) {                         \
+    return max_dim(x, d);                                           \
+  }                                                                 \
+  static P K##_min_dim(const P& x, i64 d) {                         \
+    return min_dim(x, d);                                           \
+  }                                                                 \
+  static P K##_max_abs_dim(const P& x, i64 d) {                     \
+    return max_abs_dim(x, d);                                       \
+  }                                                                 \
+  static P K##_argmax(const P& x, i64 d) {                          \
+    return argmax(x, d);                                            \
+  }                                                                 \
+  static P K##_argmin(const P& x, i64 d) {                          \
+    return argmin(x, d);                                            \
+  }                                                                 \
+  static Pair K##_max_dim_with_indices(const P& x, i64 d) {         \
+    return max_dim_with_indices(x, d);                              \
+  }                                                                 \
+  static Pair K##_min_dim_with_indices(const P& x, i64 d) {         \
+    return min_dim_with_indices(x, d);                              \
+  }                                                                 \
+  static P K##_cumsum(const P& x, i64 d) {                          \
+    return cumsum(x, d);                                            \
+  }                                                                 \
+  static P K##_cumprod(const P& x, i64 d) {                         \
+    return cumprod(x, d);                                           \
+  }                                                                 \
+  static P K##_cummax(const P& x, i64 d) {                          \
+    return cummax(x, d);                                            \
+  }                                                                 \
+  static P K##_cummin(const P& x, i64 d) {                          \
+    return cummin(x, d);                                            \
+  }                                                                 \
+  static Pair K##_sort_with_indices(const P& x, i64 d, bool desc) { \
+    return sort_with_indices(x, d, desc);                           \
+  }                                                                 \
+  static Pair K##_topk_with_indices(const P& x, i64 k, i64 d) {     \
+    return topk_with_indices(x, k, d);                              \
+  }                                                                 \
+  static Pair K##_median_dim_with_indices(const P& x, i64 d) {      \
+    return median_dim_with_indices(x, d);                           \
+  }                                                                 \
+  static P K##_any_dim(const P& x, i64 d) {                         \
+    return any_dim(x, d);                                           \
+  }                                                                 \
+  static P K##_all_dim(const P& x, i64 d) {                         \
+    return all_dim(x, d);                                           \
+  }
 
   EMBER_CPU_REDUCE_KINDS(float)
   EMBER_CPU_REDUCE_KINDS(int)
 #undef EMBER_CPU_REDUCE_KINDS
-  static Pair float_var_mean(const P& x, i64 d, i64 correction) { return var_mean(x, d, correction); }
-  static P bool_any_dim(const P& x, i64 d) { return any_dim(x, d); }
-  static P bool_all_dim(const P& x, i64 d) { return all_dim(x, d); }
+  static Pair float_var_mean(const P& x, i64 d, i64 correction) {
+    return var_mean(x, d, correction);
+  }
+  static P bool_any_dim(const P& x, i64 d) {
+    return any_dim(x, d);
+  }
+  static P bool_all_dim(const P& x, i64 d) {
+    return all_dim(x, d);
+  }
 };
 
 }  // namespace ember::cpu

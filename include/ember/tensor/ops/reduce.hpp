@@ -17,16 +17,19 @@
 namespace ember::detail {
 
 /// Calls B::float_<fn>, B::int_<fn> or B::bool_<fn> for kind K.
-#define EMBER_REDUCE_CALL(fn, ...)                                                   \
-  [&]() -> decltype(auto) {                                                          \
-    if constexpr (std::is_same_v<K, Float>) return B::float_##fn(__VA_ARGS__);       \
-    else if constexpr (std::is_same_v<K, Int>) return B::int_##fn(__VA_ARGS__);      \
-    else return B::bool_##fn(__VA_ARGS__);                                           \
+#define EMBER_REDUCE_CALL(fn, ...)             \
+  [&]() -> decltype(auto) {                    \
+    if constexpr (std::is_same_v<K, Float>)    \
+      return B::float_##fn(__VA_ARGS__);       \
+    else if constexpr (std::is_same_v<K, Int>) \
+      return B::int_##fn(__VA_ARGS__);         \
+    else                                       \
+      return B::bool_##fn(__VA_ARGS__);        \
   }()
 
 /// True if the backend has the optional B::float_<fn> / B::int_<fn> for kind K.
-#define EMBER_REDUCE_HAS(fn, ...)                                                    \
-  ((std::is_same_v<K, Float> && requires { B::float_##fn(__VA_ARGS__); }) ||         \
+#define EMBER_REDUCE_HAS(fn, ...)                                            \
+  ((std::is_same_v<K, Float> && requires { B::float_##fn(__VA_ARGS__); }) || \
    (std::is_same_v<K, Int> && requires { B::int_##fn(__VA_ARGS__); }))
 
 template <class B, std::size_t D, class K>
@@ -42,9 +45,7 @@ class ReduceApi {
   // ---- sums and means ------------------------------------------------------------
   /// Sum of all elements -> [1]. Float: accumulates in f32 or better with blocked sums;
   /// Int: in int64 (result in the input dtype). Empty -> 0. (torch.sum / Burn Tensor::sum)
-  T1 sum() const
-    requires kNumeric
-  {
+  T1 sum() const requires kNumeric {
     if constexpr (EMBER_REDUCE_HAS(sum, self().primitive())) {
       return T1(EMBER_REDUCE_CALL(sum, self().primitive()));
     } else {
@@ -53,83 +54,55 @@ class ReduceApi {
   }
   /// Sum along `dim` (kept with size 1): [.., n, ..] -> [.., 1, ..]. Empty dim -> 0.
   /// Throws ShapeError if dim is out of range.
-  T sum_dim(std::int64_t dim) const
-    requires kNumeric
-  {
+  T sum_dim(std::int64_t dim) const requires kNumeric {
     return T(EMBER_REDUCE_CALL(sum_dim, self().primitive(), nd("sum_dim", dim)));
   }
   /// Mean of all elements -> [1]. Float: NaN for an empty tensor; Int: floor(sum / n)
   /// (integer result, as Burn), 0 when empty.
-  T1 mean() const
-    requires kNumeric
-  {
-    return T1(EMBER_REDUCE_CALL(mean_dim, flat(), 0));
-  }
+  T1 mean() const requires kNumeric { return T1(EMBER_REDUCE_CALL(mean_dim, flat(), 0)); }
   /// Mean along `dim` (kept). Throws ShapeError if dim is out of range.
-  T mean_dim(std::int64_t dim) const
-    requires kNumeric
-  {
+  T mean_dim(std::int64_t dim) const requires kNumeric {
     return T(EMBER_REDUCE_CALL(mean_dim, self().primitive(), nd("mean_dim", dim)));
   }
   /// Product of all elements -> [1]; empty -> 1.
-  T1 prod() const
-    requires kNumeric
-  {
-    return T1(EMBER_REDUCE_CALL(prod_dim, flat(), 0));
-  }
+  T1 prod() const requires kNumeric { return T1(EMBER_REDUCE_CALL(prod_dim, flat(), 0)); }
   /// Product along `dim` (kept); empty dim -> 1. Throws ShapeError if dim is out of range.
-  T prod_dim(std::int64_t dim) const
-    requires kNumeric
-  {
+  T prod_dim(std::int64_t dim) const requires kNumeric {
     return T(EMBER_REDUCE_CALL(prod_dim, self().primitive(), nd("prod_dim", dim)));
   }
 
   // ---- max / min -----------------------------------------------------------------
   /// Largest element -> [1]; NaN propagates (torch.max). Throws ShapeError if empty.
-  T1 max() const
-    requires kNumeric
-  {
+  T1 max() const requires kNumeric {
     check_nonempty("max");
     return T1(max_dim_prim(flat(), 0));
   }
   /// Largest along `dim` (kept); NaN propagates. Throws ShapeError if dim is out of range
   /// or has size 0.
-  T max_dim(std::int64_t dim) const
-    requires kNumeric
-  {
+  T max_dim(std::int64_t dim) const requires kNumeric {
     return T(max_dim_prim(self().primitive(), nd_nonempty("max_dim", dim)));
   }
   /// Smallest element -> [1]; NaN propagates. Throws ShapeError if empty.
-  T1 min() const
-    requires kNumeric
-  {
+  T1 min() const requires kNumeric {
     check_nonempty("min");
     return T1(min_dim_prim(flat(), 0));
   }
   /// Smallest along `dim` (kept). Throws ShapeError if dim is out of range or empty.
-  T min_dim(std::int64_t dim) const
-    requires kNumeric
-  {
+  T min_dim(std::int64_t dim) const requires kNumeric {
     return T(min_dim_prim(self().primitive(), nd_nonempty("min_dim", dim)));
   }
   /// max(|x|) over all elements -> [1]. Throws ShapeError if empty.
-  T1 max_abs() const
-    requires kNumeric
-  {
+  T1 max_abs() const requires kNumeric {
     check_nonempty("max_abs");
     return T1(EMBER_REDUCE_CALL(max_abs_dim, flat(), 0));
   }
   /// max(|x|) along `dim` (kept). Throws ShapeError if dim is out of range or empty.
-  T max_abs_dim(std::int64_t dim) const
-    requires kNumeric
-  {
+  T max_abs_dim(std::int64_t dim) const requires kNumeric {
     return T(EMBER_REDUCE_CALL(max_abs_dim, self().primitive(), nd_nonempty("max_abs_dim", dim)));
   }
   /// Index (i64) of the max along `dim` (kept); ties -> lowest index, NaN counts as the
   /// max (torch.argmax). Throws ShapeError if dim is out of range or empty.
-  TI argmax(std::int64_t dim) const
-    requires kNumeric
-  {
+  TI argmax(std::int64_t dim) const requires kNumeric {
     const auto d = nd_nonempty("argmax", dim);
     if constexpr (EMBER_REDUCE_HAS(argmax, self().primitive(), d))
       return TI(EMBER_REDUCE_CALL(argmax, self().primitive(), d));
@@ -138,9 +111,7 @@ class ReduceApi {
   }
   /// Index of the min along `dim` (kept); ties -> lowest index, NaN counts as the min.
   /// Throws ShapeError if dim is out of range or empty.
-  TI argmin(std::int64_t dim) const
-    requires kNumeric
-  {
+  TI argmin(std::int64_t dim) const requires kNumeric {
     const auto d = nd_nonempty("argmin", dim);
     if constexpr (EMBER_REDUCE_HAS(argmin, self().primitive(), d))
       return TI(EMBER_REDUCE_CALL(argmin, self().primitive(), d));
@@ -149,17 +120,13 @@ class ReduceApi {
   }
   /// (max along dim, its index), both with dim kept (torch.max(x, dim, keepdim=True)).
   /// Throws ShapeError if dim is out of range or empty.
-  std::pair<T, TI> max_dim_with_indices(std::int64_t dim) const
-    requires kNumeric
-  {
+  std::pair<T, TI> max_dim_with_indices(std::int64_t dim) const requires kNumeric {
     auto [v, i] = EMBER_REDUCE_CALL(max_dim_with_indices, self().primitive(),
                                     nd_nonempty("max_dim_with_indices", dim));
     return {T(std::move(v)), TI(std::move(i))};
   }
   /// (min along dim, its index). Throws ShapeError if dim is out of range or empty.
-  std::pair<T, TI> min_dim_with_indices(std::int64_t dim) const
-    requires kNumeric
-  {
+  std::pair<T, TI> min_dim_with_indices(std::int64_t dim) const requires kNumeric {
     auto [v, i] = EMBER_REDUCE_CALL(min_dim_with_indices, self().primitive(),
                                     nd_nonempty("min_dim_with_indices", dim));
     return {T(std::move(v)), TI(std::move(i))};
@@ -168,112 +135,81 @@ class ReduceApi {
   // ---- variance (Float) -------------------------------------------------------------
   /// Unbiased variance along `dim` (kept): sum((x - mean)^2) / (n - 1); n = 1 gives NaN
   /// (torch.var). Throws ShapeError if dim is out of range.
-  T var(std::int64_t dim) const
-    requires std::same_as<K, Float>
-  {
+  T var(std::int64_t dim) const requires std::same_as<K, Float> {
     return T(B::float_var_mean(self().primitive(), nd("var", dim), 1).first);
   }
   /// Biased variance: sum((x - mean)^2) / n (torch.var(correction=0)).
-  T var_bias(std::int64_t dim) const
-    requires std::same_as<K, Float>
-  {
+  T var_bias(std::int64_t dim) const requires std::same_as<K, Float> {
     return T(B::float_var_mean(self().primitive(), nd("var_bias", dim), 0).first);
   }
   /// (unbiased variance, mean) along `dim` (torch.var_mean).
-  std::pair<T, T> var_mean(std::int64_t dim) const
-    requires std::same_as<K, Float>
-  {
+  std::pair<T, T> var_mean(std::int64_t dim) const requires std::same_as<K, Float> {
     auto [v, m] = B::float_var_mean(self().primitive(), nd("var_mean", dim), 1);
     return {T(std::move(v)), T(std::move(m))};
   }
   /// (biased variance, mean) along `dim`.
-  std::pair<T, T> var_mean_bias(std::int64_t dim) const
-    requires std::same_as<K, Float>
-  {
+  std::pair<T, T> var_mean_bias(std::int64_t dim) const requires std::same_as<K, Float> {
     auto [v, m] = B::float_var_mean(self().primitive(), nd("var_mean_bias", dim), 0);
     return {T(std::move(v)), T(std::move(m))};
   }
 
   // ---- scans -------------------------------------------------------------------------
   /// Cumulative sum along `dim` (same shape; torch.cumsum). Throws ShapeError for a bad dim.
-  T cumsum(std::int64_t dim) const
-    requires kNumeric
-  {
+  T cumsum(std::int64_t dim) const requires kNumeric {
     return T(EMBER_REDUCE_CALL(cumsum, self().primitive(), nd("cumsum", dim)));
   }
   /// Cumulative product along `dim` (torch.cumprod).
-  T cumprod(std::int64_t dim) const
-    requires kNumeric
-  {
+  T cumprod(std::int64_t dim) const requires kNumeric {
     return T(EMBER_REDUCE_CALL(cumprod, self().primitive(), nd("cumprod", dim)));
   }
   /// Running max along `dim`; a NaN propagates to the end of its line (torch.cummax values).
-  T cummax(std::int64_t dim) const
-    requires kNumeric
-  {
+  T cummax(std::int64_t dim) const requires kNumeric {
     return T(EMBER_REDUCE_CALL(cummax, self().primitive(), nd("cummax", dim)));
   }
   /// Running min along `dim` (torch.cummin values).
-  T cummin(std::int64_t dim) const
-    requires kNumeric
-  {
+  T cummin(std::int64_t dim) const requires kNumeric {
     return T(EMBER_REDUCE_CALL(cummin, self().primitive(), nd("cummin", dim)));
   }
 
   // ---- sorting -----------------------------------------------------------------------
   /// Stable sort along `dim`; NaN last ascending, first descending (torch.sort(stable=True)).
-  T sort(std::int64_t dim, bool descending = false) const
-    requires kNumeric
-  {
+  T sort(std::int64_t dim, bool descending = false) const requires kNumeric {
     return sort_with_indices(dim, descending).first;
   }
   /// (sorted values, i64 indices into the input along dim).
-  std::pair<T, TI> sort_with_indices(std::int64_t dim, bool descending = false) const
-    requires kNumeric
-  {
-    auto [v, i] = EMBER_REDUCE_CALL(sort_with_indices, self().primitive(),
-                                    nd("sort", dim), descending);
+  std::pair<T, TI> sort_with_indices(std::int64_t dim,
+                                     bool descending = false) const requires kNumeric {
+    auto [v, i] =
+        EMBER_REDUCE_CALL(sort_with_indices, self().primitive(), nd("sort", dim), descending);
     return {T(std::move(v)), TI(std::move(i))};
   }
   /// Indices that sort along `dim` (torch.argsort(stable=True)).
-  TI argsort(std::int64_t dim, bool descending = false) const
-    requires kNumeric
-  {
-    auto [v, i] = EMBER_REDUCE_CALL(sort_with_indices, self().primitive(),
-                                    nd("argsort", dim), descending);
+  TI argsort(std::int64_t dim, bool descending = false) const requires kNumeric {
+    auto [v, i] =
+        EMBER_REDUCE_CALL(sort_with_indices, self().primitive(), nd("argsort", dim), descending);
     return TI(std::move(i));
   }
   /// The k largest along `dim`, sorted descending: [.., n, ..] -> [.., k, ..] (torch.topk).
   /// Throws ShapeError for a bad dim, ValueError unless 0 <= k <= n.
-  T topk(std::int64_t k, std::int64_t dim) const
-    requires kNumeric
-  {
+  T topk(std::int64_t k, std::int64_t dim) const requires kNumeric {
     return topk_impl("topk", k, dim).first;
   }
   /// (k largest values, their indices).
-  std::pair<T, TI> topk_with_indices(std::int64_t k, std::int64_t dim) const
-    requires kNumeric
-  {
+  std::pair<T, TI> topk_with_indices(std::int64_t k, std::int64_t dim) const requires kNumeric {
     return topk_impl("topk_with_indices", k, dim);
   }
   /// Lower median of all elements -> [1] (torch.median()); NaN propagates.
   /// Throws ShapeError if empty.
-  T1 median() const
-    requires kNumeric
-  {
+  T1 median() const requires kNumeric {
     check_nonempty("median");
     return T1(EMBER_REDUCE_CALL(median_dim_with_indices, flat(), 0).first);
   }
   /// Lower median along `dim` (kept). Throws ShapeError if dim is out of range or empty.
-  T median_dim(std::int64_t dim) const
-    requires kNumeric
-  {
+  T median_dim(std::int64_t dim) const requires kNumeric {
     return median_dim_with_indices(dim).first;
   }
   /// (lower median along dim, its index) (torch.median(x, dim, keepdim=True)).
-  std::pair<T, TI> median_dim_with_indices(std::int64_t dim) const
-    requires kNumeric
-  {
+  std::pair<T, TI> median_dim_with_indices(std::int64_t dim) const requires kNumeric {
     auto [v, i] = EMBER_REDUCE_CALL(median_dim_with_indices, self().primitive(),
                                     nd_nonempty("median_dim", dim));
     return {T(std::move(v)), TI(std::move(i))};
@@ -281,9 +217,13 @@ class ReduceApi {
 
   // ---- boolean reductions (every kind) ----------------------------------------------
   /// True if any element is non-zero (NaN counts as non-zero) -> Bool [1]; empty -> false.
-  Tensor<B, 1, Bool> any() const { return Tensor<B, 1, Bool>(EMBER_REDUCE_CALL(any_dim, flat(), 0)); }
+  Tensor<B, 1, Bool> any() const {
+    return Tensor<B, 1, Bool>(EMBER_REDUCE_CALL(any_dim, flat(), 0));
+  }
   /// True if every element is non-zero -> Bool [1]; empty -> true.
-  Tensor<B, 1, Bool> all() const { return Tensor<B, 1, Bool>(EMBER_REDUCE_CALL(all_dim, flat(), 0)); }
+  Tensor<B, 1, Bool> all() const {
+    return Tensor<B, 1, Bool>(EMBER_REDUCE_CALL(all_dim, flat(), 0));
+  }
   /// any along `dim` (kept) -> Bool. Throws ShapeError if dim is out of range.
   TB any_dim(std::int64_t dim) const {
     return TB(EMBER_REDUCE_CALL(any_dim, self().primitive(), nd("any_dim", dim)));
@@ -317,17 +257,24 @@ class ReduceApi {
   /// The primitive reshaped to [numel].
   P flat() const {
     const std::int64_t n = self().numel();
-    if constexpr (std::is_same_v<K, Float>) return B::float_reshape(self().primitive(), Shape{n});
-    else if constexpr (std::is_same_v<K, Int>) return B::int_reshape(self().primitive(), Shape{n});
-    else return B::bool_reshape(self().primitive(), Shape{n});
+    if constexpr (std::is_same_v<K, Float>)
+      return B::float_reshape(self().primitive(), Shape{n});
+    else if constexpr (std::is_same_v<K, Int>)
+      return B::int_reshape(self().primitive(), Shape{n});
+    else
+      return B::bool_reshape(self().primitive(), Shape{n});
   }
   static P max_dim_prim(const P& p, std::int64_t d) {
-    if constexpr (EMBER_REDUCE_HAS(max_dim, p, d)) return EMBER_REDUCE_CALL(max_dim, p, d);
-    else return EMBER_REDUCE_CALL(max_dim_with_indices, p, d).first;
+    if constexpr (EMBER_REDUCE_HAS(max_dim, p, d))
+      return EMBER_REDUCE_CALL(max_dim, p, d);
+    else
+      return EMBER_REDUCE_CALL(max_dim_with_indices, p, d).first;
   }
   static P min_dim_prim(const P& p, std::int64_t d) {
-    if constexpr (EMBER_REDUCE_HAS(min_dim, p, d)) return EMBER_REDUCE_CALL(min_dim, p, d);
-    else return EMBER_REDUCE_CALL(min_dim_with_indices, p, d).first;
+    if constexpr (EMBER_REDUCE_HAS(min_dim, p, d))
+      return EMBER_REDUCE_CALL(min_dim, p, d);
+    else
+      return EMBER_REDUCE_CALL(min_dim_with_indices, p, d).first;
   }
   std::pair<T, TI> topk_impl(const char* op, std::int64_t k, std::int64_t dim) const {
     const auto d = nd(op, dim);
