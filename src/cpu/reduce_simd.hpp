@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <type_traits>
 
 namespace ember::cpu::rd {
@@ -148,7 +150,14 @@ enum class Isa { Base, Avx2, Avx512 };
 /// The best ISA of this CPU (checked once).
 inline Isa cpu_isa() {
   static const Isa isa = [] {
+    // EMBER_CPU_ISA=base|avx2 caps the choice (to test every variant on one machine)
+    const char* cap = std::getenv("EMBER_CPU_ISA");
+    if (cap && std::strcmp(cap, "base") == 0) return Isa::Base;
     __builtin_cpu_init();
+    if (cap && std::strcmp(cap, "avx2") == 0) {
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? Isa::Avx2
+                                                                             : Isa::Base;
+    }
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
       return Isa::Avx512;
