@@ -28,7 +28,7 @@ inline constexpr bool simd_type =
     std::is_same_v<S, std::int64_t>;
 
 inline constexpr std::int64_t kSumBlock = 4096;  // elements summed in lanes before the total
-inline constexpr std::int64_t kColChunk = 256;   // kept columns processed together
+inline constexpr std::int64_t kColChunk = 2048;  // kept columns processed together
 
 /// Sum of x[0, n): blocks of kSumBlock summed in W independent lanes, lanes combined
 /// pairwise, block totals accumulated in double (int64 for ints).
