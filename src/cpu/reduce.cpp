@@ -22,6 +22,7 @@ EMBER_RD_MULTIVERSION(col_sum, col_sum_impl)
 EMBER_RD_MULTIVERSION(row_ext, row_ext_impl)
 EMBER_RD_MULTIVERSION(col_ext, col_ext_impl)
 EMBER_RD_MULTIVERSION(col_arg, col_arg_impl)
+EMBER_RD_MULTIVERSION(row_arg, row_arg_impl)
 
 template <class T>
 using acc_t = std::conditional_t<is_fp<T>, double, i64>;
@@ -150,22 +151,9 @@ void arg_values(const CpuTensor& x, i64 dim, T* vals, i64* idx) {
   for_lines<T>(x, L, [&](i64 j, const T* p, i64 s, i64 n) {
     if constexpr (simd_type<T>) {
       if (s == 1) {
-        // two passes: the extreme value with SIMD, then its first position
-        const T best = row_ext<M>(p, n);
-        i64 k = 0;
-        if (isnan_v(best)) {
-          while (!isnan_v(p[k])) ++k;
-        } else {
-          // skip 64-element chunks without a match (vectorised OR), then scan
-          for (; k + 64 <= n; k += 64) {
-            bool hit = false;
-            for (int q = 0; q < 64; ++q) hit |= p[k + q] == best;
-            if (hit) break;
-          }
-          while (p[k] != best) ++k;
-        }
+        const i64 k = row_arg<M>(p, n);
         idx[j] = k;
-        if (vals) vals[j] = best;
+        if (vals) vals[j] = p[k];
         return;
       }
     }

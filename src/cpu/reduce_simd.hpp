@@ -145,6 +145,57 @@ EMBER_RD_INLINE void col_arg_impl(const S* x, std::int64_t n, std::int64_t ld, s
   }
 }
 
+/// v strictly beats a for argmax (M::value) / argmin: greater (smaller), or the first NaN.
+template <class M, class S>
+EMBER_RD_INLINE bool beats_first(S v, S a) {
+  if constexpr (std::is_integral_v<S>)
+    return M::value ? v > a : v < a;
+  else
+    return (M::value ? v > a : v < a) || (v != v && a == a);
+}
+
+/// Index of the first max (M::value) / min of x[0, n), n >= 1; a NaN counts as the max/min.
+/// One pass: W lanes keep (best value, its index), then the lanes are merged preferring
+/// the lowest index among equal values.
+template <class M, class S>
+EMBER_RD_INLINE std::int64_t row_arg_impl(const S* x, std::int64_t n) {
+  using I = std::conditional_t<sizeof(S) == 4, std::int32_t, std::int64_t>;
+  constexpr int W = 128 / static_cast<int>(sizeof(S));
+  S best = x[0];
+  std::int64_t bi = 0, i = 1;
+  if (n >= 2 * W && n < (std::int64_t{1} << 31)) {
+    S acc[W];
+    I ai[W];
+    for (int j = 0; j < W; ++j) {
+      acc[j] = x[j];
+      ai[j] = static_cast<I>(j);
+    }
+    for (i = W; i + W <= n; i += W)
+      for (int j = 0; j < W; ++j) {
+        const S v = x[i + j];
+        const bool take = beats_first<M>(v, acc[j]);
+        acc[j] = take ? v : acc[j];
+        ai[j] = take ? static_cast<I>(i + j) : ai[j];
+      }
+    best = acc[0];
+    bi = ai[0];
+    for (int j = 1; j < W; ++j) {
+      const bool same = acc[j] == best || (acc[j] != acc[j] && best != best);
+      if (beats_first<M>(acc[j], best) || (same && ai[j] < bi)) {
+        best = acc[j];
+        bi = ai[j];
+      }
+    }
+  }
+  for (; i < n; ++i) {
+    if (beats_first<M>(x[i], best)) {
+      best = x[i];
+      bi = i;
+    }
+  }
+  return bi;
+}
+
 enum class Isa { Base, Avx2, Avx512 };
 
 /// The best ISA of this CPU (checked once).

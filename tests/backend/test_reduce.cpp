@@ -542,3 +542,35 @@ TYPED_TEST(ReduceTest, LongLinesSortLikeAStableComparatorSort) {
     }
   }
 }
+
+TYPED_TEST(ReduceTest, LongRowArgmaxTiesAcrossLanesTakeLowestIndex) {
+  using B = TypeParam;
+  const std::int64_t n = 1000;
+  std::vector<double> v(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) v[i] = static_cast<double>((i * 37) % 101) - 50.0;
+  v[700] = v[33] = v[500] = 99.0;   // tied max in different lanes
+  v[801] = v[65] = v[402] = -99.0;  // tied min
+  for (DType dt : {DType::F32, DType::F64, DType::I32, DType::I64}) {
+    std::int64_t amax = 0, amin = 0;
+    if (is_int(dt)) {
+      const auto x = Tensor<B, 1, Int>::from_data(TensorData(v, Shape{n}).convert(dt));
+      amax = x.argmax(0).into_scalar();
+      amin = x.argmin(0).into_scalar();
+    } else {
+      const auto x = Tensor<B, 1>::from_data(TensorData(v, Shape{n}), {}, dt);
+      amax = x.argmax(0).into_scalar();
+      amin = x.argmin(0).into_scalar();
+    }
+    EXPECT_EQ(amax, 33) << dtype_name(dt);
+    EXPECT_EQ(amin, 65) << dtype_name(dt);
+  }
+  std::vector<double> w = v;
+  w[900] = kNaN;
+  w[100] = kNaN;  // the first NaN wins for both argmax and argmin
+  const auto x = Tensor<B, 1>::from_data(TensorData(w, Shape{n}));
+  EXPECT_EQ(x.argmax(0).into_scalar(), 100);
+  EXPECT_EQ(x.argmin(0).into_scalar(), 100);
+  auto [mv, mi] = x.max_dim_with_indices(0);
+  EXPECT_TRUE(std::isnan(mv.into_scalar()));
+  EXPECT_EQ(mi.into_scalar(), 100);
+}
