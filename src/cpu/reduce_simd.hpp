@@ -27,7 +27,7 @@ inline constexpr bool simd_type =
     std::is_same_v<S, float> || std::is_same_v<S, double> || std::is_same_v<S, std::int32_t> ||
     std::is_same_v<S, std::int64_t>;
 
-inline constexpr std::int64_t kSumBlock = 4096;  // elements summed in lanes before the total
+inline constexpr std::int64_t kSumBlock = 8192;  // elements summed in lanes before the total
 inline constexpr std::int64_t kColChunk = 2048;  // kept columns processed together
 
 /// Sum of x[0, n): blocks of kSumBlock summed in W independent lanes, lanes combined
@@ -35,7 +35,7 @@ inline constexpr std::int64_t kColChunk = 2048;  // kept columns processed toget
 template <class S>
 EMBER_RD_INLINE total_t<S> row_sum_impl(const S* x, std::int64_t n) {
   using A = lane_t<S>;
-  constexpr int W = 256 / static_cast<int>(sizeof(A));
+  constexpr int W = 512 / static_cast<int>(sizeof(A));
   total_t<S> total = 0;
   for (std::int64_t b = 0; b < n; b += kSumBlock) {
     const std::int64_t m = std::min(kSumBlock, n - b);
