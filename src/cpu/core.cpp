@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 #include <new>
+#include <string>
 #include <thread>
 
 #include "ember/cpu/ops_core.hpp"
@@ -135,6 +136,25 @@ int threads() {
     g_threads.store(n);
   }
   return n;
+}
+
+Isa cpu_isa() {
+  static const Isa isa = [] {
+    __builtin_cpu_init();
+    Isa best = Isa::Base;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) best = Isa::Avx2;
+    if (best == Isa::Avx2 && __builtin_cpu_supports("avx512f") &&
+        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512vl"))
+      best = Isa::Avx512;
+    if (const char* cap = std::getenv("EMBER_CPU_ISA")) {
+      const std::string c(cap);
+      const Isa want = c == "base" ? Isa::Base : c == "avx2" ? Isa::Avx2 : Isa::Avx512;
+      if (static_cast<int>(want) < static_cast<int>(best)) best = want;
+    }
+    return best;
+  }();
+  return isa;
 }
 
 void CoreOps::set_num_threads(int n) { g_threads.store(n <= 0 ? 1 : n); }

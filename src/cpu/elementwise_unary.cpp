@@ -11,23 +11,7 @@ namespace ember::cpu {
 
 namespace ew {
 
-int simd_level() {
-  static const int level = [] {
-    int lvl = 0;
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) lvl = 1;
-    if (lvl == 1 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
-      lvl = 2;
-    // EMBER_SIMD=0/1/2 caps the level (for testing every variant).
-    if (const char* env = std::getenv("EMBER_SIMD")) {
-      const int cap = std::atoi(env);
-      if (cap >= 0 && cap < lvl) lvl = cap;
-    }
-    return lvl;
-  }();
-  return level;
-}
+int simd_level() { return static_cast<int>(cpu_isa()); }
 
 }  // namespace ew
 

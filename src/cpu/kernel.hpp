@@ -25,6 +25,13 @@ void strided_copy(const CpuTensor& src, const CpuTensor& dst);
 /// Number of threads kernels use.
 int threads();
 
+/// SIMD instruction sets kernels are compiled for (run-time dispatch, no -march=native).
+enum class Isa { Base = 0, Avx2 = 1, Avx512 = 2 };
+
+/// The best ISA of this CPU, detected once with __builtin_cpu_supports. The environment
+/// variable EMBER_CPU_ISA=base|avx2|avx512 caps it (to test every variant on one machine).
+Isa cpu_isa();
+
 /// Elements below which a kernel stays single-threaded.
 inline constexpr std::int64_t kParallelGrain = 32768;
 

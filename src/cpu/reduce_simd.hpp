@@ -10,6 +10,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "kernel.hpp"
+
 namespace ember::cpu::rd {
 
 #define EMBER_RD_INLINE inline __attribute__((always_inline))
@@ -194,28 +196,6 @@ EMBER_RD_INLINE std::int64_t row_arg_impl(const S* x, std::int64_t n) {
     }
   }
   return bi;
-}
-
-enum class Isa { Base, Avx2, Avx512 };
-
-/// The best ISA of this CPU (checked once).
-inline Isa cpu_isa() {
-  static const Isa isa = [] {
-    // EMBER_CPU_ISA=base|avx2 caps the choice (to test every variant on one machine)
-    const char* cap = std::getenv("EMBER_CPU_ISA");
-    if (cap && std::strcmp(cap, "base") == 0) return Isa::Base;
-    __builtin_cpu_init();
-    if (cap && std::strcmp(cap, "avx2") == 0) {
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? Isa::Avx2
-                                                                             : Isa::Base;
-    }
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
-      return Isa::Avx512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::Avx2;
-    return Isa::Base;
-  }();
-  return isa;
 }
 
 #define EMBER_RD_TARGET_512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")))
