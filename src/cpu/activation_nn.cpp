@@ -47,25 +47,35 @@ CpuTensor ActivationOps::float_layer_norm(const CpuTensor& x, std::size_t k, con
     const T* xs = src.data<T>();
     T* ys = out.data<T>();
     parallel_for(rows, std::max<std::int64_t>(1, kParallelGrain / std::max<std::int64_t>(n, 1)), [&](std::int64_t r0, std::int64_t r1) {
-      std::vector<C> tmp(static_cast<std::size_t>(n));
+      std::vector<C> tmp(std::is_same_v<T, C> ? 0 : static_cast<std::size_t>(n));
       for (std::int64_t r = r0; r < r1; ++r) {
-        const T* xr = xs + r * n;
-        T* yr = ys + r * n;
-        C sum = 0;
-        for (std::int64_t i = 0; i < n; ++i) {
-          tmp[i] = static_cast<C>(xr[i]);
-          sum += tmp[i];
+        const C* xr;
+        if constexpr (std::is_same_v<T, C>) {
+          xr = xs + r * n;
+        } else {
+          for (std::int64_t i = 0; i < n; ++i) tmp[i] = static_cast<C>(xs[r * n + i]);
+          xr = tmp.data();
         }
+        C sum = 0;
+#pragma omp simd reduction(+ : sum)
+        for (std::int64_t i = 0; i < n; ++i) sum += xr[i];
         const C mean = sum / C(n);
         C sq = 0;
 #pragma omp simd reduction(+ : sq)
-        for (std::int64_t i = 0; i < n; ++i) sq += (tmp[i] - mean) * (tmp[i] - mean);
+        for (std::int64_t i = 0; i < n; ++i) sq += (xr[i] - mean) * (xr[i] - mean);
         const C rstd = C(1) / std::sqrt(sq / C(n) + C(eps));
-        for (std::int64_t i = 0; i < n; ++i) {
-          C v = (tmp[i] - mean) * rstd;
-          if (w) v *= static_cast<C>(w[i]);
-          if (b) v += static_cast<C>(b[i]);
-          yr[i] = static_cast<T>(v);
+        T* yr = ys + r * n;
+        if (w && b) {
+#pragma omp simd
+          for (std::int64_t i = 0; i < n; ++i)
+            yr[i] = static_cast<T>((xr[i] - mean) * rstd * static_cast<C>(w[i]) + static_cast<C>(b[i]));
+        } else {
+          for (std::int64_t i = 0; i < n; ++i) {
+            C v = (xr[i] - mean) * rstd;
+            if (w) v *= static_cast<C>(w[i]);
+            if (b) v += static_cast<C>(b[i]);
+            yr[i] = static_cast<T>(v);
+          }
         }
       }
     });
