@@ -248,6 +248,7 @@ Tensor<B, D> softmax(const Tensor<B, D>& x, std::int64_t dim) {
   if constexpr (requires(detail::FP<B> p) { B::float_softmax(p, d); }) {
     return Tensor<B, D>(B::float_softmax(x.primitive(), d));
   } else {
+    if (x.numel() == 0) return x;
     auto e = x.sub(x.max_dim(d)).exp();
     return e.div(e.sum_dim(d));
   }
@@ -260,6 +261,7 @@ Tensor<B, D> log_softmax(const Tensor<B, D>& x, std::int64_t dim) {
   if constexpr (requires(detail::FP<B> p) { B::float_log_softmax(p, d); }) {
     return Tensor<B, D>(B::float_log_softmax(x.primitive(), d));
   } else {
+    if (x.numel() == 0) return x;
     auto shifted = x.sub(x.max_dim(d));
     return shifted.sub(shifted.exp().sum_dim(d).log());
   }
@@ -272,6 +274,7 @@ Tensor<B, D> softmin(const Tensor<B, D>& x, std::int64_t dim) {
   if constexpr (requires(detail::FP<B> p) { B::float_softmin(p, d); }) {
     return Tensor<B, D>(B::float_softmin(x.primitive(), d));
   } else {
+    if (x.numel() == 0) return x;
     return softmax(x.neg(), static_cast<std::int64_t>(d));
   }
 }
@@ -285,6 +288,7 @@ Tensor<B, D> quiet_softmax(const Tensor<B, D>& x, std::int64_t dim) {
   if constexpr (requires(detail::FP<B> p) { B::float_quiet_softmax(p, d); }) {
     return Tensor<B, D>(B::float_quiet_softmax(x.primitive(), d));
   } else {
+    if (x.numel() == 0) return x;
     auto m = x.max_dim(d);
     auto e = x.sub(m).exp();
     return e.div(e.sum_dim(d).add(m.neg().exp()));

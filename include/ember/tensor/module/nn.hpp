@@ -146,6 +146,7 @@ Tensor<B, D> layer_norm_impl(const Tensor<B, D>& x, std::size_t k, const OptFP<B
   if constexpr (requires(FP<B> p, OptFP<B> o) { B::float_layer_norm(p, k, o, o, eps); }) {
     return Tensor<B, D>(B::float_layer_norm(x.primitive(), k, w, b, eps));
   } else {
+    if (x.numel() == 0) return x;
     const std::int64_t n = ns.numel();
     const std::int64_t rows = n == 0 ? 0 : x.numel() / n;
     auto x2 = x.template reshape<2>(std::array<std::int64_t, 2>{rows, n});
