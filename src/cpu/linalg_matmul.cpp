@@ -1,0 +1,241 @@
+// CPU backend: matmul (float through OpenBLAS, int with an own kernel).
+//
+// Layout handling: each operand's last two dims are passed to BLAS as a row-major matrix
+// (stride 1 along columns) or, when the view is a transposed matrix (stride 1 along rows),
+// as the same buffer with the trans flag set; only other layouts (expanded or sliced with
+// a step) are copied. Batch dims may have any strides, including 0 for broadcast dims.
+//
+// Threads: BLAS runs with Cpu::num_threads() threads for large matrices; when there are
+// several small matrices, each thread computes whole matrices with single-threaded BLAS.
+// When the rhs is shared by every batch and the lhs batches are stacked rows, the whole
+// batch is one GEMM of (batch * m) rows.
+#include <cblas.h>
+
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <cstring>
+#include <vector>
+
+#include "ember/cpu/ops_core.hpp"
+#include "ember/cpu/ops_linalg.hpp"
+#include "kernel.hpp"
+
+namespace ember::cpu {
+
+namespace {
+
+using i64 = std::int64_t;
+
+/// Products with m * n * k at most this are "small": batched, they run one matrix per thread.
+constexpr double kSmallGemm = 128.0 * 128.0 * 128.0;
+
+void set_blas_threads(int n) {
+  static std::atomic<int> current{-1};
+  if (current.exchange(n) != n) openblas_set_num_threads(n);
+}
+
+/// How a [rows, cols] matrix with strides (rs, cs) is handed to BLAS (row-major API).
+struct MatLayout {
+  bool trans = false;
+  i64 ld = 1;
+};
+
+bool blas_layout(i64 rows, i64 cols, i64 rs, i64 cs, MatLayout& out) {
+  if ((cs == 1 || cols <= 1) && (rows <= 1 || rs >= std::max<i64>(1, cols))) {
+    out = {false, rows <= 1 ? std::max<i64>(1, cols) : rs};
+    return out.ld <= INT_MAX;
+  }
+  if ((rs == 1 || rows <= 1) && (cols <= 1 || cs >= std::max<i64>(1, rows))) {
+    out = {true, cols <= 1 ? std::max<i64>(1, rows) : cs};
+    return out.ld <= INT_MAX;
+  }
+  return false;
+}
+
+/// Batch geometry shared by the float and int paths.
+struct Batch {
+  Shape out_shape;
+  i64 m = 0, k = 0, n = 0, count = 1;
+  std::vector<i64> loff, roff;  ///< element offsets of each batch's matrix
+};
+
+/// Offsets of every batch matrix of `t` (rank r, batch dims broadcast to `bshape`).
+std::vector<i64> batch_offsets(const CpuTensor& t, const Shape& bshape) {
+  const std::size_t nb = bshape.rank();
+  std::vector<i64> strides(nb);
+  for (std::size_t i = 0; i < nb; ++i) strides[i] = t.shape[i] == 1 ? 0 : t.strides[i];
+  std::vector<i64> offs;
+  offs.reserve(static_cast<std::size_t>(std::max<i64>(bshape.numel(), 1)));
+  if (nb == 0) {
+    offs.push_back(t.offset);
+    return offs;
+  }
+  for_each_offset(bshape, strides, t.offset, [&](i64 o) { offs.push_back(o); });
+  return offs;
+}
+
+Batch make_batch(const CpuTensor& a, const CpuTensor& b) {
+  Batch g;
+  const std::size_t r = a.shape.rank();
+  Shape bshape;
+  for (std::size_t i = 0; i + 2 < r; ++i)
+    bshape.dims.push_back(a.shape[i] == 1 ? b.shape[i] : a.shape[i]);
+  g.m = a.shape[r - 2];
+  g.k = a.shape[r - 1];
+  g.n = b.shape[r - 1];
+  g.count = bshape.numel();
+  g.out_shape = bshape;
+  g.out_shape.dims.push_back(g.m);
+  g.out_shape.dims.push_back(g.n);
+  if (g.count > 0) {
+    g.loff = batch_offsets(a, bshape);
+    g.roff = batch_offsets(b, bshape);
+  }
+  return g;
+}
+
+template <class T>
+void gemm(bool ta, bool tb, i64 m, i64 n, i64 k, const T* a, i64 lda, const T* b, i64 ldb, T* c,
+          i64 ldc) {
+  const auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
+  if constexpr (std::is_same_v<T, float>) {
+    cblas_sgemm(CblasRowMajor, TA, TB, static_cast<int>(m), static_cast<int>(n),
+                static_cast<int>(k), 1.0f, a, static_cast<int>(lda), b, static_cast<int>(ldb), 0.0f,
+                c, static_cast<int>(ldc));
+  } else {
+    cblas_dgemm(CblasRowMajor, TA, TB, static_cast<int>(m), static_cast<int>(n),
+                static_cast<int>(k), 1.0, a, static_cast<int>(lda), b, static_cast<int>(ldb), 0.0,
+                c, static_cast<int>(ldc));
+  }
+}
+
+/// Layout of the last two dims of `t`, copying `t` to contiguous when BLAS cannot read it.
+MatLayout prepare(CpuTensor& t) {
+  const std::size_t r = t.shape.rank();
+  MatLayout L;
+  if (!blas_layout(t.shape[r - 2], t.shape[r - 1], t.strides[r - 2], t.strides[r - 1], L)) {
+    t = contiguous(t);
+    blas_layout(t.shape[r - 2], t.shape[r - 1], t.strides[r - 2], t.strides[r - 1], L);
+  }
+  return L;
+}
+
+template <class T>
+CpuTensor blas_matmul(CpuTensor a, CpuTensor b) {
+  const MatLayout la = prepare(a), lb = prepare(b);
+  const Batch g = make_batch(a, b);
+  CpuTensor out = alloc(g.out_shape, a.dtype);
+  if (out.numel() == 0) return out;
+  T* c = out.data<T>();
+  if (g.k == 0) {
+    std::fill(c, c + out.numel(), T(0));
+    return out;
+  }
+  const T* pa = reinterpret_cast<const T*>(a.storage->data());
+  const T* pb = reinterpret_cast<const T*>(b.storage->data());
+  const i64 mn = g.m * g.n;
+
+  // rhs shared by every batch, lhs batches stacked as rows: one tall GEMM.
+  if (g.count > 1 && !la.trans) {
+    bool fold = g.count * g.m <= INT_MAX;
+    for (i64 i = 1; fold && i < g.count; ++i) {
+      fold = g.roff[i] == g.roff[0] && g.loff[i] == g.loff[0] + i * g.m * la.ld;
+    }
+    if (fold) {
+      set_blas_threads(threads());
+      gemm<T>(false, lb.trans, g.count * g.m, g.n, g.k, pa + g.loff[0], la.ld, pb + g.roff[0],
+              lb.ld, c, g.n);
+      return out;
+    }
+  }
+
+  const int nt = threads();
+  const bool small = static_cast<double>(g.m) * g.n * g.k <= kSmallGemm;
+  if (g.count > 1 && nt > 1 && small && !omp_in_parallel()) {
+    set_blas_threads(1);
+    const int chunks = static_cast<int>(std::min<i64>(nt, g.count));
+    // dynamic: on a loaded machine a descheduled thread does not hold up the others
+#pragma omp parallel for num_threads(chunks) schedule(dynamic, 1)
+    for (i64 i = 0; i < g.count; ++i) {
+      gemm<T>(la.trans, lb.trans, g.m, g.n, g.k, pa + g.loff[i], la.ld, pb + g.roff[i], lb.ld,
+              c + i * mn, g.n);
+    }
+    return out;
+  }
+  set_blas_threads(omp_in_parallel() ? 1 : nt);
+  for (i64 i = 0; i < g.count; ++i) {
+    gemm<T>(la.trans, lb.trans, g.m, g.n, g.k, pa + g.loff[i], la.ld, pb + g.roff[i], lb.ld,
+            c + i * mn, g.n);
+  }
+  return out;
+}
+
+/// Integer matmul: rows of the output in parallel, 64-bit wrapping accumulation
+/// (the same result modulo 2^bits as torch's accumulation in the element type).
+template <class T>
+CpuTensor int_matmul_impl(const CpuTensor& a, const CpuTensor& b) {
+  const Batch g = make_batch(a, b);
+  CpuTensor out = alloc(g.out_shape, a.dtype);
+  if (out.numel() == 0) return out;
+  T* c = out.data<T>();
+  const std::size_t r = a.shape.rank();
+  const i64 ars = a.shape[r - 2] == 1 ? 0 : a.strides[r - 2], acs = a.strides[r - 1];
+  const i64 brs = b.strides[r - 2], bcs = b.strides[r - 1];
+  const T* pa = reinterpret_cast<const T*>(a.storage->data());
+  const T* pb = reinterpret_cast<const T*>(b.storage->data());
+  const i64 rows = g.count * g.m, n = g.n, k = g.k;
+  const i64 grain = std::max<i64>(1, kParallelGrain / std::max<i64>(1, n * std::max<i64>(k, 1)));
+  parallel_for(rows, grain, [&](i64 begin, i64 end) {
+    std::vector<std::uint64_t> acc(static_cast<std::size_t>(n));
+    for (i64 row = begin; row < end; ++row) {
+      const i64 bi = row / g.m, i = row % g.m;
+      std::fill(acc.begin(), acc.end(), 0);
+      const T* arow = pa + g.loff[bi] + i * ars;
+      const T* bm = pb + g.roff[bi];
+      for (i64 p = 0; p < k; ++p) {
+        const auto av = static_cast<std::uint64_t>(static_cast<i64>(arow[p * acs]));
+        if (av == 0) continue;
+        const T* brow = bm + p * brs;
+        if (bcs == 1) {
+          for (i64 j = 0; j < n; ++j)
+            acc[j] += av * static_cast<std::uint64_t>(static_cast<i64>(brow[j]));
+        } else {
+          for (i64 j = 0; j < n; ++j)
+            acc[j] += av * static_cast<std::uint64_t>(static_cast<i64>(brow[j * bcs]));
+        }
+      }
+      T* crow = c + row * n;
+      for (i64 j = 0; j < n; ++j) crow[j] = static_cast<T>(static_cast<i64>(acc[j]));
+    }
+  });
+  return out;
+}
+
+}  // namespace
+
+CpuTensor LinalgOps::float_matmul(const CpuTensor& lhs, const CpuTensor& rhs) {
+  switch (lhs.dtype) {
+    case DType::F32:
+      return blas_matmul<float>(lhs, rhs);
+    case DType::F64:
+      return blas_matmul<double>(lhs, rhs);
+    default: {  // f16 / bf16 through f32
+      CpuTensor out =
+          blas_matmul<float>(CoreOps::cast(lhs, DType::F32), CoreOps::cast(rhs, DType::F32));
+      return CoreOps::cast(std::move(out), lhs.dtype);
+    }
+  }
+}
+
+CpuTensor LinalgOps::int_matmul(const CpuTensor& lhs, const CpuTensor& rhs) {
+  return visit_dtype(lhs.dtype, [&]<class T>() -> CpuTensor {
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      return int_matmul_impl<T>(lhs, rhs);
+    } else {
+      throw DTypeError("[int_matmul] not an int dtype");
+    }
+  });
+}
+
+}  // namespace ember::cpu
