@@ -28,7 +28,8 @@ void run(benchmark::State& state, std::int64_t rows, std::int64_t cols,
   state.SetItemsProcessed(state.iterations() * rows * cols);
 }
 
-void reg(const std::string& op, std::int64_t rows, std::int64_t cols, std::function<T2(const T2&)> f) {
+void reg(const std::string& op, std::int64_t rows, std::int64_t cols,
+         std::function<T2(const T2&)> f) {
   const std::string name = "BM_" + op + "/" + std::to_string(rows) + "x" + std::to_string(cols);
   benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& s) { run(s, rows, cols, f); })
       ->Unit(benchmark::kMicrosecond)

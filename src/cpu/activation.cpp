@@ -42,24 +42,33 @@ Isa isa() {
 
 bool unary_f32(Act act, const float* x, float* y, std::int64_t n, float a, float b) {
   switch (isa()) {
-    case Isa::Avx512: return simd_avx512::unary_f32(act, x, y, n, a, b);
-    case Isa::Avx2: return simd_avx2::unary_f32(act, x, y, n, a, b);
-    default: return simd_base::unary_f32(act, x, y, n, a, b);
+    case Isa::Avx512:
+      return simd_avx512::unary_f32(act, x, y, n, a, b);
+    case Isa::Avx2:
+      return simd_avx2::unary_f32(act, x, y, n, a, b);
+    default:
+      return simd_base::unary_f32(act, x, y, n, a, b);
   }
 }
 void softmax_rows_f32(const float* x, float* y, std::int64_t rows, std::int64_t n, SoftmaxKind k) {
   switch (isa()) {
-    case Isa::Avx512: return simd_avx512::softmax_rows_f32(x, y, rows, n, k);
-    case Isa::Avx2: return simd_avx2::softmax_rows_f32(x, y, rows, n, k);
-    default: return simd_base::softmax_rows_f32(x, y, rows, n, k);
+    case Isa::Avx512:
+      return simd_avx512::softmax_rows_f32(x, y, rows, n, k);
+    case Isa::Avx2:
+      return simd_avx2::softmax_rows_f32(x, y, rows, n, k);
+    default:
+      return simd_base::softmax_rows_f32(x, y, rows, n, k);
   }
 }
 void softmax_cols_f32(const float* x, float* y, std::int64_t n, std::int64_t inner, std::int64_t c0,
                       std::int64_t w, SoftmaxKind k) {
   switch (isa()) {
-    case Isa::Avx512: return simd_avx512::softmax_cols_f32(x, y, n, inner, c0, w, k);
-    case Isa::Avx2: return simd_avx2::softmax_cols_f32(x, y, n, inner, c0, w, k);
-    default: return simd_base::softmax_cols_f32(x, y, n, inner, c0, w, k);
+    case Isa::Avx512:
+      return simd_avx512::softmax_cols_f32(x, y, n, inner, c0, w, k);
+    case Isa::Avx2:
+      return simd_avx2::softmax_cols_f32(x, y, n, inner, c0, w, k);
+    default:
+      return simd_base::softmax_cols_f32(x, y, n, inner, c0, w, k);
   }
 }
 
@@ -71,20 +80,26 @@ template <class C>
 C act_scalar(Act act, C x, C a, C b) {
   using std::exp;
   switch (act) {
-    case Act::Relu: return x < C(0) ? C(0) : x;
-    case Act::Relu6: return x < C(0) ? C(0) : (x > C(6) ? C(6) : x);
-    case Act::LeakyRelu: return x < C(0) ? x * a : x;
-    case Act::Gelu: return C(0.5) * x * (C(1) + std::erf(x * C(0.70710678118654752440)));
+    case Act::Relu:
+      return x < C(0) ? C(0) : x;
+    case Act::Relu6:
+      return x < C(0) ? C(0) : (x > C(6) ? C(6) : x);
+    case Act::LeakyRelu:
+      return x < C(0) ? x * a : x;
+    case Act::Gelu:
+      return C(0.5) * x * (C(1) + std::erf(x * C(0.70710678118654752440)));
     case Act::GeluTanh: {
       const C k = C(0.79788456080286535588);  // sqrt(2 / pi)
       return C(0.5) * x * (C(1) + std::tanh(k * (x + C(0.044715) * x * x * x)));
     }
-    case Act::Silu: return x / (C(1) + exp(-x));
+    case Act::Silu:
+      return x / (C(1) + exp(-x));
     case Act::Mish: {
       const C sp = x > C(20) ? x : std::log1p(exp(x));
       return x * std::tanh(sp);
     }
-    case Act::Sigmoid: return C(1) / (C(1) + exp(-x));
+    case Act::Sigmoid:
+      return C(1) / (C(1) + exp(-x));
     case Act::HardSigmoid: {
       const C v = a * x + b;
       return v < C(0) ? C(0) : (v > C(1) ? C(1) : v);
@@ -93,18 +108,26 @@ C act_scalar(Act act, C x, C a, C b) {
       const C v = x + C(3);
       return x * (v < C(0) ? C(0) : (v > C(6) ? C(6) : v)) / C(6);
     }
-    case Act::LogSigmoid: return (x < C(0) ? x : C(0)) - std::log1p(exp(-std::abs(x)));
+    case Act::LogSigmoid:
+      return (x < C(0) ? x : C(0)) - std::log1p(exp(-std::abs(x)));
     case Act::Softplus: {
       const C bx = a * x;
       return bx > b ? x : std::log1p(exp(bx)) / a;
     }
-    case Act::Softsign: return x / (C(1) + std::abs(x));
-    case Act::Elu: return x > C(0) ? x : a * std::expm1(x);
-    case Act::Celu: return x > C(0) ? x : a * std::expm1(x / a);
-    case Act::Selu: return C(kSeluScale) * (x > C(0) ? x : C(kSeluAlpha) * std::expm1(x));
-    case Act::Tanhshrink: return x - std::tanh(x);
-    case Act::HardShrink: return (x >= -a && x <= a) ? C(0) : x;  // NaN propagates
-    case Act::SoftShrink: return x > a ? x - a : (x < -a ? x + a : (x != x ? x : C(0)));
+    case Act::Softsign:
+      return x / (C(1) + std::abs(x));
+    case Act::Elu:
+      return x > C(0) ? x : a * std::expm1(x);
+    case Act::Celu:
+      return x > C(0) ? x : a * std::expm1(x / a);
+    case Act::Selu:
+      return C(kSeluScale) * (x > C(0) ? x : C(kSeluAlpha) * std::expm1(x));
+    case Act::Tanhshrink:
+      return x - std::tanh(x);
+    case Act::HardShrink:
+      return (x >= -a && x <= a) ? C(0) : x;  // NaN propagates
+    case Act::SoftShrink:
+      return x > a ? x - a : (x < -a ? x + a : (x != x ? x : C(0)));
   }
   return x;
 }
@@ -144,10 +167,13 @@ CpuTensor ActivationOps::unary_activation(CpuTensor x, Act act, double a, double
       T* ys = out.data<T>();
       parallel_for(n, kParallelGrain / 4, [&](std::int64_t b0, std::int64_t e0) {
         if constexpr (std::is_same_v<T, float>) {
-          if (unary_f32(act, xs + b0, ys + b0, e0 - b0, static_cast<float>(a), static_cast<float>(b))) return;
+          if (unary_f32(act, xs + b0, ys + b0, e0 - b0, static_cast<float>(a),
+                        static_cast<float>(b)))
+            return;
         }
         for (std::int64_t i = b0; i < e0; ++i) {
-          ys[i] = static_cast<T>(act_scalar<C>(act, static_cast<C>(xs[i]), static_cast<C>(a), static_cast<C>(b)));
+          ys[i] = static_cast<T>(
+              act_scalar<C>(act, static_cast<C>(xs[i]), static_cast<C>(a), static_cast<C>(b)));
         }
       });
     }
@@ -159,8 +185,11 @@ CpuTensor ActivationOps::float_prelu(const CpuTensor& x, const CpuTensor& weight
   const CpuTensor src = contiguous(x);
   const CpuTensor w = contiguous(weight);  // the front end casts it to x's dtype
   CpuTensor out = alloc(src.shape, src.dtype);
-  const std::int64_t channels = src.shape.rank() >= 2 ? src.shape[1] : (src.shape.rank() == 1 ? src.shape[0] : 1);
-  const std::int64_t inner = src.shape.rank() >= 2 ? src.numel() / std::max<std::int64_t>(1, src.shape[0] * src.shape[1]) : 1;
+  const std::int64_t channels =
+      src.shape.rank() >= 2 ? src.shape[1] : (src.shape.rank() == 1 ? src.shape[0] : 1);
+  const std::int64_t inner =
+      src.shape.rank() >= 2 ? src.numel() / std::max<std::int64_t>(1, src.shape[0] * src.shape[1])
+                            : 1;
   const bool single = w.numel() == 1;
   visit_dtype(src.dtype, [&]<class T>() {
     if constexpr (is_float(dtype_of<T>())) {
@@ -215,48 +244,58 @@ CpuTensor ActivationOps::softmax_family(const CpuTensor& x, std::size_t dim, Sof
       T* ys = out.data<T>();
       if constexpr (std::is_same_v<T, float>) {
         if (s.inner == 1) {
-          parallel_for(s.outer, std::max<std::int64_t>(1, kParallelGrain / s.n), [&](std::int64_t b0, std::int64_t e0) {
-            softmax_rows_f32(xs + b0 * s.n, ys + b0 * s.n, e0 - b0, s.n, kind);
-          });
+          parallel_for(s.outer, std::max<std::int64_t>(1, kParallelGrain / s.n),
+                       [&](std::int64_t b0, std::int64_t e0) {
+                         softmax_rows_f32(xs + b0 * s.n, ys + b0 * s.n, e0 - b0, s.n, kind);
+                       });
         } else {
           const std::int64_t nblk = (s.inner + 255) / 256;
           const std::int64_t per_task = s.n * std::min<std::int64_t>(256, s.inner);
-          parallel_for(s.outer * nblk, std::max<std::int64_t>(1, kParallelGrain / per_task), [&](std::int64_t b0, std::int64_t e0) {
-            for (std::int64_t t = b0; t < e0; ++t) {
-              const std::int64_t o = t / nblk, c0 = (t % nblk) * 256;
-              softmax_cols_f32(xs + o * s.n * s.inner, ys + o * s.n * s.inner, s.n, s.inner, c0,
-                               std::min<std::int64_t>(256, s.inner - c0), kind);
-            }
-          });
+          parallel_for(s.outer * nblk, std::max<std::int64_t>(1, kParallelGrain / per_task),
+                       [&](std::int64_t b0, std::int64_t e0) {
+                         for (std::int64_t t = b0; t < e0; ++t) {
+                           const std::int64_t o = t / nblk, c0 = (t % nblk) * 256;
+                           softmax_cols_f32(xs + o * s.n * s.inner, ys + o * s.n * s.inner, s.n,
+                                            s.inner, c0, std::min<std::int64_t>(256, s.inner - c0),
+                                            kind);
+                         }
+                       });
         }
         return;
       }
       // f64, f16, bf16: scalar path in the compute type.
       using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
       const C sg = kind == SoftmaxKind::Softmin ? C(-1) : C(1);
-      parallel_for(s.outer * s.inner, std::max<std::int64_t>(1, kParallelGrain / s.n), [&](std::int64_t b0, std::int64_t e0) {
-        for (std::int64_t t = b0; t < e0; ++t) {
-          const std::int64_t base = (t / s.inner) * s.n * s.inner + t % s.inner;
-          C m = -std::numeric_limits<C>::infinity();
-          for (std::int64_t j = 0; j < s.n; ++j) {
-            const C v = sg * static_cast<C>(xs[base + j * s.inner]);
-            m = (v > m || v != v) ? v : m;
-          }
-          C sum = 0;
-          for (std::int64_t j = 0; j < s.n; ++j) sum += std::exp(sg * static_cast<C>(xs[base + j * s.inner]) - m);
-          for (std::int64_t j = 0; j < s.n; ++j) {
-            const std::int64_t k = base + j * s.inner;
-            const C v = sg * static_cast<C>(xs[k]);
-            C r;
-            switch (kind) {
-              case SoftmaxKind::LogSoftmax: r = v - m - std::log(sum); break;
-              case SoftmaxKind::QuietSoftmax: r = std::exp(v - m) / (sum + std::exp(-m)); break;
-              default: r = std::exp(v - m) / sum;
-            }
-            ys[k] = static_cast<T>(r);
-          }
-        }
-      });
+      parallel_for(s.outer * s.inner, std::max<std::int64_t>(1, kParallelGrain / s.n),
+                   [&](std::int64_t b0, std::int64_t e0) {
+                     for (std::int64_t t = b0; t < e0; ++t) {
+                       const std::int64_t base = (t / s.inner) * s.n * s.inner + t % s.inner;
+                       C m = -std::numeric_limits<C>::infinity();
+                       for (std::int64_t j = 0; j < s.n; ++j) {
+                         const C v = sg * static_cast<C>(xs[base + j * s.inner]);
+                         m = (v > m || v != v) ? v : m;
+                       }
+                       C sum = 0;
+                       for (std::int64_t j = 0; j < s.n; ++j)
+                         sum += std::exp(sg * static_cast<C>(xs[base + j * s.inner]) - m);
+                       for (std::int64_t j = 0; j < s.n; ++j) {
+                         const std::int64_t k = base + j * s.inner;
+                         const C v = sg * static_cast<C>(xs[k]);
+                         C r;
+                         switch (kind) {
+                           case SoftmaxKind::LogSoftmax:
+                             r = v - m - std::log(sum);
+                             break;
+                           case SoftmaxKind::QuietSoftmax:
+                             r = std::exp(v - m) / (sum + std::exp(-m));
+                             break;
+                           default:
+                             r = std::exp(v - m) / sum;
+                         }
+                         ys[k] = static_cast<T>(r);
+                       }
+                     }
+                   });
     }
   });
   return out;

@@ -46,39 +46,41 @@ CpuTensor ActivationOps::float_layer_norm(const CpuTensor& x, std::size_t k, con
     const T* b = opt_data<T>(bias, kb);
     const T* xs = src.data<T>();
     T* ys = out.data<T>();
-    parallel_for(rows, std::max<std::int64_t>(1, kParallelGrain / std::max<std::int64_t>(n, 1)), [&](std::int64_t r0, std::int64_t r1) {
-      std::vector<C> tmp(std::is_same_v<T, C> ? 0 : static_cast<std::size_t>(n));
-      for (std::int64_t r = r0; r < r1; ++r) {
-        const C* xr;
-        if constexpr (std::is_same_v<T, C>) {
-          xr = xs + r * n;
-        } else {
-          for (std::int64_t i = 0; i < n; ++i) tmp[i] = static_cast<C>(xs[r * n + i]);
-          xr = tmp.data();
-        }
-        C sum = 0;
+    parallel_for(rows, std::max<std::int64_t>(1, kParallelGrain / std::max<std::int64_t>(n, 1)),
+                 [&](std::int64_t r0, std::int64_t r1) {
+                   std::vector<C> tmp(std::is_same_v<T, C> ? 0 : static_cast<std::size_t>(n));
+                   for (std::int64_t r = r0; r < r1; ++r) {
+                     const C* xr;
+                     if constexpr (std::is_same_v<T, C>) {
+                       xr = xs + r * n;
+                     } else {
+                       for (std::int64_t i = 0; i < n; ++i) tmp[i] = static_cast<C>(xs[r * n + i]);
+                       xr = tmp.data();
+                     }
+                     C sum = 0;
 #pragma omp simd reduction(+ : sum)
-        for (std::int64_t i = 0; i < n; ++i) sum += xr[i];
-        const C mean = sum / C(n);
-        C sq = 0;
+                     for (std::int64_t i = 0; i < n; ++i) sum += xr[i];
+                     const C mean = sum / C(n);
+                     C sq = 0;
 #pragma omp simd reduction(+ : sq)
-        for (std::int64_t i = 0; i < n; ++i) sq += (xr[i] - mean) * (xr[i] - mean);
-        const C rstd = C(1) / std::sqrt(sq / C(n) + C(eps));
-        T* yr = ys + r * n;
-        if (w && b) {
+                     for (std::int64_t i = 0; i < n; ++i) sq += (xr[i] - mean) * (xr[i] - mean);
+                     const C rstd = C(1) / std::sqrt(sq / C(n) + C(eps));
+                     T* yr = ys + r * n;
+                     if (w && b) {
 #pragma omp simd
-          for (std::int64_t i = 0; i < n; ++i)
-            yr[i] = static_cast<T>((xr[i] - mean) * rstd * static_cast<C>(w[i]) + static_cast<C>(b[i]));
-        } else {
-          for (std::int64_t i = 0; i < n; ++i) {
-            C v = (xr[i] - mean) * rstd;
-            if (w) v *= static_cast<C>(w[i]);
-            if (b) v += static_cast<C>(b[i]);
-            yr[i] = static_cast<T>(v);
-          }
-        }
-      }
-    });
+                       for (std::int64_t i = 0; i < n; ++i)
+                         yr[i] = static_cast<T>((xr[i] - mean) * rstd * static_cast<C>(w[i]) +
+                                                static_cast<C>(b[i]));
+                     } else {
+                       for (std::int64_t i = 0; i < n; ++i) {
+                         C v = (xr[i] - mean) * rstd;
+                         if (w) v *= static_cast<C>(w[i]);
+                         if (b) v += static_cast<C>(b[i]);
+                         yr[i] = static_cast<T>(v);
+                       }
+                     }
+                   }
+                 });
   });
   return out;
 }
@@ -94,26 +96,28 @@ CpuTensor ActivationOps::float_rms_norm(const CpuTensor& x, const OptP& weight, 
     const T* w = opt_data<T>(weight, kw);
     const T* xs = src.data<T>();
     T* ys = out.data<T>();
-    parallel_for(rows, std::max<std::int64_t>(1, kParallelGrain / std::max<std::int64_t>(n, 1)), [&](std::int64_t r0, std::int64_t r1) {
-      for (std::int64_t r = r0; r < r1; ++r) {
-        const T* xr = xs + r * n;
-        T* yr = ys + r * n;
-        C sq = 0;
-        for (std::int64_t i = 0; i < n; ++i) sq += static_cast<C>(xr[i]) * static_cast<C>(xr[i]);
-        const C rr = C(1) / std::sqrt(sq / C(n) + C(eps));
-        for (std::int64_t i = 0; i < n; ++i) {
-          C v = static_cast<C>(xr[i]) * rr;
-          if (w) v *= static_cast<C>(w[i]);
-          yr[i] = static_cast<T>(v);
-        }
-      }
-    });
+    parallel_for(rows, std::max<std::int64_t>(1, kParallelGrain / std::max<std::int64_t>(n, 1)),
+                 [&](std::int64_t r0, std::int64_t r1) {
+                   for (std::int64_t r = r0; r < r1; ++r) {
+                     const T* xr = xs + r * n;
+                     T* yr = ys + r * n;
+                     C sq = 0;
+                     for (std::int64_t i = 0; i < n; ++i)
+                       sq += static_cast<C>(xr[i]) * static_cast<C>(xr[i]);
+                     const C rr = C(1) / std::sqrt(sq / C(n) + C(eps));
+                     for (std::int64_t i = 0; i < n; ++i) {
+                       C v = static_cast<C>(xr[i]) * rr;
+                       if (w) v *= static_cast<C>(w[i]);
+                       yr[i] = static_cast<T>(v);
+                     }
+                   }
+                 });
   });
   return out;
 }
 
-CpuTensor ActivationOps::float_group_norm(const CpuTensor& x, std::int64_t num_groups, const OptP& weight,
-                                          const OptP& bias, double eps) {
+CpuTensor ActivationOps::float_group_norm(const CpuTensor& x, std::int64_t num_groups,
+                                          const OptP& weight, const OptP& bias, double eps) {
   const CpuTensor src = contiguous(x);
   CpuTensor out = alloc(src.shape, src.dtype);
   const std::int64_t N = src.shape[0], Ch = src.shape[1];
@@ -126,31 +130,35 @@ CpuTensor ActivationOps::float_group_norm(const CpuTensor& x, std::int64_t num_g
     const T* b = opt_data<T>(bias, kb);
     const T* xs = src.data<T>();
     T* ys = out.data<T>();
-    parallel_for(N * num_groups, std::max<std::int64_t>(1, kParallelGrain / std::max<std::int64_t>(gsize, 1)), [&](std::int64_t g0, std::int64_t g1) {
-      for (std::int64_t g = g0; g < g1; ++g) {
-        const T* xr = xs + g * gsize;
-        T* yr = ys + g * gsize;
-        C sum = 0, sq = 0;
-        for (std::int64_t i = 0; i < gsize; ++i) sum += static_cast<C>(xr[i]);
-        const C mean = gsize ? sum / C(gsize) : C(0);
-        for (std::int64_t i = 0; i < gsize; ++i) sq += (static_cast<C>(xr[i]) - mean) * (static_cast<C>(xr[i]) - mean);
-        const C rstd = C(1) / std::sqrt(sq / C(gsize) + C(eps));
-        const std::int64_t c0 = (g % num_groups) * cpg;
-        for (std::int64_t i = 0; i < gsize; ++i) {
-          const std::int64_t c = c0 + i / spatial;
-          C v = (static_cast<C>(xr[i]) - mean) * rstd;
-          if (w) v *= static_cast<C>(w[c]);
-          if (b) v += static_cast<C>(b[c]);
-          yr[i] = static_cast<T>(v);
-        }
-      }
-    });
+    parallel_for(N * num_groups,
+                 std::max<std::int64_t>(1, kParallelGrain / std::max<std::int64_t>(gsize, 1)),
+                 [&](std::int64_t g0, std::int64_t g1) {
+                   for (std::int64_t g = g0; g < g1; ++g) {
+                     const T* xr = xs + g * gsize;
+                     T* yr = ys + g * gsize;
+                     C sum = 0, sq = 0;
+                     for (std::int64_t i = 0; i < gsize; ++i) sum += static_cast<C>(xr[i]);
+                     const C mean = gsize ? sum / C(gsize) : C(0);
+                     for (std::int64_t i = 0; i < gsize; ++i)
+                       sq += (static_cast<C>(xr[i]) - mean) * (static_cast<C>(xr[i]) - mean);
+                     const C rstd = C(1) / std::sqrt(sq / C(gsize) + C(eps));
+                     const std::int64_t c0 = (g % num_groups) * cpg;
+                     for (std::int64_t i = 0; i < gsize; ++i) {
+                       const std::int64_t c = c0 + i / spatial;
+                       C v = (static_cast<C>(xr[i]) - mean) * rstd;
+                       if (w) v *= static_cast<C>(w[c]);
+                       if (b) v += static_cast<C>(b[c]);
+                       yr[i] = static_cast<T>(v);
+                     }
+                   }
+                 });
   });
   return out;
 }
 
-CpuTensor ActivationOps::float_batch_norm(const CpuTensor& x, const CpuTensor& mean, const CpuTensor& var,
-                                          const OptP& weight, const OptP& bias, double eps) {
+CpuTensor ActivationOps::float_batch_norm(const CpuTensor& x, const CpuTensor& mean,
+                                          const CpuTensor& var, const OptP& weight,
+                                          const OptP& bias, double eps) {
   const CpuTensor src = contiguous(x);
   CpuTensor out = alloc(src.shape, src.dtype);
   const std::int64_t Ch = src.shape.rank() >= 2 ? src.shape[1] : src.shape[0];
@@ -182,7 +190,8 @@ CpuTensor ActivationOps::float_batch_norm(const CpuTensor& x, const CpuTensor& m
   return out;
 }
 
-CpuTensor ActivationOps::float_linear(const CpuTensor& x, const CpuTensor& weight, const OptP& bias) {
+CpuTensor ActivationOps::float_linear(const CpuTensor& x, const CpuTensor& weight,
+                                      const OptP& bias) {
   const DType dt = x.dtype;
   const bool half = is_half(dt);
   const CpuTensor xc = contiguous(half ? CoreOps::cast(x, DType::F32) : x);
@@ -202,11 +211,11 @@ CpuTensor ActivationOps::float_linear(const CpuTensor& x, const CpuTensor& weigh
         if (in == 0) {
           std::fill(ys, ys + rows * outf, T(0));
         } else if constexpr (std::is_same_v<T, float>) {
-          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, outf, in, 1.0f, xc.data<float>(), in,
-                      wc.data<float>(), in, 0.0f, ys, outf);
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, outf, in, 1.0f,
+                      xc.data<float>(), in, wc.data<float>(), in, 0.0f, ys, outf);
         } else {
-          cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, outf, in, 1.0, xc.data<double>(), in,
-                      wc.data<double>(), in, 0.0, ys, outf);
+          cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, outf, in, 1.0,
+                      xc.data<double>(), in, wc.data<double>(), in, 0.0, ys, outf);
         }
         if (bc) {
           const T* bs = bc->data<T>();
@@ -230,18 +239,22 @@ CpuTensor ActivationOps::float_embedding(const CpuTensor& weights, const CpuTens
   const std::size_t es = dtype_size(w.dtype);
   const char* ws = static_cast<const char*>(w.raw());
   char* ys = static_cast<char*>(out.raw());
-  parallel_for(idx.numel(), std::max<std::int64_t>(1, kParallelGrain / std::max<std::int64_t>(d, 1)), [&](std::int64_t b0, std::int64_t e0) {
-    for (std::int64_t i = b0; i < e0; ++i)
-      std::memcpy(ys + i * d * es, ws + is[i] * d * es, static_cast<std::size_t>(d) * es);
-  });
+  parallel_for(
+      idx.numel(), std::max<std::int64_t>(1, kParallelGrain / std::max<std::int64_t>(d, 1)),
+      [&](std::int64_t b0, std::int64_t e0) {
+        for (std::int64_t i = b0; i < e0; ++i)
+          std::memcpy(ys + i * d * es, ws + is[i] * d * es, static_cast<std::size_t>(d) * es);
+      });
   return out;
 }
 
 CpuTensor ActivationOps::float_scaled_dot_product_attention(const CpuTensor& q, const CpuTensor& k,
                                                             const CpuTensor& v, const OptP& mask,
-                                                            const OptP& bias, bool is_causal, double scale) {
+                                                            const OptP& bias, bool is_causal,
+                                                            double scale) {
   const std::size_t r = q.shape.rank();
-  const std::int64_t L = q.shape[r - 2], E = q.shape[r - 1], S = k.shape[r - 2], Ev = v.shape[r - 1];
+  const std::int64_t L = q.shape[r - 2], E = q.shape[r - 1], S = k.shape[r - 2],
+                     Ev = v.shape[r - 1];
   std::int64_t batch = 1;
   for (std::size_t i = 0; i + 2 < r; ++i) batch *= q.shape[i];
   const CpuTensor qc = contiguous(q), kc = contiguous(k), vc = contiguous(v);
@@ -264,52 +277,56 @@ CpuTensor ActivationOps::float_scaled_dot_product_attention(const CpuTensor& q, 
     const T* ks = kc.data<T>();
     const T* vs = vc.data<T>();
     T* ys = out.data<T>();
-    parallel_for(batch * L, std::max<std::int64_t>(1, kParallelGrain / std::max<std::int64_t>(1, S * (E + Ev))), [&](std::int64_t t0, std::int64_t t1) {
-      std::vector<C> p(static_cast<std::size_t>(S)), acc(static_cast<std::size_t>(Ev));
-      for (std::int64_t t = t0; t < t1; ++t) {
-        const std::int64_t bi = t / L, l = t % L;
-        std::int64_t moff = 0, boff = 0;
-        for (std::int64_t rem = bi, i = static_cast<std::int64_t>(r) - 3; i >= 0; --i) {
-          const std::int64_t ix = rem % q.shape[i];
-          rem /= q.shape[i];
-          moff += ix * ms[i];
-          boff += ix * bs[i];
-        }
-        moff += l * ms[r - 2];
-        boff += l * bs[r - 2];
-        const T* qr = qs + t * E;
-        C m = -std::numeric_limits<C>::infinity();
-        bool all_masked = true;
-        for (std::int64_t s = 0; s < S; ++s) {
-          C sc;
-          if ((is_causal && s > l) || (mp && !mp[moff + s * ms[r - 1]])) {
-            sc = -std::numeric_limits<C>::infinity();
-          } else {
-            const T* kr = ks + (bi * S + s) * E;
-            C dot = 0;
-            for (std::int64_t e = 0; e < E; ++e) dot += static_cast<C>(qr[e]) * static_cast<C>(kr[e]);
-            sc = dot * C(scale);
-            if (bp) sc += static_cast<C>(bp[boff + s * bs[r - 1]]);
+    parallel_for(
+        batch * L,
+        std::max<std::int64_t>(1, kParallelGrain / std::max<std::int64_t>(1, S * (E + Ev))),
+        [&](std::int64_t t0, std::int64_t t1) {
+          std::vector<C> p(static_cast<std::size_t>(S)), acc(static_cast<std::size_t>(Ev));
+          for (std::int64_t t = t0; t < t1; ++t) {
+            const std::int64_t bi = t / L, l = t % L;
+            std::int64_t moff = 0, boff = 0;
+            for (std::int64_t rem = bi, i = static_cast<std::int64_t>(r) - 3; i >= 0; --i) {
+              const std::int64_t ix = rem % q.shape[i];
+              rem /= q.shape[i];
+              moff += ix * ms[i];
+              boff += ix * bs[i];
+            }
+            moff += l * ms[r - 2];
+            boff += l * bs[r - 2];
+            const T* qr = qs + t * E;
+            C m = -std::numeric_limits<C>::infinity();
+            bool all_masked = true;
+            for (std::int64_t s = 0; s < S; ++s) {
+              C sc;
+              if ((is_causal && s > l) || (mp && !mp[moff + s * ms[r - 1]])) {
+                sc = -std::numeric_limits<C>::infinity();
+              } else {
+                const T* kr = ks + (bi * S + s) * E;
+                C dot = 0;
+                for (std::int64_t e = 0; e < E; ++e)
+                  dot += static_cast<C>(qr[e]) * static_cast<C>(kr[e]);
+                sc = dot * C(scale);
+                if (bp) sc += static_cast<C>(bp[boff + s * bs[r - 1]]);
+              }
+              p[s] = sc;
+              m = sc > m ? sc : m;
+              all_masked = all_masked && sc == -std::numeric_limits<C>::infinity();
+            }
+            std::fill(acc.begin(), acc.end(), C(0));
+            C sum = 0;
+            for (std::int64_t s = 0; s < S; ++s) {
+              p[s] = std::exp(p[s] - m);
+              sum += p[s];
+            }
+            // A fully masked row gives zeros, as torch's math reference (_safe_softmax).
+            for (std::int64_t s = 0; s < S && !all_masked; ++s) {
+              const C w = p[s] / sum;
+              const T* vr = vs + (bi * S + s) * Ev;
+              for (std::int64_t e = 0; e < Ev; ++e) acc[e] += w * static_cast<C>(vr[e]);
+            }
+            for (std::int64_t e = 0; e < Ev; ++e) ys[t * Ev + e] = static_cast<T>(acc[e]);
           }
-          p[s] = sc;
-          m = sc > m ? sc : m;
-          all_masked = all_masked && sc == -std::numeric_limits<C>::infinity();
-        }
-        std::fill(acc.begin(), acc.end(), C(0));
-        C sum = 0;
-        for (std::int64_t s = 0; s < S; ++s) {
-          p[s] = std::exp(p[s] - m);
-          sum += p[s];
-        }
-        // A fully masked row gives zeros, as torch's math reference (_safe_softmax).
-        for (std::int64_t s = 0; s < S && !all_masked; ++s) {
-          const C w = p[s] / sum;
-          const T* vr = vs + (bi * S + s) * Ev;
-          for (std::int64_t e = 0; e < Ev; ++e) acc[e] += w * static_cast<C>(vr[e]);
-        }
-        for (std::int64_t e = 0; e < Ev; ++e) ys[t * Ev + e] = static_cast<T>(acc[e]);
-      }
-    });
+        });
   });
   return out;
 }
@@ -325,7 +342,8 @@ double row_lse(const T* x, std::int64_t n) {
 }
 }  // namespace
 
-CpuTensor ActivationOps::float_cross_entropy_with_logits(const CpuTensor& logits, const CpuTensor& targets) {
+CpuTensor ActivationOps::float_cross_entropy_with_logits(const CpuTensor& logits,
+                                                         const CpuTensor& targets) {
   const CpuTensor x = contiguous(logits), tg = contiguous(targets);
   const std::int64_t N = x.shape[0], Cn = x.shape[1];
   CpuTensor out = alloc(Shape{1}, x.dtype);
@@ -343,7 +361,8 @@ CpuTensor ActivationOps::float_cross_entropy_with_logits(const CpuTensor& logits
   return out;
 }
 
-CpuTensor ActivationOps::float_cross_entropy_with_indices(const CpuTensor& logits, const CpuTensor& targets) {
+CpuTensor ActivationOps::float_cross_entropy_with_indices(const CpuTensor& logits,
+                                                          const CpuTensor& targets) {
   const CpuTensor x = contiguous(logits);
   const CpuTensor tg = CoreOps::cast(contiguous(targets), DType::I64);
   const std::int64_t N = x.shape[0], Cn = x.shape[1];
@@ -352,7 +371,8 @@ CpuTensor ActivationOps::float_cross_entropy_with_indices(const CpuTensor& logit
     const T* xs = x.data<T>();
     const std::int64_t* ts = tg.data<std::int64_t>();
     double total = 0;
-    for (std::int64_t i = 0; i < N; ++i) total += static_cast<double>(xs[i * Cn + ts[i]]) - row_lse(xs + i * Cn, Cn);
+    for (std::int64_t i = 0; i < N; ++i)
+      total += static_cast<double>(xs[i * Cn + ts[i]]) - row_lse(xs + i * Cn, Cn);
     out.data<T>()[0] = static_cast<T>(-total / static_cast<double>(N));
   });
   return out;

@@ -5,11 +5,11 @@
 // CpuComposite joins automatically once every op the composites use exists.
 #pragma once
 
-#include "backends.hpp"
 #include <optional>
 #include <string>
 #include <type_traits>
 
+#include "backends.hpp"
 #include "ember/cpu/cpu.hpp"
 #include "ember/tensor/tensor.hpp"
 
@@ -18,15 +18,49 @@ namespace ember::test {
 /// True when the front-end ops the composites use exist (element-wise, reduce, layout,
 /// indexing and linalg families merged); the composite backend joins the tests then.
 template <class B>
-constexpr bool kHasCompositeOps = requires(Tensor<B, 2> t, Tensor<B, 2, Bool> m, Tensor<B, 2, Int> i,
-                                           Tensor<B, 1, Int> i1) {
-  t.clamp_min(0.0); t.clamp_max(0.0); t.clamp(0.0, 1.0); t.lower_elem(0.0); t.lower_equal_elem(0.0);
-  t.greater_elem(0.0); t.equal_elem(0.0); t.mul_scalar(1.0); t.add_scalar(1.0); t.sub_scalar(1.0);
-  t.div_scalar(1.0); t.mask_where(m, t); t.mask_fill(m, 0.0); t.mul(t); t.add(t); t.sub(t); t.div(t);
-  t.neg(); t.exp(); t.log(); t.log1p(); t.recip(); t.erf(); t.tanh(); t.abs(); t.sqrt();
-  t.narrow(0, 0, 1); t.max_dim(0); t.sum_dim(0); t.mean_dim(0); t.mean(); t.var_mean_bias(0);
-  t.matmul(t); t.transpose(); t.swap_dims(0, 1); t.select(0, i1); t.gather(1, i);
-  m.bool_not(); m.all_dim(0); m.template expand<2>(Shape{1, 1}); i.greater(i);
+constexpr bool kHasCompositeOps = requires(Tensor<B, 2> t, Tensor<B, 2, Bool> m,
+                                           Tensor<B, 2, Int> i, Tensor<B, 1, Int> i1) {
+  t.clamp_min(0.0);
+  t.clamp_max(0.0);
+  t.clamp(0.0, 1.0);
+  t.lower_elem(0.0);
+  t.lower_equal_elem(0.0);
+  t.greater_elem(0.0);
+  t.equal_elem(0.0);
+  t.mul_scalar(1.0);
+  t.add_scalar(1.0);
+  t.sub_scalar(1.0);
+  t.div_scalar(1.0);
+  t.mask_where(m, t);
+  t.mask_fill(m, 0.0);
+  t.mul(t);
+  t.add(t);
+  t.sub(t);
+  t.div(t);
+  t.neg();
+  t.exp();
+  t.log();
+  t.log1p();
+  t.recip();
+  t.erf();
+  t.tanh();
+  t.abs();
+  t.sqrt();
+  t.narrow(0, 0, 1);
+  t.max_dim(0);
+  t.sum_dim(0);
+  t.mean_dim(0);
+  t.mean();
+  t.var_mean_bias(0);
+  t.matmul(t);
+  t.transpose();
+  t.swap_dims(0, 1);
+  t.select(0, i1);
+  t.gather(1, i);
+  m.bool_not();
+  m.all_dim(0);
+  m.template expand<2>(Shape{1, 1});
+  i.greater(i);
 };
 
 struct CpuComposite : ember::Cpu {
@@ -61,21 +95,25 @@ struct CpuComposite : ember::Cpu {
   static P float_layer_norm(const P&, std::size_t, const OptP&, const OptP&, double) = delete;
   static P float_rms_norm(const P&, const OptP&, double) = delete;
   static P float_group_norm(const P&, std::int64_t, const OptP&, const OptP&, double) = delete;
-  static P float_batch_norm(const P&, const P&, const P&, const OptP&, const OptP&, double) = delete;
+  static P float_batch_norm(const P&, const P&, const P&, const OptP&, const OptP&,
+                            double) = delete;
   static P float_linear(const P&, const P&, const OptP&) = delete;
   static P float_embedding(const P&, const P&) = delete;
-  static P float_scaled_dot_product_attention(const P&, const P&, const P&, const OptP&, const OptP&, bool,
-                                              double) = delete;
+  static P float_scaled_dot_product_attention(const P&, const P&, const P&, const OptP&,
+                                              const OptP&, bool, double) = delete;
   static P float_cross_entropy_with_logits(const P&, const P&) = delete;
   static P float_cross_entropy_with_indices(const P&, const P&) = delete;
 };
 template <class B>
-constexpr bool kHasFastSoftmax = requires(typename B::FloatTensor p) { B::float_softmax(p, std::size_t{0}); };
+constexpr bool kHasFastSoftmax = requires(typename B::FloatTensor p) {
+  B::float_softmax(p, std::size_t{0});
+};
 static_assert(kHasFastSoftmax<ember::Cpu> && !kHasFastSoftmax<CpuComposite>,
               "a deleted override must switch the fast kernel off");
 
-using ActivationBackends = std::conditional_t<kHasCompositeOps<ember::Cpu>, ::testing::Types<ember::Cpu, CpuComposite>,
-                                              ConformanceBackends>;
+using ActivationBackends =
+    std::conditional_t<kHasCompositeOps<ember::Cpu>, ::testing::Types<ember::Cpu, CpuComposite>,
+                       ConformanceBackends>;
 template <class F>
 void for_each_activation_backend(F&& f) {
   for_each_backend(f);

@@ -64,7 +64,8 @@ Tensor<B, D> elementwise(const std::string& op, const Tensor<B, D>& x, const Fix
       return module::layer_norm(x, Tensor<B, 1>::from_data(wd), b, eps);
     }
     if constexpr (D >= 2) {
-      return module::layer_norm(x, Tensor<B, 2>::from_data(wd), Tensor<B, 2>::from_data(c.tensor("b")), eps);
+      return module::layer_norm(x, Tensor<B, 2>::from_data(wd),
+                                Tensor<B, 2>::from_data(c.tensor("b")), eps);
     }
   }
   if constexpr (D >= 2) {
@@ -73,9 +74,10 @@ Tensor<B, D> elementwise(const std::string& op, const Tensor<B, D>& x, const Fix
       if (c.has("w")) w = Tensor<B, 1>::from_data(c.tensor("w"));
       if (c.has("b")) b = Tensor<B, 1>::from_data(c.tensor("b"));
       const double eps = c.has("eps") ? c.param<double>("eps") : 1e-5;
-      if (op == "group_norm") return module::group_norm(x, c.param<std::int64_t>("groups"), w, b, eps);
-      return module::batch_norm(x, Tensor<B, 1>::from_data(c.tensor("mean")), Tensor<B, 1>::from_data(c.tensor("var")),
-                                w, b, eps);
+      if (op == "group_norm")
+        return module::group_norm(x, c.param<std::int64_t>("groups"), w, b, eps);
+      return module::batch_norm(x, Tensor<B, 1>::from_data(c.tensor("mean")),
+                                Tensor<B, 1>::from_data(c.tensor("var")), w, b, eps);
     }
   }
   ADD_FAILURE() << "unknown op " << op << " for rank " << D;
@@ -97,9 +99,11 @@ void run_rank(const FixtureCase& c, const std::string& op) {
         if (c.has("mask")) {
           const auto md = c.tensor("mask");
           if (md.shape().rank() == 2) {
-            return module::scaled_dot_product_attention(q, k, v, Tensor<B, 2, Bool>::from_data(md), scale);
+            return module::scaled_dot_product_attention(q, k, v, Tensor<B, 2, Bool>::from_data(md),
+                                                        scale);
           }
-          return module::scaled_dot_product_attention(q, k, v, Tensor<B, D, Bool>::from_data(md), scale);
+          return module::scaled_dot_product_attention(q, k, v, Tensor<B, D, Bool>::from_data(md),
+                                                      scale);
         }
         std::optional<Tensor<B, D>> bias;
         if (c.has("bias")) bias = Tensor<B, D>::from_data(c.tensor("bias"));
@@ -120,26 +124,34 @@ void run_case(const FixtureCase& c) {
     auto w = Tensor<B, 2>::from_data(c.tensor("w"));
     const auto id = c.tensor("idx");
     if (id.shape().rank() == 1) {
-      ember::test::expect_approx(module::embedding(w, Tensor<B, 1, Int>::from_data(id)).into_data(), c.tensor("out"));
+      ember::test::expect_approx(module::embedding(w, Tensor<B, 1, Int>::from_data(id)).into_data(),
+                                 c.tensor("out"));
     } else {
-      ember::test::expect_approx(module::embedding(w, Tensor<B, 2, Int>::from_data(id)).into_data(), c.tensor("out"));
+      ember::test::expect_approx(module::embedding(w, Tensor<B, 2, Int>::from_data(id)).into_data(),
+                                 c.tensor("out"));
     }
     return;
   }
   if (op == "cross_entropy_probs" || op == "cross_entropy_indices") {
     auto x = Tensor<B, 2>::from_data(c.tensor("x"));
-    Tensor<B, 1> out = op == "cross_entropy_probs"
-                           ? loss::cross_entropy_with_logits(x, Tensor<B, 2>::from_data(c.tensor("t")))
-                           : loss::cross_entropy_with_logits(x, Tensor<B, 1, Int>::from_data(c.tensor("idx")));
+    Tensor<B, 1> out =
+        op == "cross_entropy_probs"
+            ? loss::cross_entropy_with_logits(x, Tensor<B, 2>::from_data(c.tensor("t")))
+            : loss::cross_entropy_with_logits(x, Tensor<B, 1, Int>::from_data(c.tensor("idx")));
     ember::test::expect_approx(out.into_data(), c.tensor("out"));
     return;
   }
   switch (c.tensor(c.has("x") ? "x" : "q").shape().rank()) {
-    case 1: return run_rank<B, 1>(c, op);
-    case 2: return run_rank<B, 2>(c, op);
-    case 3: return run_rank<B, 3>(c, op);
-    case 4: return run_rank<B, 4>(c, op);
-    default: ADD_FAILURE() << "unsupported rank";
+    case 1:
+      return run_rank<B, 1>(c, op);
+    case 2:
+      return run_rank<B, 2>(c, op);
+    case 3:
+      return run_rank<B, 3>(c, op);
+    case 4:
+      return run_rank<B, 4>(c, op);
+    default:
+      ADD_FAILURE() << "unsupported rank";
   }
 }
 

@@ -21,7 +21,8 @@
 //   float_embedding(weights, IntTensor indices)
 //   float_scaled_dot_product_attention(q, k, v, optional<BoolTensor> mask, optional<P> bias,
 //                                      bool is_causal, double scale)
-//   float_cross_entropy_with_logits(logits, probs), float_cross_entropy_with_indices(logits, IntTensor)
+//   float_cross_entropy_with_logits(logits, probs), float_cross_entropy_with_indices(logits,
+//   IntTensor)
 // The front end detects each with a requires-expression; a deleted declaration (as in the
 // tests' CpuComposite) switches the override off.
 #pragma once

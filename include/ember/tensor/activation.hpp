@@ -25,9 +25,9 @@ using FP = typename B::FloatTensor;
 
 // Dispatch helper: calls B::float_<name>(prim, args...) when the backend defines it,
 // otherwise evaluates the composite expression.
-#define EMBER_ACT_DISPATCH(fname, x, ...)                                                   \
+#define EMBER_ACT_DISPATCH(fname, x, ...)                                                         \
   if constexpr (requires(detail::FP<B> p) { B::fname(std::move(p) __VA_OPT__(, ) __VA_ARGS__); }) \
-    return Tensor<B, D>(B::fname(std::move(x).into_primitive() __VA_OPT__(, ) __VA_ARGS__))
+  return Tensor<B, D>(B::fname(std::move(x).into_primitive() __VA_OPT__(, ) __VA_ARGS__))
 
 /// max(0, x). NaN propagates. Backend: float_relu(p).
 template <class B, std::size_t D>
@@ -189,7 +189,8 @@ Tensor<B, D> celu(Tensor<B, D> x, double alpha = 1.0) {
 template <class B, std::size_t D>
 Tensor<B, D> selu(Tensor<B, D> x) {
   EMBER_ACT_DISPATCH(float_selu, x);
-  else return elu(std::move(x), 1.6732632423543772848170429916717).mul_scalar(1.0507009873554804934193349852946);
+  else return elu(std::move(x), 1.6732632423543772848170429916717)
+      .mul_scalar(1.0507009873554804934193349852946);
 }
 
 /// Tanhshrink: x - tanh(x). Backend: float_tanhshrink(p).
@@ -203,7 +204,8 @@ Tensor<B, D> tanhshrink(Tensor<B, D> x) {
 /// lambda < 0. Backend: float_hard_shrink(p, lambda).
 template <class B, std::size_t D>
 Tensor<B, D> hard_shrink(Tensor<B, D> x, double lambda = 0.5) {
-  if (!(lambda >= 0.0)) ember::detail::fail<ValueError>("hard_shrink", "lambda must be >= 0, got ", lambda);
+  if (!(lambda >= 0.0))
+    ember::detail::fail<ValueError>("hard_shrink", "lambda must be >= 0, got ", lambda);
   EMBER_ACT_DISPATCH(float_hard_shrink, x, lambda);
   else {
     auto small = x.abs().lower_equal_elem(lambda);
@@ -215,7 +217,8 @@ Tensor<B, D> hard_shrink(Tensor<B, D> x, double lambda = 0.5) {
 /// 0.5). Throws ValueError for lambda < 0. Backend: float_soft_shrink(p, lambda).
 template <class B, std::size_t D>
 Tensor<B, D> soft_shrink(Tensor<B, D> x, double lambda = 0.5) {
-  if (!(lambda >= 0.0)) ember::detail::fail<ValueError>("soft_shrink", "lambda must be >= 0, got ", lambda);
+  if (!(lambda >= 0.0))
+    ember::detail::fail<ValueError>("soft_shrink", "lambda must be >= 0, got ", lambda);
   EMBER_ACT_DISPATCH(float_soft_shrink, x, lambda);
   else return x.sub(x.clamp(-lambda, lambda));
 }
@@ -228,7 +231,8 @@ Tensor<B, D> glu(const Tensor<B, D>& x, std::int64_t dim = -1) {
   const std::size_t d = normalize_dim("glu", dim, D);
   if (x.dim(static_cast<std::int64_t>(d)) % 2 != 0) {
     ember::detail::fail<ShapeError>("glu", "dim ", dim, " of input ", x.shape(), " has odd size ",
-                                    x.dim(static_cast<std::int64_t>(d)), "; it must split into two halves");
+                                    x.dim(static_cast<std::int64_t>(d)),
+                                    "; it must split into two halves");
   }
   if constexpr (requires(detail::FP<B> p) { B::float_glu(p, d); }) {
     return Tensor<B, D>(B::float_glu(x.primitive(), d));

@@ -61,23 +61,26 @@ Tensor<B, D> linear(const Tensor<B, D>& x, const Tensor<B, 2>& weight,
                     const std::optional<std::type_identity_t<Tensor<B, 1>>>& bias = std::nullopt) {
   const std::int64_t in = weight.dim(1), out = weight.dim(0);
   if (x.dim(-1) != in) {
-    ember::detail::fail<ShapeError>("linear", "input of shape ", x.shape(), " has last dim ", x.dim(-1),
-                                    " but weight of shape ", weight.shape(), " expects ", in,
-                                    " input features (weight is [out, in])");
+    ember::detail::fail<ShapeError>("linear", "input of shape ", x.shape(), " has last dim ",
+                                    x.dim(-1), " but weight of shape ", weight.shape(), " expects ",
+                                    in, " input features (weight is [out, in])");
   }
   if (bias && bias->numel() != out) {
-    ember::detail::fail<ShapeError>("linear", "bias of shape ", bias->shape(), " does not match ", out,
-                                    " output features of weight ", weight.shape());
+    ember::detail::fail<ShapeError>("linear", "bias of shape ", bias->shape(), " does not match ",
+                                    out, " output features of weight ", weight.shape());
   }
   const Tensor<B, 2> w = weight.cast(x.dtype());
   if constexpr (requires(detail::FP<B> p, detail::OptFP<B> o) { B::float_linear(p, p, o); }) {
-    return Tensor<B, D>(B::float_linear(x.primitive(), w.primitive(), detail::opt_prim(bias, x.dtype())));
+    return Tensor<B, D>(
+        B::float_linear(x.primitive(), w.primitive(), detail::opt_prim(bias, x.dtype())));
   } else {
     Shape os = x.shape();
     os[D - 1] = out;
-    const std::int64_t rows = in == 0 ? os.numel() / std::max<std::int64_t>(out, 1) : x.numel() / in;
+    const std::int64_t rows =
+        in == 0 ? os.numel() / std::max<std::int64_t>(out, 1) : x.numel() / in;
     auto y = x.template reshape<2>(std::array<std::int64_t, 2>{rows, in}).matmul(w.transpose());
-    if (bias) y = y.add(bias->cast(x.dtype()).template reshape<2>(std::array<std::int64_t, 2>{1, out}));
+    if (bias)
+      y = y.add(bias->cast(x.dtype()).template reshape<2>(std::array<std::int64_t, 2>{1, out}));
     return y.template reshape<D>(os);
   }
 }
@@ -96,7 +99,9 @@ Tensor<B, D + 1> embedding(const Tensor<B, 2>& weights, const Tensor<B, D, Int>&
                                       " embeddings of weights ", weights.shape());
     }
   }
-  if constexpr (requires(detail::FP<B> p, typename B::IntTensor ip) { B::float_embedding(p, ip); }) {
+  if constexpr (requires(detail::FP<B> p, typename B::IntTensor ip) {
+                  B::float_embedding(p, ip);
+                }) {
     return Tensor<B, D + 1>(B::float_embedding(weights.primitive(), indices.primitive()));
   } else {
     Shape os = indices.shape();
@@ -111,11 +116,11 @@ Tensor<B, D + 1> embedding(const Tensor<B, 2>& weights, const Tensor<B, D, Int>&
 /// (rank >= 2), statistics and parameters [C]. Throws ShapeError for rank < 2 or a parameter
 /// not of shape [C]. Backend: float_batch_norm(x, mean, var, weight, bias, eps).
 template <class B, std::size_t D>
-Tensor<B, D> batch_norm(const Tensor<B, D>& x, const Tensor<B, 1>& running_mean,
-                        const Tensor<B, 1>& running_var,
-                        const std::optional<std::type_identity_t<Tensor<B, 1>>>& weight = std::nullopt,
-                        const std::optional<std::type_identity_t<Tensor<B, 1>>>& bias = std::nullopt,
-                        double eps = 1e-5) {
+Tensor<B, D> batch_norm(
+    const Tensor<B, D>& x, const Tensor<B, 1>& running_mean, const Tensor<B, 1>& running_var,
+    const std::optional<std::type_identity_t<Tensor<B, 1>>>& weight = std::nullopt,
+    const std::optional<std::type_identity_t<Tensor<B, 1>>>& bias = std::nullopt,
+    double eps = 1e-5) {
   if constexpr (D < 2) {
     ember::detail::fail<ShapeError>("batch_norm", "input of shape ", x.shape(),
                                     " must have rank >= 2 ([N, C, ...])");
@@ -127,11 +132,15 @@ Tensor<B, D> batch_norm(const Tensor<B, D>& x, const Tensor<B, 1>& running_mean,
     detail::check_channels<B, 1>("batch_norm", "bias", bias, c, x.shape());
     const DType dt = x.dtype();
     const Tensor<B, 1> m = running_mean.cast(dt), v = running_var.cast(dt);
-    if constexpr (requires(detail::FP<B> p, detail::OptFP<B> o) { B::float_batch_norm(p, p, p, o, o, eps); }) {
+    if constexpr (requires(detail::FP<B> p, detail::OptFP<B> o) {
+                    B::float_batch_norm(p, p, p, o, o, eps);
+                  }) {
       return Tensor<B, D>(B::float_batch_norm(x.primitive(), m.primitive(), v.primitive(),
-                                              detail::opt_prim(weight, dt), detail::opt_prim(bias, dt), eps));
+                                              detail::opt_prim(weight, dt),
+                                              detail::opt_prim(bias, dt), eps));
     } else {
-      auto y = x.sub(detail::channel_view<B, D>(m)).div(detail::channel_view<B, D>(v.add_scalar(eps).sqrt()));
+      auto y = x.sub(detail::channel_view<B, D>(m))
+                   .div(detail::channel_view<B, D>(v.add_scalar(eps).sqrt()));
       if (weight) y = y.mul(detail::channel_view<B, D>(weight->cast(dt)));
       if (bias) y = y.add(detail::channel_view<B, D>(bias->cast(dt)));
       return y;
@@ -141,8 +150,8 @@ Tensor<B, D> batch_norm(const Tensor<B, D>& x, const Tensor<B, 1>& running_mean,
 
 namespace detail {
 template <class B, std::size_t D>
-Tensor<B, D> layer_norm_impl(const Tensor<B, D>& x, std::size_t k, const OptFP<B>& w, const OptFP<B>& b,
-                             const Shape& ns, double eps) {
+Tensor<B, D> layer_norm_impl(const Tensor<B, D>& x, std::size_t k, const OptFP<B>& w,
+                             const OptFP<B>& b, const Shape& ns, double eps) {
   if constexpr (requires(FP<B> p, OptFP<B> o) { B::float_layer_norm(p, k, o, o, eps); }) {
     return Tensor<B, D>(B::float_layer_norm(x.primitive(), k, w, b, eps));
   } else {
@@ -170,22 +179,25 @@ Tensor<B, D> layer_norm_impl(const Tensor<B, D>& x, std::size_t k, const OptFP<B
 /// weight and bias ns (rank K <= D). Throws ShapeError when x's trailing dims are not ns or
 /// bias's shape differs from weight's. Backend: float_layer_norm(x, K, weight, bias, eps).
 template <class B, std::size_t D, std::size_t K>
-Tensor<B, D> layer_norm(const Tensor<B, D>& x, const Tensor<B, K>& weight,
-                        const std::optional<std::type_identity_t<Tensor<B, K>>>& bias = std::nullopt,
-                        double eps = 1e-5) {
+Tensor<B, D> layer_norm(
+    const Tensor<B, D>& x, const Tensor<B, K>& weight,
+    const std::optional<std::type_identity_t<Tensor<B, K>>>& bias = std::nullopt,
+    double eps = 1e-5) {
   static_assert(K <= D, "layer_norm: weight rank must not exceed the input rank");
   const Shape ns = weight.shape(), xs = x.shape();
   for (std::size_t i = 0; i < K; ++i) {
     if (xs[D - K + i] != ns[i]) {
-      ember::detail::fail<ShapeError>("layer_norm", "input of shape ", xs, " does not end with the normalized shape ",
-                                      ns, " of weight");
+      ember::detail::fail<ShapeError>("layer_norm", "input of shape ", xs,
+                                      " does not end with the normalized shape ", ns, " of weight");
     }
   }
   if (bias && bias->shape() != ns) {
-    ember::detail::fail<ShapeError>("layer_norm", "bias of shape ", bias->shape(), " differs from weight of shape ", ns);
+    ember::detail::fail<ShapeError>("layer_norm", "bias of shape ", bias->shape(),
+                                    " differs from weight of shape ", ns);
   }
   const DType dt = x.dtype();
-  return detail::layer_norm_impl<B, D>(x, K, weight.cast(dt).into_primitive(), detail::opt_prim(bias, dt), ns, eps);
+  return detail::layer_norm_impl<B, D>(x, K, weight.cast(dt).into_primitive(),
+                                       detail::opt_prim(bias, dt), ns, eps);
 }
 
 /// Layer norm over the last K dims without affine parameters: layer_norm<2>(x) normalises
@@ -203,13 +215,14 @@ Tensor<B, D> layer_norm(const Tensor<B, D>& x, double eps = 1e-5) {
 /// eps defaults to 1e-5 (Burn's RmsNormConfig). Throws ShapeError when weight is not [d].
 /// Backend: float_rms_norm(x, weight, eps).
 template <class B, std::size_t D>
-Tensor<B, D> rms_norm(const Tensor<B, D>& x,
-                      const std::optional<std::type_identity_t<Tensor<B, 1>>>& weight = std::nullopt,
-                      double eps = 1e-5) {
+Tensor<B, D> rms_norm(
+    const Tensor<B, D>& x,
+    const std::optional<std::type_identity_t<Tensor<B, 1>>>& weight = std::nullopt,
+    double eps = 1e-5) {
   const std::int64_t d = x.dim(-1);
   if (weight && weight->numel() != d) {
-    ember::detail::fail<ShapeError>("rms_norm", "weight of shape ", weight->shape(), " does not match the last dim ",
-                                    d, " of input ", x.shape());
+    ember::detail::fail<ShapeError>("rms_norm", "weight of shape ", weight->shape(),
+                                    " does not match the last dim ", d, " of input ", x.shape());
   }
   const DType dt = x.dtype();
   if constexpr (requires(detail::FP<B> p, detail::OptFP<B> o) { B::float_rms_norm(p, o, eps); }) {
@@ -232,23 +245,28 @@ Tensor<B, D> rms_norm(const Tensor<B, D>& x,
 /// rank < 2, ValueError when num_groups <= 0 or does not divide C, ShapeError for
 /// parameters not of shape [C]. Backend: float_group_norm(x, groups, weight, bias, eps).
 template <class B, std::size_t D>
-Tensor<B, D> group_norm(const Tensor<B, D>& x, std::int64_t num_groups,
-                        const std::optional<std::type_identity_t<Tensor<B, 1>>>& weight = std::nullopt,
-                        const std::optional<std::type_identity_t<Tensor<B, 1>>>& bias = std::nullopt,
-                        double eps = 1e-5) {
+Tensor<B, D> group_norm(
+    const Tensor<B, D>& x, std::int64_t num_groups,
+    const std::optional<std::type_identity_t<Tensor<B, 1>>>& weight = std::nullopt,
+    const std::optional<std::type_identity_t<Tensor<B, 1>>>& bias = std::nullopt,
+    double eps = 1e-5) {
   if constexpr (D < 2) {
-    ember::detail::fail<ShapeError>("group_norm", "input of shape ", x.shape(), " must have rank >= 2 ([N, C, ...])");
+    ember::detail::fail<ShapeError>("group_norm", "input of shape ", x.shape(),
+                                    " must have rank >= 2 ([N, C, ...])");
   } else {
     const std::int64_t c = x.dim(1);
     if (num_groups <= 0 || c % num_groups != 0) {
-      ember::detail::fail<ValueError>("group_norm", "num_groups ", num_groups, " does not divide the ", c,
-                                      " channels of input ", x.shape());
+      ember::detail::fail<ValueError>("group_norm", "num_groups ", num_groups,
+                                      " does not divide the ", c, " channels of input ", x.shape());
     }
     detail::check_channels<B, 1>("group_norm", "weight", weight, c, x.shape());
     detail::check_channels<B, 1>("group_norm", "bias", bias, c, x.shape());
     const DType dt = x.dtype();
-    if constexpr (requires(detail::FP<B> p, detail::OptFP<B> o) { B::float_group_norm(p, num_groups, o, o, eps); }) {
-      return Tensor<B, D>(B::float_group_norm(x.primitive(), num_groups, detail::opt_prim(weight, dt),
+    if constexpr (requires(detail::FP<B> p, detail::OptFP<B> o) {
+                    B::float_group_norm(p, num_groups, o, o, eps);
+                  }) {
+      return Tensor<B, D>(B::float_group_norm(x.primitive(), num_groups,
+                                              detail::opt_prim(weight, dt),
                                               detail::opt_prim(bias, dt), eps));
     } else {
       const std::int64_t n = x.dim(0);
@@ -299,26 +317,31 @@ Tensor<B, D, K> attn_operand(const char* what, const Tensor<B, M, K>& t, const S
 /// the overloads below that take the mask or bias tensor directly.
 /// Backend: float_scaled_dot_product_attention(q, k, v, mask, bias, is_causal, scale).
 template <class B, std::size_t D, std::size_t DM = D, std::size_t DB = D>
-Tensor<B, D> scaled_dot_product_attention(const Tensor<B, D>& q, const Tensor<B, D>& k, const Tensor<B, D>& v,
-                                          const std::optional<std::type_identity_t<Tensor<B, DM, Bool>>>& mask = std::nullopt,
-                                          const std::optional<std::type_identity_t<Tensor<B, DB>>>& bias = std::nullopt,
-                                          bool is_causal = false, std::optional<double> scale = std::nullopt) {
+Tensor<B, D> scaled_dot_product_attention(
+    const Tensor<B, D>& q, const Tensor<B, D>& k, const Tensor<B, D>& v,
+    const std::optional<std::type_identity_t<Tensor<B, DM, Bool>>>& mask = std::nullopt,
+    const std::optional<std::type_identity_t<Tensor<B, DB>>>& bias = std::nullopt,
+    bool is_causal = false, std::optional<double> scale = std::nullopt) {
   static_assert(D >= 2, "scaled_dot_product_attention needs rank >= 2 ([..., L, E])");
   const char* op = "scaled_dot_product_attention";
   const Shape qs = q.shape(), ks = k.shape(), vs = v.shape();
   for (std::size_t i = 0; i + 2 < D; ++i) {
     if (qs[i] != ks[i] || qs[i] != vs[i]) {
-      ember::detail::fail<ShapeError>(op, "batch dims of q ", qs, ", k ", ks, " and v ", vs, " differ");
+      ember::detail::fail<ShapeError>(op, "batch dims of q ", qs, ", k ", ks, " and v ", vs,
+                                      " differ");
     }
   }
   if (qs[D - 1] != ks[D - 1]) {
-    ember::detail::fail<ShapeError>(op, "q of shape ", qs, " and k of shape ", ks, " have different embedding dims");
+    ember::detail::fail<ShapeError>(op, "q of shape ", qs, " and k of shape ", ks,
+                                    " have different embedding dims");
   }
   if (ks[D - 2] != vs[D - 2]) {
-    ember::detail::fail<ShapeError>(op, "k of shape ", ks, " and v of shape ", vs, " have different sequence lengths");
+    ember::detail::fail<ShapeError>(op, "k of shape ", ks, " and v of shape ", vs,
+                                    " have different sequence lengths");
   }
   if (is_causal && mask) {
-    ember::detail::fail<ValueError>(op, "is_causal cannot be combined with an explicit mask (as torch)");
+    ember::detail::fail<ValueError>(
+        op, "is_causal cannot be combined with an explicit mask (as torch)");
   }
   Shape target = qs;
   target[D - 1] = ks[D - 2];
@@ -337,8 +360,8 @@ Tensor<B, D> scaled_dot_product_attention(const Tensor<B, D>& q, const Tensor<B,
     if (m) mp = m->primitive();
     std::optional<detail::FP<B>> bp;
     if (bb) bp = bb->primitive();
-    return Tensor<B, D>(B::float_scaled_dot_product_attention(q.primitive(), kk.primitive(), vv.primitive(), mp, bp,
-                                                              is_causal, sc));
+    return Tensor<B, D>(B::float_scaled_dot_product_attention(
+        q.primitive(), kk.primitive(), vv.primitive(), mp, bp, is_causal, sc));
   } else {
     auto scores = q.matmul(kk.swap_dims(D - 2, D - 1)).mul_scalar(sc);
     if (bb) scores = scores.add(*bb);
@@ -346,8 +369,10 @@ Tensor<B, D> scaled_dot_product_attention(const Tensor<B, D>& q, const Tensor<B,
     if (m) scores = scores.mask_fill(m->bool_not().template expand<D>(target), ninf);
     if (is_causal) {
       const auto dev = q.device();
-      auto rows = Tensor<B, 1, Int>::arange(0, target[D - 2], dev).template reshape<2>(std::array<std::int64_t, 2>{target[D - 2], 1});
-      auto cols = Tensor<B, 1, Int>::arange(0, target[D - 1], dev).template reshape<2>(std::array<std::int64_t, 2>{1, target[D - 1]});
+      auto rows = Tensor<B, 1, Int>::arange(0, target[D - 2], dev)
+                      .template reshape<2>(std::array<std::int64_t, 2>{target[D - 2], 1});
+      auto cols = Tensor<B, 1, Int>::arange(0, target[D - 1], dev)
+                      .template reshape<2>(std::array<std::int64_t, 2>{1, target[D - 1]});
       std::array<std::int64_t, D> cd{};
       cd.fill(1);
       cd[D - 2] = target[D - 2];
@@ -356,7 +381,8 @@ Tensor<B, D> scaled_dot_product_attention(const Tensor<B, D>& q, const Tensor<B,
       scores = scores.mask_fill(future, ninf);
     }
     auto probs = ember::activation::softmax(scores, -1);
-    {  // fully masked rows (mask, causal or -inf bias): zeros instead of NaN (torch's _safe_softmax)
+    {  // fully masked rows (mask, causal or -inf bias): zeros instead of NaN (torch's
+       // _safe_softmax)
       auto dead = scores.equal_elem(ninf).all_dim(D - 1).template expand<D>(target);
       probs = probs.mask_fill(dead, 0.0);
     }
@@ -366,16 +392,17 @@ Tensor<B, D> scaled_dot_product_attention(const Tensor<B, D>& q, const Tensor<B,
 
 /// scaled_dot_product_attention with a Bool mask of any rank <= D (true = take part).
 template <class B, std::size_t D, std::size_t DM>
-Tensor<B, D> scaled_dot_product_attention(const Tensor<B, D>& q, const Tensor<B, D>& k, const Tensor<B, D>& v,
-                                          const Tensor<B, DM, Bool>& mask,
+Tensor<B, D> scaled_dot_product_attention(const Tensor<B, D>& q, const Tensor<B, D>& k,
+                                          const Tensor<B, D>& v, const Tensor<B, DM, Bool>& mask,
                                           std::optional<double> scale = std::nullopt) {
   return scaled_dot_product_attention<B, D, DM, D>(q, k, v, mask, std::nullopt, false, scale);
 }
 
 /// scaled_dot_product_attention with an additive float bias of any rank <= D.
 template <class B, std::size_t D, std::size_t DB>
-Tensor<B, D> scaled_dot_product_attention(const Tensor<B, D>& q, const Tensor<B, D>& k, const Tensor<B, D>& v,
-                                          const Tensor<B, DB>& bias, std::optional<double> scale = std::nullopt) {
+Tensor<B, D> scaled_dot_product_attention(const Tensor<B, D>& q, const Tensor<B, D>& k,
+                                          const Tensor<B, D>& v, const Tensor<B, DB>& bias,
+                                          std::optional<double> scale = std::nullopt) {
   return scaled_dot_product_attention<B, D, D, DB>(q, k, v, std::nullopt, bias, false, scale);
 }
 
