@@ -1,0 +1,96 @@
+// Accuracy of the f32 polynomial approximations (exp, log, log1p, tanh, erf) against the
+// f64 std:: functions rounded to f32, over a sweep of the whole f32 range plus extremes,
+// subnormals, NaN and +-Inf. Checks both the vectorised tensor path and the scalar functor.
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "backends.hpp"
+#include "ember/tensor/scalar_ops.hpp"
+#include "fixtures.hpp"
+
+using namespace ember;
+
+namespace {
+
+/// Distance in units in the last place between two floats (0 when both NaN; huge when
+/// only one is NaN).
+std::int64_t ulp_diff(float a, float b) {
+  if (std::isnan(a) || std::isnan(b)) return (std::isnan(a) && std::isnan(b)) ? 0 : (1LL << 40);
+  auto key = [](float f) {
+    const std::int32_t i = std::bit_cast<std::int32_t>(f);
+    return i < 0 ? static_cast<std::int64_t>(std::numeric_limits<std::int32_t>::min()) - i
+                 : static_cast<std::int64_t>(i);
+  };
+  const std::int64_t d = key(a) - key(b);
+  return d < 0 ? -d : d;
+}
+
+std::vector<float> sweep() {
+  std::vector<float> v;
+  for (std::uint64_t u = 0; u < (1ULL << 32); u += 2053) {
+    const float f = std::bit_cast<float>(static_cast<std::uint32_t>(u));
+    if (!std::isnan(f)) v.push_back(f);
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float f : {0.0f, -0.0f, inf, -inf, std::numeric_limits<float>::quiet_NaN(),
+                  std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::min(),
+                  std::numeric_limits<float>::max(), -std::numeric_limits<float>::max(), 88.72f,
+                  88.73f, -87.33f, -103.9f, -104.0f, -1.0f, 1.0f, 0.625f, -0.625f, 4.0f, -4.0f})
+    v.push_back(f);
+  // dense near the interesting ranges
+  for (int i = -20000; i <= 20000; ++i) v.push_back(static_cast<float>(i) * 0.005f);
+  return v;
+}
+
+template <class B, class TensorFn, class ScalarFn, class RefFn>
+void check(TensorFn tfn, ScalarFn sfn, RefFn ref, std::int64_t max_ulp, float lo, float hi) {
+  std::vector<float> xs;
+  for (float f : sweep())
+    if (std::isnan(f) || (f >= lo && f <= hi) || std::isinf(f)) xs.push_back(f);
+  const auto n = static_cast<std::int64_t>(xs.size());
+  auto t = Tensor<B, 1>::from_data(TensorData(xs, Shape{n}));
+  const std::vector<float> got = tfn(t).template to_vec<float>();
+  std::int64_t worst = 0, worst_s = 0;
+  float worst_x = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float want = static_cast<float>(ref(static_cast<double>(xs[i])));
+    const std::int64_t d = ulp_diff(got[i], want);
+    if (d > worst) {
+      worst = d;
+      worst_x = xs[i];
+    }
+    worst_s = std::max(worst_s, ulp_diff(sfn(xs[i]), want));
+  }
+  EXPECT_LE(worst, max_ulp) << "tensor path, worst at x = " << worst_x;
+  EXPECT_LE(worst_s, max_ulp) << "scalar path";
+}
+
+}  // namespace
+
+template <class B>
+class ElementwiseAccuracy : public ::testing::Test {};
+TYPED_TEST_SUITE(ElementwiseAccuracy, ember::test::ConformanceBackends, ember::test::BackendNames);
+
+TYPED_TEST(ElementwiseAccuracy, ExpWithin2Ulp) {
+  check<TypeParam>([](const auto& t) { return t.exp(); }, scalar::exp_f32,
+                   [](double x) { return std::exp(x); }, 2, -1e30f, 1e30f);
+}
+TYPED_TEST(ElementwiseAccuracy, LogWithin2Ulp) {
+  check<TypeParam>([](const auto& t) { return t.log(); }, scalar::log_f32,
+                   [](double x) { return std::log(x); }, 2, -1e30f, 3.4e38f);
+}
+TYPED_TEST(ElementwiseAccuracy, Log1pWithin4Ulp) {
+  check<TypeParam>([](const auto& t) { return t.log1p(); }, scalar::log1p_f32,
+                   [](double x) { return std::log1p(x); }, 4, -2.0f, 3.4e38f);
+}
+TYPED_TEST(ElementwiseAccuracy, TanhWithin4Ulp) {
+  check<TypeParam>([](const auto& t) { return t.tanh(); }, scalar::tanh_f32,
+                   [](double x) { return std::tanh(x); }, 4, -1e30f, 1e30f);
+}
+TYPED_TEST(ElementwiseAccuracy, ErfWithin6Ulp) {
+  check<TypeParam>([](const auto& t) { return t.erf(); }, scalar::erf_f32,
+                   [](double x) { return std::erf(x); }, 6, -1e30f, 1e30f);
+}
