@@ -1,14 +1,97 @@
 // Backend contract: reduce functions. See core.hpp for the conventions.
+//
+// `dim` is normalised (0 <= dim < rank) and checked by the front end; reductions keep the
+// reduced dim with size 1. For X in {float, int}, P = X's primitive, I = IntTensor (i64):
+//   X_sum_dim(const P&, dim) -> P          sum (floats accumulate in >= f32 with blocked /
+//                                          pairwise sums; ints in int64); empty dim -> 0
+//   X_prod_dim(const P&, dim) -> P         product; empty dim -> 1
+//   X_mean_dim(const P&, dim) -> P         floats: sum / n; ints: floor(sum / n)
+//   X_max_abs_dim(const P&, dim) -> P      max |x|, NaN propagates
+//   X_max_dim_with_indices / X_min_dim_with_indices(const P&, dim) -> pair<P, I>
+//                                          NaN propagates; index of the first max/min
+//                                          (ties -> lowest index, a NaN counts as the max/min)
+//   X_cumsum / X_cumprod / X_cummax / X_cummin(const P&, dim) -> P (same shape; cummax/cummin
+//                                          propagate NaN)
+//   X_sort_with_indices(const P&, dim, bool descending) -> pair<P, I>  stable; NaN is the
+//                                          largest value
+//   X_topk_with_indices(const P&, k, dim) -> pair<P, I>   k largest, descending; 0 <= k <= n
+//   X_median_dim_with_indices(const P&, dim) -> pair<P, I>  lower median; NaN propagates
+//   X_any_dim / X_all_dim(const P&, dim) -> BoolTensor, also bool_any_dim / bool_all_dim
+//   float_var_mean(const P&, dim, correction) -> pair<P, P>  (variance with
+//                                          sum((x-mean)^2) / (n - correction), mean)
+// Max/min/argmax/median/max_abs dims are never empty (the front end throws).
+//
+// Optional overrides detected by the front end (defaults are composites of the above):
+//   X_sum(const P&) -> P of shape [1]; X_max_dim / X_min_dim(const P&, dim) -> P;
+//   X_argmax / X_argmin(const P&, dim) -> I.
 #pragma once
+
+#include <cstdint>
+#include <utility>
 
 #include "ember/backend/core.hpp"
 
 namespace ember {
 
-// Required functions of this family are listed here with their contract and checked
-// by the concept below; optional (composite) functions are detected by the front end
-// with a requires-expression and fall back to a default written with core ops.
 template <class B>
-concept ReduceBackend = CoreBackend<B>;
+concept ReduceBackend = CoreBackend<B> &&
+    requires(const typename B::FloatTensor& f, const typename B::IntTensor& i,
+             const typename B::BoolTensor& b, std::int64_t d, bool desc) {
+  { B::float_sum_dim(f, d) } -> std::same_as<typename B::FloatTensor>;
+  { B::int_sum_dim(i, d) } -> std::same_as<typename B::IntTensor>;
+  { B::float_prod_dim(f, d) } -> std::same_as<typename B::FloatTensor>;
+  { B::int_prod_dim(i, d) } -> std::same_as<typename B::IntTensor>;
+  { B::float_mean_dim(f, d) } -> std::same_as<typename B::FloatTensor>;
+  { B::int_mean_dim(i, d) } -> std::same_as<typename B::IntTensor>;
+  { B::float_max_abs_dim(f, d) } -> std::same_as<typename B::FloatTensor>;
+  { B::int_max_abs_dim(i, d) } -> std::same_as<typename B::IntTensor>;
+  {
+    B::float_max_dim_with_indices(f, d)
+    } -> std::same_as<std::pair<typename B::FloatTensor, typename B::IntTensor>>;
+  {
+    B::int_max_dim_with_indices(i, d)
+    } -> std::same_as<std::pair<typename B::IntTensor, typename B::IntTensor>>;
+  {
+    B::float_min_dim_with_indices(f, d)
+    } -> std::same_as<std::pair<typename B::FloatTensor, typename B::IntTensor>>;
+  {
+    B::int_min_dim_with_indices(i, d)
+    } -> std::same_as<std::pair<typename B::IntTensor, typename B::IntTensor>>;
+  {
+    B::float_var_mean(f, d, d)
+    } -> std::same_as<std::pair<typename B::FloatTensor, typename B::FloatTensor>>;
+  { B::float_cumsum(f, d) } -> std::same_as<typename B::FloatTensor>;
+  { B::int_cumsum(i, d) } -> std::same_as<typename B::IntTensor>;
+  { B::float_cumprod(f, d) } -> std::same_as<typename B::FloatTensor>;
+  { B::int_cumprod(i, d) } -> std::same_as<typename B::IntTensor>;
+  { B::float_cummax(f, d) } -> std::same_as<typename B::FloatTensor>;
+  { B::int_cummax(i, d) } -> std::same_as<typename B::IntTensor>;
+  { B::float_cummin(f, d) } -> std::same_as<typename B::FloatTensor>;
+  { B::int_cummin(i, d) } -> std::same_as<typename B::IntTensor>;
+  {
+    B::float_sort_with_indices(f, d, desc)
+    } -> std::same_as<std::pair<typename B::FloatTensor, typename B::IntTensor>>;
+  {
+    B::int_sort_with_indices(i, d, desc)
+    } -> std::same_as<std::pair<typename B::IntTensor, typename B::IntTensor>>;
+  {
+    B::float_topk_with_indices(f, d, d)
+    } -> std::same_as<std::pair<typename B::FloatTensor, typename B::IntTensor>>;
+  {
+    B::int_topk_with_indices(i, d, d)
+    } -> std::same_as<std::pair<typename B::IntTensor, typename B::IntTensor>>;
+  {
+    B::float_median_dim_with_indices(f, d)
+    } -> std::same_as<std::pair<typename B::FloatTensor, typename B::IntTensor>>;
+  {
+    B::int_median_dim_with_indices(i, d)
+    } -> std::same_as<std::pair<typename B::IntTensor, typename B::IntTensor>>;
+  { B::float_any_dim(f, d) } -> std::same_as<typename B::BoolTensor>;
+  { B::int_any_dim(i, d) } -> std::same_as<typename B::BoolTensor>;
+  { B::bool_any_dim(b, d) } -> std::same_as<typename B::BoolTensor>;
+  { B::float_all_dim(f, d) } -> std::same_as<typename B::BoolTensor>;
+  { B::int_all_dim(i, d) } -> std::same_as<typename B::BoolTensor>;
+  { B::bool_all_dim(b, d) } -> std::same_as<typename B::BoolTensor>;
+};
 
 }  // namespace ember
