@@ -1,0 +1,409 @@
+// nn functional ops (Burn's `burn::tensor::module` / torch.nn.functional): linear,
+// embedding, normalisations and scaled dot-product attention.
+//
+// Parameter layouts are PyTorch's (DESIGN.md: state dicts load with no adapter), e.g. the
+// linear weight is [out, in] as torch.nn.functional.linear (Burn's `linear` takes [in, out]).
+// Each op is a composite written with front-end ops; a backend opts into a fused kernel by
+// defining the static function named in the comment (detected with a requires-expression).
+// Parameter tensors are cast to the input's dtype. Optional parameters are std::optional;
+// the optional's tensor type is not deduced, so a plain Tensor converts implicitly.
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+#include "ember/tensor/activation.hpp"
+#include "ember/tensor/tensor.hpp"
+
+namespace ember::module {
+
+namespace detail {
+template <class B>
+using FP = typename B::FloatTensor;
+template <class B>
+using OptFP = std::optional<typename B::FloatTensor>;
+
+template <class B, std::size_t K>
+OptFP<B> opt_prim(const std::optional<Tensor<B, K>>& t, DType dtype) {
+  if (!t) return std::nullopt;
+  return t->cast(dtype).into_primitive();
+}
+
+/// [1, C, 1, ...] of rank D (for per-channel parameters).
+template <class B, std::size_t D>
+Tensor<B, D> channel_view(const Tensor<B, 1>& p) {
+  std::array<std::int64_t, D> s{};
+  s.fill(1);
+  s[D >= 2 ? 1 : 0] = p.numel();
+  return p.template reshape<D>(s);
+}
+
+template <class B, std::size_t K>
+void check_channels(const char* op, const char* what, const std::optional<Tensor<B, K>>& p,
+                    std::int64_t c, const Shape& xs) {
+  if (p && (p->shape().rank() != 1 || p->numel() != c)) {
+    ember::detail::fail<ShapeError>(op, what, " of shape ", p->shape(), " does not match ", c,
+                                    " channels of input ", xs, " (expected [", c, "])");
+  }
+}
+}  // namespace detail
+
+/// Applies y = x W^T + b (torch.nn.functional.linear). x [..., in], weight [out, in]
+/// (PyTorch layout), bias [out] -> [..., out]. Throws ShapeError when x's last dim is not
+/// `in` or bias is not [out]. Backend: float_linear(x, weight, optional bias).
+template <class B, std::size_t D>
+Tensor<B, D> linear(const Tensor<B, D>& x, const Tensor<B, 2>& weight,
+                    const std::optional<std::type_identity_t<Tensor<B, 1>>>& bias = std::nullopt) {
+  const std::int64_t in = weight.dim(1), out = weight.dim(0);
+  if (x.dim(-1) != in) {
+    ember::detail::fail<ShapeError>("linear", "input of shape ", x.shape(), " has last dim ",
+                                    x.dim(-1), " but weight of shape ", weight.shape(), " expects ",
+                                    in, " input features (weight is [out, in])");
+  }
+  if (bias && bias->numel() != out) {
+    ember::detail::fail<ShapeError>("linear", "bias of shape ", bias->shape(), " does not match ",
+                                    out, " output features of weight ", weight.shape());
+  }
+  const Tensor<B, 2> w = weight.cast(x.dtype());
+  if constexpr (requires(detail::FP<B> p, detail::OptFP<B> o) { B::float_linear(p, p, o); }) {
+    return Tensor<B, D>(
+        B::float_linear(x.primitive(), w.primitive(), detail::opt_prim(bias, x.dtype())));
+  } else {
+    Shape os = x.shape();
+    os[D - 1] = out;
+    const std::int64_t rows =
+        in == 0 ? os.numel() / std::max<std::int64_t>(out, 1) : x.numel() / in;
+    auto y = x.template reshape<2>(std::array<std::int64_t, 2>{rows, in}).matmul(w.transpose());
+    if (bias)
+      y = y.add(bias->cast(x.dtype()).template reshape<2>(std::array<std::int64_t, 2>{1, out}));
+    return y.template reshape<D>(os);
+  }
+}
+
+/// Looks up rows of `weights` (torch.nn.functional.embedding). weights [n, d], Int indices
+/// [...] (rank D) -> [..., d] (rank D + 1). Throws ValueError naming the first index outside
+/// [0, n) (indices are read back to check). Backend: float_embedding(weights, indices).
+template <class B, std::size_t D>
+Tensor<B, D + 1> embedding(const Tensor<B, 2>& weights, const Tensor<B, D, Int>& indices) {
+  const std::int64_t n = weights.dim(0), d = weights.dim(1);
+  const auto idx = indices.template to_vec<std::int64_t>();
+  for (std::size_t i = 0; i < idx.size(); ++i) {
+    if (idx[i] < 0 || idx[i] >= n) {
+      ember::detail::fail<ValueError>("embedding", "index ", idx[i], " (at flat position ", i,
+                                      " of indices ", indices.shape(), ") is out of range for ", n,
+                                      " embeddings of weights ", weights.shape());
+    }
+  }
+  if constexpr (requires(detail::FP<B> p, typename B::IntTensor ip) {
+                  B::float_embedding(p, ip);
+                }) {
+    return Tensor<B, D + 1>(B::float_embedding(weights.primitive(), indices.primitive()));
+  } else {
+    Shape os = indices.shape();
+    os.dims.push_back(d);
+    auto flat = indices.template reshape<1>(std::array<std::int64_t, 1>{indices.numel()});
+    return weights.select(0, flat).template reshape<D + 1>(os);
+  }
+}
+
+/// Inference batch norm (torch.nn.functional.batch_norm, training=False):
+/// (x - running_mean[c]) / sqrt(running_var[c] + eps) * weight[c] + bias[c]. x [N, C, ...]
+/// (rank >= 2), statistics and parameters [C]. Throws ShapeError for rank < 2 or a parameter
+/// not of shape [C]. Backend: float_batch_norm(x, mean, var, weight, bias, eps).
+template <class B, std::size_t D>
+Tensor<B, D> batch_norm(
+    const Tensor<B, D>& x, const Tensor<B, 1>& running_mean, const Tensor<B, 1>& running_var,
+    const std::optional<std::type_identity_t<Tensor<B, 1>>>& weight = std::nullopt,
+    const std::optional<std::type_identity_t<Tensor<B, 1>>>& bias = std::nullopt,
+    double eps = 1e-5) {
+  if constexpr (D < 2) {
+    ember::detail::fail<ShapeError>("batch_norm", "input of shape ", x.shape(),
+                                    " must have rank >= 2 ([N, C, ...])");
+  } else {
+    const std::int64_t c = x.dim(1);
+    detail::check_channels<B, 1>("batch_norm", "running_mean", running_mean, c, x.shape());
+    detail::check_channels<B, 1>("batch_norm", "running_var", running_var, c, x.shape());
+    detail::check_channels<B, 1>("batch_norm", "weight", weight, c, x.shape());
+    detail::check_channels<B, 1>("batch_norm", "bias", bias, c, x.shape());
+    const DType dt = x.dtype();
+    const Tensor<B, 1> m = running_mean.cast(dt), v = running_var.cast(dt);
+    if constexpr (requires(detail::FP<B> p, detail::OptFP<B> o) {
+                    B::float_batch_norm(p, p, p, o, o, eps);
+                  }) {
+      return Tensor<B, D>(B::float_batch_norm(x.primitive(), m.primitive(), v.primitive(),
+                                              detail::opt_prim(weight, dt),
+                                              detail::opt_prim(bias, dt), eps));
+    } else {
+      auto y = x.sub(detail::channel_view<B, D>(m))
+                   .div(detail::channel_view<B, D>(v.add_scalar(eps).sqrt()));
+      if (weight) y = y.mul(detail::channel_view<B, D>(weight->cast(dt)));
+      if (bias) y = y.add(detail::channel_view<B, D>(bias->cast(dt)));
+      return y;
+    }
+  }
+}
+
+namespace detail {
+template <class B, std::size_t D>
+Tensor<B, D> layer_norm_impl(const Tensor<B, D>& x, std::size_t k, const OptFP<B>& w,
+                             const OptFP<B>& b, const Shape& ns, double eps) {
+  if constexpr (requires(FP<B> p, OptFP<B> o) { B::float_layer_norm(p, k, o, o, eps); }) {
+    return Tensor<B, D>(B::float_layer_norm(x.primitive(), k, w, b, eps));
+  } else {
+    if (x.numel() == 0) return x;
+    const std::int64_t n = ns.numel();
+    const std::int64_t rows = n == 0 ? 0 : x.numel() / n;
+    auto x2 = x.template reshape<2>(std::array<std::int64_t, 2>{rows, n});
+    auto [var, mean] = x2.var_mean_bias(1);
+    auto y = x2.sub(mean).div(var.add_scalar(eps).sqrt()).template reshape<D>(x.shape());
+    auto param = [&](const FP<B>& p) {
+      std::array<std::int64_t, D> s{};
+      s.fill(1);
+      for (std::size_t i = 0; i < k; ++i) s[D - k + i] = ns[i];
+      return Tensor<B, 1>(B::float_reshape(p, Shape{n})).template reshape<D>(s);
+    };
+    if (w) y = y.mul(param(*w));
+    if (b) y = y.add(param(*b));
+    return y;
+  }
+}
+}  // namespace detail
+
+/// Layer norm over the last K dims (torch.nn.functional.layer_norm with normalized_shape =
+/// weight's shape): (x - mean) / sqrt(var_biased + eps) * weight + bias. x [..., *ns],
+/// weight and bias ns (rank K <= D). Throws ShapeError when x's trailing dims are not ns or
+/// bias's shape differs from weight's. Backend: float_layer_norm(x, K, weight, bias, eps).
+template <class B, std::size_t D, std::size_t K>
+Tensor<B, D> layer_norm(
+    const Tensor<B, D>& x, const Tensor<B, K>& weight,
+    const std::optional<std::type_identity_t<Tensor<B, K>>>& bias = std::nullopt,
+    double eps = 1e-5) {
+  static_assert(K <= D, "layer_norm: weight rank must not exceed the input rank");
+  const Shape ns = weight.shape(), xs = x.shape();
+  for (std::size_t i = 0; i < K; ++i) {
+    if (xs[D - K + i] != ns[i]) {
+      ember::detail::fail<ShapeError>("layer_norm", "input of shape ", xs,
+                                      " does not end with the normalized shape ", ns, " of weight");
+    }
+  }
+  if (bias && bias->shape() != ns) {
+    ember::detail::fail<ShapeError>("layer_norm", "bias of shape ", bias->shape(),
+                                    " differs from weight of shape ", ns);
+  }
+  const DType dt = x.dtype();
+  return detail::layer_norm_impl<B, D>(x, K, weight.cast(dt).into_primitive(),
+                                       detail::opt_prim(bias, dt), ns, eps);
+}
+
+/// Layer norm over the last K dims without affine parameters: layer_norm<2>(x) normalises
+/// each [..., a, b] block.
+template <std::size_t K, class B, std::size_t D>
+Tensor<B, D> layer_norm(const Tensor<B, D>& x, double eps = 1e-5) {
+  static_assert(K >= 1 && K <= D, "layer_norm: K must be in [1, D]");
+  const Shape xs = x.shape();
+  Shape ns(std::vector<std::int64_t>(xs.dims.end() - K, xs.dims.end()));
+  return detail::layer_norm_impl<B, D>(x, K, std::nullopt, std::nullopt, ns, eps);
+}
+
+/// RMS norm over the last dim (torch.nn.functional.rms_norm with normalized_shape [d];
+/// Zhang & Sennrich 2019): x / sqrt(mean(x^2) + eps) * weight. x [..., d], weight [d].
+/// eps defaults to 1e-5 (Burn's RmsNormConfig). Throws ShapeError when weight is not [d].
+/// Backend: float_rms_norm(x, weight, eps).
+template <class B, std::size_t D>
+Tensor<B, D> rms_norm(
+    const Tensor<B, D>& x,
+    const std::optional<std::type_identity_t<Tensor<B, 1>>>& weight = std::nullopt,
+    double eps = 1e-5) {
+  const std::int64_t d = x.dim(-1);
+  if (weight && weight->numel() != d) {
+    ember::detail::fail<ShapeError>("rms_norm", "weight of shape ", weight->shape(),
+                                    " does not match the last dim ", d, " of input ", x.shape());
+  }
+  const DType dt = x.dtype();
+  if constexpr (requires(detail::FP<B> p, detail::OptFP<B> o) { B::float_rms_norm(p, o, eps); }) {
+    return Tensor<B, D>(B::float_rms_norm(x.primitive(), detail::opt_prim(weight, dt), eps));
+  } else {
+    auto y = x.div(x.mul(x).mean_dim(D - 1).add_scalar(eps).sqrt());
+    if (weight) {
+      std::array<std::int64_t, D> s{};
+      s.fill(1);
+      s[D - 1] = d;
+      y = y.mul(weight->cast(dt).template reshape<D>(s));
+    }
+    return y;
+  }
+}
+
+/// Group norm (torch.nn.functional.group_norm; Wu & He 2018): the C channels of
+/// x [N, C, ...] split into num_groups groups, each normalised over its channels and
+/// spatial positions (biased variance), then weight[c], bias[c]. Throws ShapeError for
+/// rank < 2, ValueError when num_groups <= 0 or does not divide C, ShapeError for
+/// parameters not of shape [C]. Backend: float_group_norm(x, groups, weight, bias, eps).
+template <class B, std::size_t D>
+Tensor<B, D> group_norm(
+    const Tensor<B, D>& x, std::int64_t num_groups,
+    const std::optional<std::type_identity_t<Tensor<B, 1>>>& weight = std::nullopt,
+    const std::optional<std::type_identity_t<Tensor<B, 1>>>& bias = std::nullopt,
+    double eps = 1e-5) {
+  if constexpr (D < 2) {
+    ember::detail::fail<ShapeError>("group_norm", "input of shape ", x.shape(),
+                                    " must have rank >= 2 ([N, C, ...])");
+  } else {
+    const std::int64_t c = x.dim(1);
+    if (num_groups <= 0 || c % num_groups != 0) {
+      ember::detail::fail<ValueError>("group_norm", "num_groups ", num_groups,
+                                      " does not divide the ", c, " channels of input ", x.shape());
+    }
+    detail::check_channels<B, 1>("group_norm", "weight", weight, c, x.shape());
+    detail::check_channels<B, 1>("group_norm", "bias", bias, c, x.shape());
+    const DType dt = x.dtype();
+    if constexpr (requires(detail::FP<B> p, detail::OptFP<B> o) {
+                    B::float_group_norm(p, num_groups, o, o, eps);
+                  }) {
+      return Tensor<B, D>(B::float_group_norm(x.primitive(), num_groups,
+                                              detail::opt_prim(weight, dt),
+                                              detail::opt_prim(bias, dt), eps));
+    } else {
+      const std::int64_t n = x.dim(0);
+      const std::int64_t per = (n * num_groups) == 0 ? 0 : x.numel() / (n * num_groups);
+      auto x3 = x.template reshape<3>(std::array<std::int64_t, 3>{n, num_groups, per});
+      auto [var, mean] = x3.var_mean_bias(2);
+      auto y = x3.sub(mean).div(var.add_scalar(eps).sqrt()).template reshape<D>(x.shape());
+      if (weight) y = y.mul(detail::channel_view<B, D>(weight->cast(dt)));
+      if (bias) y = y.add(detail::channel_view<B, D>(bias->cast(dt)));
+      return y;
+    }
+  }
+}
+
+// ---- attention -----------------------------------------------------------------------
+
+namespace detail {
+/// Reshapes a mask/bias of rank M <= D to rank D (leading 1s) and checks it broadcasts to
+/// `target` ([..., L, S]).
+template <class B, std::size_t D, std::size_t M, class K>
+Tensor<B, D, K> attn_operand(const char* what, const Tensor<B, M, K>& t, const Shape& target) {
+  static_assert(M <= D, "scaled_dot_product_attention: mask/bias rank must not exceed q's rank");
+  const Shape s = t.shape();
+  std::array<std::int64_t, D> dims{};
+  dims.fill(1);
+  for (std::size_t i = 0; i < M; ++i) dims[D - M + i] = s[i];
+  for (std::size_t i = 0; i < D; ++i) {
+    if (dims[i] != 1 && dims[i] != target[i]) {
+      ember::detail::fail<ShapeError>("scaled_dot_product_attention", what, " of shape ", s,
+                                      " does not broadcast to the attention scores ", target);
+    }
+  }
+  return t.template reshape<D>(dims);
+}
+}  // namespace detail
+
+/// Scaled dot-product attention (torch.nn.functional.scaled_dot_product_attention):
+/// softmax(q k^T * scale + bias, masked) v. q [..., L, E], k [..., S, E], v [..., S, Ev]
+/// (equal batch dims, rank >= 2) -> [..., L, Ev]. `mask` (Bool, broadcastable to
+/// [..., L, S]): true = the key takes part (torch's bool attn_mask); `bias` (Float,
+/// broadcastable): added to the scores (torch's float attn_mask); `is_causal`: query l sees
+/// keys s <= l (top-left aligned, as torch); `scale` defaults to 1 / sqrt(E). A query row
+/// whose keys are all masked gives zeros, as torch >= 2.5's math reference (_safe_softmax;
+/// older torch gave NaN); NaN scores still propagate. Throws ShapeError for
+/// mismatched shapes and ValueError for is_causal together with a mask.
+/// The optional mask/bias ranks DM/DB default to D and are not deduced: for a lower-rank
+/// mask pass them explicitly (`scaled_dot_product_attention<B, 3, 2>(q, k, v, mask)`) or use
+/// the overloads below that take the mask or bias tensor directly.
+/// Backend: float_scaled_dot_product_attention(q, k, v, mask, bias, is_causal, scale).
+template <class B, std::size_t D, std::size_t DM = D, std::size_t DB = D>
+Tensor<B, D> scaled_dot_product_attention(
+    const Tensor<B, D>& q, const Tensor<B, D>& k, const Tensor<B, D>& v,
+    const std::optional<std::type_identity_t<Tensor<B, DM, Bool>>>& mask = std::nullopt,
+    const std::optional<std::type_identity_t<Tensor<B, DB>>>& bias = std::nullopt,
+    bool is_causal = false, std::optional<double> scale = std::nullopt) {
+  static_assert(D >= 2, "scaled_dot_product_attention needs rank >= 2 ([..., L, E])");
+  const char* op = "scaled_dot_product_attention";
+  const Shape qs = q.shape(), ks = k.shape(), vs = v.shape();
+  for (std::size_t i = 0; i + 2 < D; ++i) {
+    if (qs[i] != ks[i] || qs[i] != vs[i]) {
+      ember::detail::fail<ShapeError>(op, "batch dims of q ", qs, ", k ", ks, " and v ", vs,
+                                      " differ");
+    }
+  }
+  if (qs[D - 1] != ks[D - 1]) {
+    ember::detail::fail<ShapeError>(op, "q of shape ", qs, " and k of shape ", ks,
+                                    " have different embedding dims");
+  }
+  if (ks[D - 2] != vs[D - 2]) {
+    ember::detail::fail<ShapeError>(op, "k of shape ", ks, " and v of shape ", vs,
+                                    " have different sequence lengths");
+  }
+  if (is_causal && mask) {
+    ember::detail::fail<ValueError>(
+        op, "is_causal cannot be combined with an explicit mask (as torch)");
+  }
+  Shape target = qs;
+  target[D - 1] = ks[D - 2];
+  const DType dt = q.dtype();
+  std::optional<Tensor<B, D, Bool>> m;
+  std::optional<Tensor<B, D>> bb;
+  if (mask) m = detail::attn_operand<B, D>("mask", *mask, target);
+  if (bias) bb = detail::attn_operand<B, D>("bias", bias->cast(dt), target);
+  const double sc = scale ? *scale : 1.0 / std::sqrt(static_cast<double>(qs[D - 1]));
+  const Tensor<B, D> kk = k.cast(dt), vv = v.cast(dt);
+  using BP = typename B::BoolTensor;
+  if constexpr (requires(detail::FP<B> p, detail::OptFP<B> o, std::optional<BP> mo) {
+                  B::float_scaled_dot_product_attention(p, p, p, mo, o, is_causal, sc);
+                }) {
+    std::optional<BP> mp;
+    if (m) mp = m->primitive();
+    std::optional<detail::FP<B>> bp;
+    if (bb) bp = bb->primitive();
+    return Tensor<B, D>(B::float_scaled_dot_product_attention(
+        q.primitive(), kk.primitive(), vv.primitive(), mp, bp, is_causal, sc));
+  } else {
+    auto scores = q.matmul(kk.swap_dims(D - 2, D - 1)).mul_scalar(sc);
+    if (bb) scores = scores.add(*bb);
+    const double ninf = -std::numeric_limits<double>::infinity();
+    if (m) scores = scores.mask_fill(m->bool_not().template expand<D>(target), ninf);
+    if (is_causal) {
+      const auto dev = q.device();
+      auto rows = Tensor<B, 1, Int>::arange(0, target[D - 2], dev)
+                      .template reshape<2>(std::array<std::int64_t, 2>{target[D - 2], 1});
+      auto cols = Tensor<B, 1, Int>::arange(0, target[D - 1], dev)
+                      .template reshape<2>(std::array<std::int64_t, 2>{1, target[D - 1]});
+      std::array<std::int64_t, D> cd{};
+      cd.fill(1);
+      cd[D - 2] = target[D - 2];
+      cd[D - 1] = target[D - 1];
+      auto future = cols.greater(rows).template reshape<D>(cd).template expand<D>(target);
+      scores = scores.mask_fill(future, ninf);
+    }
+    auto probs = ember::activation::softmax(scores, -1);
+    {  // fully masked rows (mask, causal or -inf bias): zeros instead of NaN (torch's
+       // _safe_softmax)
+      auto dead = scores.equal_elem(ninf).all_dim(D - 1).template expand<D>(target);
+      probs = probs.mask_fill(dead, 0.0);
+    }
+    return probs.matmul(vv);
+  }
+}
+
+/// scaled_dot_product_attention with a Bool mask of any rank <= D (true = take part).
+template <class B, std::size_t D, std::size_t DM>
+Tensor<B, D> scaled_dot_product_attention(const Tensor<B, D>& q, const Tensor<B, D>& k,
+                                          const Tensor<B, D>& v, const Tensor<B, DM, Bool>& mask,
+                                          std::optional<double> scale = std::nullopt) {
+  return scaled_dot_product_attention<B, D, DM, D>(q, k, v, mask, std::nullopt, false, scale);
+}
+
+/// scaled_dot_product_attention with an additive float bias of any rank <= D.
+template <class B, std::size_t D, std::size_t DB>
+Tensor<B, D> scaled_dot_product_attention(const Tensor<B, D>& q, const Tensor<B, D>& k,
+                                          const Tensor<B, D>& v, const Tensor<B, DB>& bias,
+                                          std::optional<double> scale = std::nullopt) {
+  return scaled_dot_product_attention<B, D, D, DB>(q, k, v, std::nullopt, bias, false, scale);
+}
+
+}  // namespace ember::module
