@@ -2,7 +2,7 @@
 // element-wise / reduce / layout / linalg families are merged) `CpuComposite`, a test-only
 // CPU backend whose fused activation kernels are deleted, so the front end's composite
 // defaults run. A deleted function makes the front end's requires-check false.
-// CpuComposite joins automatically once every op the composites use exists.
+// A static_assert keeps the composite run from silently dropping out.
 #pragma once
 
 #include <optional>
@@ -15,8 +15,7 @@
 
 namespace ember::test {
 
-/// True when the front-end ops the composites use exist (element-wise, reduce, layout,
-/// indexing and linalg families merged); the composite backend joins the tests then.
+/// True when the front-end ops the composites use exist.
 template <class B>
 constexpr bool kHasCompositeOps = requires(Tensor<B, 2> t, Tensor<B, 2, Bool> m,
                                            Tensor<B, 2, Int> i, Tensor<B, 1, Int> i1) {
@@ -111,13 +110,15 @@ constexpr bool kHasFastSoftmax = requires(typename B::FloatTensor p) {
 static_assert(kHasFastSoftmax<ember::Cpu> && !kHasFastSoftmax<CpuComposite>,
               "a deleted override must switch the fast kernel off");
 
-using ActivationBackends =
-    std::conditional_t<kHasCompositeOps<ember::Cpu>, ::testing::Types<ember::Cpu, CpuComposite>,
-                       ConformanceBackends>;
+// Every family has landed: the composite paths must always be tested.
+static_assert(kHasCompositeOps<ember::Cpu>,
+              "an op used by the activation composites is missing from the front end");
+
+using ActivationBackends = ::testing::Types<ember::Cpu, CpuComposite>;
 template <class F>
 void for_each_activation_backend(F&& f) {
   for_each_backend(f);
-  if constexpr (kHasCompositeOps<ember::Cpu>) f.template operator()<CpuComposite>();
+  f.template operator()<CpuComposite>();
 }
 
 }  // namespace ember::test
