@@ -31,6 +31,7 @@ std::size_t pool_limit() {
 
 /// Rounds up to 4 size classes per power of two (at most 25 % slack).
 std::size_t size_class(std::size_t n) {
+  if (n > (std::size_t{1} << 62)) throw std::bad_alloc();
   if (n < kPoolMin) return (n + kAlign - 1) / kAlign * kAlign;
   std::size_t p = 1;
   while (p * 2 <= n) p *= 2;
@@ -164,7 +165,19 @@ int CoreOps::num_threads() { return threads(); }
 
 CpuTensor alloc(const Shape& shape, DType dtype) {
   CpuTensor t;
-  t.storage = std::make_shared<Storage>(static_cast<std::size_t>(shape.numel()) * dtype_size(dtype));
+  const std::int64_t n = checked_numel("alloc", shape);
+  std::size_t bytes = 0;
+  if (__builtin_mul_overflow(static_cast<std::size_t>(n), dtype_size(dtype), &bytes) ||
+      bytes > (std::size_t{1} << 62)) {
+    detail::fail<OutOfMemoryError>("alloc", "a tensor of shape ", shape, " and dtype ", dtype,
+                                   " needs more bytes than the CPU can address");
+  }
+  try {
+    t.storage = std::make_shared<Storage>(bytes);
+  } catch (const std::bad_alloc&) {
+    detail::fail<OutOfMemoryError>("alloc", "out of memory allocating ", bytes,
+                                   " bytes for a tensor of shape ", shape, " and dtype ", dtype);
+  }
   t.shape = shape;
   t.strides = shape.contiguous_strides();
   t.offset = 0;
@@ -334,9 +347,15 @@ CpuTensor CoreOps::float_random(const Shape& shape, Distribution dist, const Cpu
 
 CpuTensor CoreOps::int_arange(std::int64_t start, std::int64_t end, std::int64_t step,
                               const CpuDevice&, DType dtype) {
+  // ceil(|end - start| / |step|) without overflow
   std::int64_t n = 0;
-  if (step > 0 && end > start) n = (end - start + step - 1) / step;
-  if (step < 0 && end < start) n = (start - end + (-step) - 1) / (-step);
+  if ((step > 0 && end > start) || (step < 0 && end < start)) {
+    const std::uint64_t span = step > 0 ? static_cast<std::uint64_t>(end) - static_cast<std::uint64_t>(start)
+                                        : static_cast<std::uint64_t>(start) - static_cast<std::uint64_t>(end);
+    const std::uint64_t mag = step > 0 ? static_cast<std::uint64_t>(step)
+                                       : std::uint64_t{0} - static_cast<std::uint64_t>(step);
+    n = static_cast<std::int64_t>(1 + (span - 1) / mag);
+  }
   CpuTensor out = alloc(Shape{n}, dtype);
   visit_dtype(dtype, [&]<class T>() {
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {

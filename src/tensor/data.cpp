@@ -168,9 +168,20 @@ void format_rec(const TensorData& d, std::ostringstream& os, std::size_t dim, st
       continue;
     }
     if (dim + 1 == s.rank()) {
-      const double v = d.value_as_double(base + i);
-      if (d.dtype() == DType::Bool) os << (v != 0 ? "true" : "false");
-      else os << v;
+      const std::int64_t k = base + i;
+      if (d.dtype() == DType::Bool) {
+        os << (d.value_as_double(k) != 0 ? "true" : "false");
+      } else if (is_int(d.dtype())) {  // exact, not through double
+        visit_dtype(d.dtype(), [&]<class T>() {
+          if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+            T v;
+            std::memcpy(&v, d.bytes().data() + static_cast<std::size_t>(k) * sizeof(T), sizeof(T));
+            os << static_cast<std::int64_t>(v);
+          }
+        });
+      } else {
+        os << d.value_as_double(k);
+      }
     } else {
       format_rec(d, os, dim + 1, base + i * stride, edge, elide);
     }
@@ -182,6 +193,7 @@ void format_rec(const TensorData& d, std::ostringstream& os, std::size_t dim, st
 
 std::string format_tensor_values(const TensorData& data, std::size_t edge_items,
                                  std::size_t threshold) {
+  if (data.numel() == 0) return "[]";
   std::ostringstream os;
   os.precision(6);
   format_rec(data, os, 0, 0, edge_items,

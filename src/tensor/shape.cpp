@@ -34,6 +34,20 @@ std::size_t normalize_dim(std::string_view op, std::int64_t dim, std::size_t ran
   return static_cast<std::size_t>(dim < 0 ? dim + r : dim);
 }
 
+std::int64_t checked_numel(std::string_view op, const Shape& shape) {
+  std::int64_t n = 1;
+  bool overflow = false;
+  for (auto d : shape.dims) {
+    if (d < 0) detail::fail<ShapeError>(op, "shape ", shape, " has a negative dim");
+    if (d == 0) return 0;
+  }
+  for (auto d : shape.dims) overflow = overflow || __builtin_mul_overflow(n, d, &n);
+  if (overflow) {
+    detail::fail<ShapeError>(op, "shape ", shape, " has more than 2^63 - 1 elements");
+  }
+  return n;
+}
+
 Shape broadcast_shapes(std::string_view op, const Shape& a, const Shape& b) {
   if (a.rank() != b.rank()) {
     detail::fail<ShapeError>(op, "shapes ", a, " and ", b, " have different ranks");

@@ -425,7 +425,7 @@ TYPED_TEST(IndexingTest, CreationErrors) {
   EMBER_EXPECT_THROW_MSG((Tensor<B, 2>::eye(2, {}, DType::I64)), DTypeError,
                          "[eye] dtype i64 is not a Float dtype");
   EMBER_EXPECT_THROW_MSG((Tensor<B, 2, Int>::eye(2, {}, DType::F32)), DTypeError,
-                         "[eye] dtype f32 is not a Int dtype");
+                         "[eye] dtype f32 is not an Int dtype");
   EMBER_EXPECT_THROW_MSG((Tensor<B, 2, Bool>::tril_mask({3})), ShapeError,
                          "[tril_mask] shape [3] has rank 1, expected rank 2");
   EMBER_EXPECT_THROW_MSG((Tensor<B, 3, Bool>::triu_mask({2, 2})), ShapeError,

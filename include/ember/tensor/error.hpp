@@ -49,6 +49,12 @@ class UnsupportedError : public Error {
   using Error::Error;
 };
 
+/// An allocation failed (the tensor does not fit in the device's memory).
+class OutOfMemoryError : public Error {
+ public:
+  using Error::Error;
+};
+
 /// A value argument is out of its documented domain (e.g. negative size).
 class ValueError : public Error {
  public:

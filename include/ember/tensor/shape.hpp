@@ -41,6 +41,10 @@ inline std::ostream& operator<<(std::ostream& os, const Shape& s) { return os <<
 /// [-rank, rank-1]); throws ShapeError naming `op` otherwise.
 std::size_t normalize_dim(std::string_view op, std::int64_t dim, std::size_t rank);
 
+/// numel of `shape`, checking that every dim is >= 0 and that the product fits in int64;
+/// throws ShapeError naming `op` otherwise.
+std::int64_t checked_numel(std::string_view op, const Shape& shape);
+
 /// Broadcast shape of two shapes of equal rank (size-1 dims stretch).
 /// Throws ShapeError "[op] shapes A and B are not broadcast-compatible (dim i: x vs y)".
 Shape broadcast_shapes(std::string_view op, const Shape& a, const Shape& b);

@@ -71,10 +71,12 @@ inline SliceRange resolve_slice(const char* op, const Slice& sl, std::int64_t si
   const std::int64_t a = clamp(sl.start);
   const std::int64_t b = sl.stop == std::numeric_limits<std::int64_t>::max() ? size : clamp(sl.stop);
   if (b <= a) return {a, 0, sl.step};
-  const std::int64_t len = b - a;
-  if (sl.step > 0) return {a, (len + sl.step - 1) / sl.step, sl.step};
-  const std::int64_t st = -sl.step;
-  return {b - 1, (len + st - 1) / st, sl.step};
+  // count = ceil(len / |step|), computed without overflow for any step (incl. INT64_MIN)
+  const std::uint64_t len = static_cast<std::uint64_t>(b - a);
+  const std::uint64_t mag = sl.step > 0 ? static_cast<std::uint64_t>(sl.step)
+                                        : std::uint64_t{0} - static_cast<std::uint64_t>(sl.step);
+  const auto count = static_cast<std::int64_t>(1 + (len - 1) / mag);
+  return {sl.step > 0 ? a : b - 1, count, sl.step};
 }
 
 /// Resolves up to rank() slices; missing trailing dims take the whole dim.

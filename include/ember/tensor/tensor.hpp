@@ -345,7 +345,8 @@ class Tensor : public detail::ElementwiseApi<B, D, K>,
   // ---- helpers used by the mixins -----------------------------------------------------
   static void check_kind_dtype(const char* op, DType dtype) {
     if (!detail::dtype_matches_kind<K>(dtype)) {
-      detail::fail<DTypeError>(op, "dtype ", dtype, " is not a ", detail::kind_name<K>(),
+      detail::fail<DTypeError>(op, "dtype ", dtype, " is not ",
+                               std::is_same_v<K, Int> ? "an " : "a ", detail::kind_name<K>(),
                                " dtype");
     }
   }
@@ -354,9 +355,7 @@ class Tensor : public detail::ElementwiseApi<B, D, K>,
       detail::fail<ShapeError>(op, "shape ", shape, " has rank ", shape.rank(),
                                ", expected rank ", D);
     }
-    for (auto d : shape.dims) {
-      if (d < 0) detail::fail<ShapeError>(op, "shape ", shape, " has a negative dim");
-    }
+    checked_numel(op, shape);
   }
 
  private:
@@ -380,7 +379,9 @@ class Tensor : public detail::ElementwiseApi<B, D, K>,
       }
       if (out[i] == 0 && i < in.rank()) out[i] = in[i];
       if (out[i] < 0) detail::fail<ShapeError>("reshape", "invalid dim ", out[i], " in target ", out);
-      known *= out[i];
+      if (__builtin_mul_overflow(known, out[i], &known)) {
+        detail::fail<ShapeError>("reshape", "target ", out, " has more than 2^63 - 1 elements");
+      }
     }
     if (infer >= 0) {
       if (known == 0 || in.numel() % known != 0) {
@@ -388,7 +389,7 @@ class Tensor : public detail::ElementwiseApi<B, D, K>,
       }
       out[static_cast<std::size_t>(infer)] = in.numel() / known;
     }
-    if (out.numel() != in.numel()) {
+    if (checked_numel("reshape", out) != in.numel()) {
       detail::fail<ShapeError>("reshape", "cannot reshape ", in, " (", in.numel(),
                                " elements) into ", out, " (", out.numel(), " elements)");
     }

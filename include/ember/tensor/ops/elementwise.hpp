@@ -14,6 +14,8 @@
 // max_pair/min_pair/clamp.
 #pragma once
 
+#include <limits>
+
 #include <concepts>
 #include <cstdint>
 #include <type_traits>
@@ -207,9 +209,9 @@ class ElementwiseApi {
 
   // ---- scalar forms ----------------------------------------------------------------------
   // The scalar is double for Float, int64 for Int; computed in the tensor's compute type.
-  EMBER_EW_SCALAR(add_scalar, NumericKind<K>, (void)0, EMBER_EW_NUM_SCALAR_CALL(add_scalar, add_scalar))
-  EMBER_EW_SCALAR(sub_scalar, NumericKind<K>, (void)0, EMBER_EW_NUM_SCALAR_CALL(sub_scalar, sub_scalar))
-  EMBER_EW_SCALAR(mul_scalar, NumericKind<K>, (void)0, EMBER_EW_NUM_SCALAR_CALL(mul_scalar, mul_scalar))
+  EMBER_EW_SCALAR(add_scalar, NumericKind<K>, check_int_scalar("add_scalar", s), EMBER_EW_NUM_SCALAR_CALL(add_scalar, add_scalar))
+  EMBER_EW_SCALAR(sub_scalar, NumericKind<K>, check_int_scalar("sub_scalar", s), EMBER_EW_NUM_SCALAR_CALL(sub_scalar, sub_scalar))
+  EMBER_EW_SCALAR(mul_scalar, NumericKind<K>, check_int_scalar("mul_scalar", s), EMBER_EW_NUM_SCALAR_CALL(mul_scalar, mul_scalar))
   /// Throws ValueError for an Int tensor and a zero divisor.
   EMBER_EW_SCALAR(div_scalar, NumericKind<K>, check_int_divisor("div_scalar", s),
                   EMBER_EW_NUM_SCALAR_CALL(div_scalar, div_scalar))
@@ -218,13 +220,13 @@ class ElementwiseApi {
                   EMBER_EW_NUM_SCALAR_CALL(remainder_scalar, remainder_scalar))
   EMBER_EW_SCALAR(powf_scalar, FloatKind<K>, (void)0, B::float_powf_scalar(std::move(a), s))
   EMBER_EW_SCALAR(fmod_scalar, FloatKind<K>, (void)0, B::float_fmod_scalar(std::move(a), s))
-  EMBER_EW_SCALAR(clamp_min, NumericKind<K>, (void)0, EMBER_EW_NUM_SCALAR_CALL(clamp_min, clamp_min))
-  EMBER_EW_SCALAR(clamp_max, NumericKind<K>, (void)0, EMBER_EW_NUM_SCALAR_CALL(clamp_max, clamp_max))
-  EMBER_EW_SCALAR(bitwise_and_scalar, IntKind<K>, (void)0,
+  EMBER_EW_SCALAR(clamp_min, NumericKind<K>, check_int_scalar("clamp_min", s), EMBER_EW_NUM_SCALAR_CALL(clamp_min, clamp_min))
+  EMBER_EW_SCALAR(clamp_max, NumericKind<K>, check_int_scalar("clamp_max", s), EMBER_EW_NUM_SCALAR_CALL(clamp_max, clamp_max))
+  EMBER_EW_SCALAR(bitwise_and_scalar, IntKind<K>, check_int_scalar("bitwise_and_scalar", s),
                   B::int_bitwise_and_scalar(std::move(a), s))
-  EMBER_EW_SCALAR(bitwise_or_scalar, IntKind<K>, (void)0,
+  EMBER_EW_SCALAR(bitwise_or_scalar, IntKind<K>, check_int_scalar("bitwise_or_scalar", s),
                   B::int_bitwise_or_scalar(std::move(a), s))
-  EMBER_EW_SCALAR(bitwise_xor_scalar, IntKind<K>, (void)0,
+  EMBER_EW_SCALAR(bitwise_xor_scalar, IntKind<K>, check_int_scalar("bitwise_xor_scalar", s),
                   B::int_bitwise_xor_scalar(std::move(a), s))
   EMBER_EW_SCALAR(bitwise_left_shift_scalar, IntKind<K>, (void)0,
                   B::int_bitwise_left_shift_scalar(std::move(a), s))
@@ -241,9 +243,13 @@ class ElementwiseApi {
 
   /// min(max(x, min), max) (torch.clamp; when min > max every element is max).
   Tensor<B, D, K> clamp(ScalarOf<K> min, ScalarOf<K> max) const& requires NumericKind<K> {
+    check_int_scalar("clamp", min);
+    check_int_scalar("clamp", max);
     return Tensor<B, D, K>(clamp_prim(self().into_primitive(), min, max));
   }
   Tensor<B, D, K> clamp(ScalarOf<K> min, ScalarOf<K> max) && requires NumericKind<K> {
+    check_int_scalar("clamp", min);
+    check_int_scalar("clamp", max);
     return Tensor<B, D, K>(clamp_prim(std::move(self()).into_primitive(), min, max));
   }
 
@@ -348,9 +354,29 @@ class ElementwiseApi {
     return {std::move(a), std::move(b)};
   }
   void check_int_divisor(const char* op, ScalarOf<K> s) const {
+    check_int_scalar(op, s);
     if constexpr (std::is_same_v<K, Int>) {
       if (s == 0)
         fail<ValueError>(op, "integer division by zero (tensor of shape ", self().shape(), ")");
+    }
+  }
+  /// Int tensors: the scalar must be representable in the tensor's dtype (as PyTorch's
+  /// "value cannot be converted to type int8_t without overflow"); throws ValueError.
+  void check_int_scalar(const char* op, ScalarOf<K> s) const {
+    if constexpr (std::is_same_v<K, Int>) {
+      const DType dt = self().dtype();
+      std::int64_t lo = std::numeric_limits<std::int64_t>::min();
+      std::int64_t hi = std::numeric_limits<std::int64_t>::max();
+      switch (dt) {
+        case DType::I32: lo = std::numeric_limits<std::int32_t>::min(); hi = std::numeric_limits<std::int32_t>::max(); break;
+        case DType::I16: lo = std::numeric_limits<std::int16_t>::min(); hi = std::numeric_limits<std::int16_t>::max(); break;
+        case DType::I8: lo = -128; hi = 127; break;
+        case DType::U8: lo = 0; hi = 255; break;
+        default: break;
+      }
+      if (s < lo || s > hi)
+        fail<ValueError>(op, "scalar ", s, " is out of range for dtype ", dt, " [", lo, ", ", hi,
+                         "] (tensor of shape ", self().shape(), ")");
     }
   }
   Tensor<B, D, K> scalar_like(ScalarOf<K> s) const {

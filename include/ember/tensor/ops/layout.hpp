@@ -308,7 +308,7 @@ class LayoutApi {
                        " (shape ", s, ")");
     }
     const std::int64_t a = start < 0 ? start + n : start;
-    if (a + length > n) {
+    if (length > n - a) {
       fail<ShapeError>("narrow", "start ", start, " + length ", length, " exceeds dim ", dim,
                        " of size ", n, " (shape ", s, ")");
     }
@@ -484,6 +484,7 @@ class LayoutApi {
                          i - lead, " has size ", have, " (only size-1 dims can be expanded)");
       }
     }
+    checked_numel("expand", out);
     return Tensor<B, D2, K>(Prim::expand(self().primitive(), out));
   }
 
