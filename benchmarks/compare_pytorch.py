@@ -18,6 +18,7 @@ import platform
 import re
 import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -36,12 +37,20 @@ def cpu_model():
 def run_ember(binary, threads, flt):
     env = dict(os.environ, EMBER_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads),
                OMP_NUM_THREADS=str(threads))
-    cmd = [binary, "--benchmark_format=json", "--benchmark_min_time=0.3"]
-    if flt:
-        cmd.append("--benchmark_filter=" + flt)
-    out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
+    with tempfile.NamedTemporaryFile(suffix=".json") as tmp:
+        cmd = [binary, "--benchmark_out=" + tmp.name, "--benchmark_out_format=json",
+               "--benchmark_min_time=0.3"]
+        if flt:
+            cmd.append("--benchmark_filter=" + flt)
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        text = open(tmp.name).read()
+        if not text.strip():  # the filter matched nothing in this binary
+            return {}
+        if proc.returncode != 0:
+            raise RuntimeError(f"{binary} failed: {proc.stderr}")
+        report = json.loads(text)
     res = {}
-    for b in json.loads(out)["benchmarks"]:
+    for b in report["benchmarks"]:
         if b.get("run_type", "iteration") != "iteration":
             continue
         unit = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[b["time_unit"]]
