@@ -139,8 +139,10 @@ TYPED_TEST(ActivationEdge, LargeSoftmaxMatchesDoubleReference) {
       const std::int64_t outer = dim == 0 ? 1 : (dim == 1 ? 3 : 3 * 64);
       const std::int64_t n = x.dim(dim), inner = dim == 2 ? 1 : (dim == 1 ? 300 : 64 * 300);
       auto y = log ? activation::log_softmax(x, dim) : activation::softmax(x, dim);
+      // absolute 1e-5: log_softmax near 0 is x - max - log(sum), whose f32 rounding error is
+      // about eps * |max| ~ 1.2e-7 * 20 (normal(0, 4) inputs), whatever the kernel
       expect_approx(y.into_data(), TensorData(softmax_ref(xv, outer, n, inner, log), x.shape()),
-                    Tolerance::rel_abs(1e-4, 1e-6));
+                    Tolerance::rel_abs(1e-4, 1e-5));
     }
   }
 }

@@ -165,7 +165,10 @@ template <class T>
 inline T int_floor_div(T a, T b) {
   if (b == 0) return T{0};
   if constexpr (std::is_signed_v<T>) {
-    if (b == T{-1}) return static_cast<T>(T{0} - a);  // avoids INT_MIN / -1 trap (wraps)
+    if (b == T{-1}) {  // -a, wrapping for INT_MIN (two's complement) without UB or a trap
+      using U = std::make_unsigned_t<T>;
+      return static_cast<T>(static_cast<U>(U{0} - static_cast<U>(a)));
+    }
     const T q = static_cast<T>(a / b);
     return (a % b != 0 && ((a < 0) != (b < 0))) ? static_cast<T>(q - 1) : q;
   } else {
