@@ -43,12 +43,16 @@ namespace ember::scalar {
 
 // ---- f32 transcendental building blocks -------------------------------------------------
 
-EMBER_SCALAR_INLINE float bits_to_float(std::uint32_t u) { return std::bit_cast<float>(u); }
-EMBER_SCALAR_INLINE std::uint32_t float_to_bits(float f) { return std::bit_cast<std::uint32_t>(f); }
+EMBER_SCALAR_INLINE float bits_to_float(std::uint32_t u) {
+  return std::bit_cast<float>(u);
+}
+EMBER_SCALAR_INLINE std::uint32_t float_to_bits(float f) {
+  return std::bit_cast<std::uint32_t>(f);
+}
 
 /// e^x in f32 (<= 2 ulp; exp(NaN) = NaN, exp(-inf) = 0, exp(inf) = inf, subnormal results).
 EMBER_SCALAR_INLINE float exp_f32(float x) {
-  x = x > 88.8f ? 88.8f : x;      // NaN passes both clamps unchanged
+  x = x > 88.8f ? 88.8f : x;  // NaN passes both clamps unchanged
   x = x < -104.0f ? -104.0f : x;
   // n = round(x / ln2) by the 1.5 * 2^23 magic-number trick (no float->int conversion).
   constexpr float kMagic = 12582912.0f;
@@ -201,64 +205,101 @@ inline T float_remainder(T a, T b) {
 // an integer type).
 
 struct Neg {
-  template <class T> T operator()(T a) const { return static_cast<T>(-a); }
+  template <class T>
+  T operator()(T a) const {
+    return static_cast<T>(-a);
+  }
 };
 struct Abs {
-  template <class T> T operator()(T a) const {
-    if constexpr (is_fp<T>) return std::fabs(a);
-    else if constexpr (std::is_signed_v<T>) return static_cast<T>(a < 0 ? -a : a);
-    else return a;
+  template <class T>
+  T operator()(T a) const {
+    if constexpr (is_fp<T>)
+      return std::fabs(a);
+    else if constexpr (std::is_signed_v<T>)
+      return static_cast<T>(a < 0 ? -a : a);
+    else
+      return a;
   }
 };
 /// sign: -1, 0 or 1 (NaN gives 0, as torch.sign).
 struct Sign {
-  template <class T> T operator()(T a) const {
-    if constexpr (is_fp<T>) return a > 0 ? T(1) : (a < 0 ? T(-1) : T(0));
-    else return static_cast<T>((a > 0) - (a < 0));
+  template <class T>
+  T operator()(T a) const {
+    if constexpr (is_fp<T>)
+      return a > 0 ? T(1) : (a < 0 ? T(-1) : T(0));
+    else
+      return static_cast<T>((a > 0) - (a < 0));
   }
 };
 struct Square {
-  template <class T> T operator()(T a) const { return static_cast<T>(a * a); }
+  template <class T>
+  T operator()(T a) const {
+    return static_cast<T>(a * a);
+  }
 };
 struct Recip {
-  template <class T> T operator()(T a) const { return T(1) / a; }
+  template <class T>
+  T operator()(T a) const {
+    return T(1) / a;
+  }
 };
 struct Exp {
-  template <class T> T operator()(T a) const {
-    if constexpr (std::is_same_v<T, float>) return exp_f32(a);
-    else return std::exp(a);
+  template <class T>
+  T operator()(T a) const {
+    if constexpr (std::is_same_v<T, float>)
+      return exp_f32(a);
+    else
+      return std::exp(a);
   }
 };
 struct Log {
-  template <class T> T operator()(T a) const {
-    if constexpr (std::is_same_v<T, float>) return log_f32(a);
-    else return std::log(a);
+  template <class T>
+  T operator()(T a) const {
+    if constexpr (std::is_same_v<T, float>)
+      return log_f32(a);
+    else
+      return std::log(a);
   }
 };
 struct Log1p {
-  template <class T> T operator()(T a) const {
-    if constexpr (std::is_same_v<T, float>) return log1p_f32(a);
-    else return std::log1p(a);
+  template <class T>
+  T operator()(T a) const {
+    if constexpr (std::is_same_v<T, float>)
+      return log1p_f32(a);
+    else
+      return std::log1p(a);
   }
 };
 struct Sqrt {
-  template <class T> T operator()(T a) const { return std::sqrt(a); }
+  template <class T>
+  T operator()(T a) const {
+    return std::sqrt(a);
+  }
 };
 struct Erf {
-  template <class T> T operator()(T a) const {
-    if constexpr (std::is_same_v<T, float>) return erf_f32(a);
-    else return std::erf(a);
+  template <class T>
+  T operator()(T a) const {
+    if constexpr (std::is_same_v<T, float>)
+      return erf_f32(a);
+    else
+      return std::erf(a);
   }
 };
 struct Tanh {
-  template <class T> T operator()(T a) const {
-    if constexpr (std::is_same_v<T, float>) return tanh_f32(a);
-    else return std::tanh(a);
+  template <class T>
+  T operator()(T a) const {
+    if constexpr (std::is_same_v<T, float>)
+      return tanh_f32(a);
+    else
+      return std::tanh(a);
   }
 };
 #define EMBER_STD_UNARY(Name, fn) \
   struct Name {                   \
-    template <class T> T operator()(T a) const { return std::fn(a); } \
+    template <class T>            \
+    T operator()(T a) const {     \
+      return std::fn(a);          \
+    }                             \
   };
 EMBER_STD_UNARY(Sin, sin)
 EMBER_STD_UNARY(Cos, cos)
@@ -277,47 +318,70 @@ EMBER_STD_UNARY(Trunc, trunc)
 #undef EMBER_STD_UNARY
 /// Round half to even (torch.round), independent of the rounding mode.
 struct Round {
-  template <class T> T operator()(T a) const {
+  template <class T>
+  T operator()(T a) const {
     const T r = std::round(a);  // half away from zero
     return (std::fabs(a - std::trunc(a)) == T(0.5)) ? T(2) * std::round(a / T(2)) : r;
   }
 };
 struct BitwiseNot {
-  template <class T> T operator()(T a) const { return static_cast<T>(~a); }
+  template <class T>
+  T operator()(T a) const {
+    return static_cast<T>(~a);
+  }
 };
 
 // ---- binary functors ----------------------------------------------------------------------
 
 struct Add {
-  template <class T> T operator()(T a, T b) const { return static_cast<T>(a + b); }
+  template <class T>
+  T operator()(T a, T b) const {
+    return static_cast<T>(a + b);
+  }
 };
 struct Sub {
-  template <class T> T operator()(T a, T b) const { return static_cast<T>(a - b); }
+  template <class T>
+  T operator()(T a, T b) const {
+    return static_cast<T>(a - b);
+  }
 };
 struct Mul {
-  template <class T> T operator()(T a, T b) const { return static_cast<T>(a * b); }
+  template <class T>
+  T operator()(T a, T b) const {
+    return static_cast<T>(a * b);
+  }
 };
 /// True division for floats, floor division for ints (0 for a zero divisor).
 struct Div {
-  template <class T> T operator()(T a, T b) const {
-    if constexpr (is_fp<T>) return a / b;
-    else return int_floor_div(a, b);
+  template <class T>
+  T operator()(T a, T b) const {
+    if constexpr (is_fp<T>)
+      return a / b;
+    else
+      return int_floor_div(a, b);
   }
 };
 struct Remainder {
-  template <class T> T operator()(T a, T b) const {
-    if constexpr (is_fp<T>) return float_remainder(a, b);
-    else return int_remainder(a, b);
+  template <class T>
+  T operator()(T a, T b) const {
+    if constexpr (is_fp<T>)
+      return float_remainder(a, b);
+    else
+      return int_remainder(a, b);
   }
 };
 /// C fmod: remainder with the dividend's sign (torch.fmod).
 struct Fmod {
-  template <class T> T operator()(T a, T b) const { return std::fmod(a, b); }
+  template <class T>
+  T operator()(T a, T b) const {
+    return std::fmod(a, b);
+  }
 };
 /// a^b: std::pow for floats; for ints exponentiation by squaring (b < 0: 1 if a == 1,
 /// +-1 if a == -1, else 0, as PyTorch's integer pow).
 struct Pow {
-  template <class T> T operator()(T a, T b) const {
+  template <class T>
+  T operator()(T a, T b) const {
     if constexpr (is_fp<T>) {
       return std::pow(a, b);
     } else {
@@ -341,42 +405,65 @@ struct Pow {
   }
 };
 struct Atan2 {
-  template <class T> T operator()(T a, T b) const { return std::atan2(a, b); }
+  template <class T>
+  T operator()(T a, T b) const {
+    return std::atan2(a, b);
+  }
 };
 struct Hypot {
-  template <class T> T operator()(T a, T b) const { return std::hypot(a, b); }
+  template <class T>
+  T operator()(T a, T b) const {
+    return std::hypot(a, b);
+  }
 };
 /// maximum/minimum: NaN propagates (torch.maximum).
 struct MaxPair {
-  template <class T> T operator()(T a, T b) const {
-    if constexpr (is_fp<T>) return (a != a) ? a : (b != b ? b : (a > b ? a : b));
-    else return a > b ? a : b;
+  template <class T>
+  T operator()(T a, T b) const {
+    if constexpr (is_fp<T>)
+      return (a != a) ? a : (b != b ? b : (a > b ? a : b));
+    else
+      return a > b ? a : b;
   }
 };
 struct MinPair {
-  template <class T> T operator()(T a, T b) const {
-    if constexpr (is_fp<T>) return (a != a) ? a : (b != b ? b : (a < b ? a : b));
-    else return a < b ? a : b;
+  template <class T>
+  T operator()(T a, T b) const {
+    if constexpr (is_fp<T>)
+      return (a != a) ? a : (b != b ? b : (a < b ? a : b));
+    else
+      return a < b ? a : b;
   }
 };
 struct BitAnd {
-  template <class T> T operator()(T a, T b) const { return static_cast<T>(a & b); }
+  template <class T>
+  T operator()(T a, T b) const {
+    return static_cast<T>(a & b);
+  }
 };
 struct BitOr {
-  template <class T> T operator()(T a, T b) const { return static_cast<T>(a | b); }
+  template <class T>
+  T operator()(T a, T b) const {
+    return static_cast<T>(a | b);
+  }
 };
 struct BitXor {
-  template <class T> T operator()(T a, T b) const { return static_cast<T>(a ^ b); }
+  template <class T>
+  T operator()(T a, T b) const {
+    return static_cast<T>(a ^ b);
+  }
 };
 struct ShiftLeft {
-  template <class T> T operator()(T a, T b) const {
+  template <class T>
+  T operator()(T a, T b) const {
     using U = std::make_unsigned_t<T>;
     if (b < 0 || b >= static_cast<T>(sizeof(T) * 8)) return T{0};
     return static_cast<T>(static_cast<U>(a) << b);
   }
 };
 struct ShiftRight {
-  template <class T> T operator()(T a, T b) const {
+  template <class T>
+  T operator()(T a, T b) const {
     if (b < 0 || b >= static_cast<T>(sizeof(T) * 8)) return static_cast<T>(a < 0 ? -1 : 0);
     return static_cast<T>(a >> b);
   }
@@ -385,33 +472,56 @@ struct ShiftRight {
 // ---- comparisons (return bool) ------------------------------------------------------------
 
 struct Equal {
-  template <class T> bool operator()(T a, T b) const { return a == b; }
+  template <class T>
+  bool operator()(T a, T b) const {
+    return a == b;
+  }
 };
 struct NotEqual {
-  template <class T> bool operator()(T a, T b) const { return a != b; }
+  template <class T>
+  bool operator()(T a, T b) const {
+    return a != b;
+  }
 };
 struct Greater {
-  template <class T> bool operator()(T a, T b) const { return a > b; }
+  template <class T>
+  bool operator()(T a, T b) const {
+    return a > b;
+  }
 };
 struct GreaterEqual {
-  template <class T> bool operator()(T a, T b) const { return a >= b; }
+  template <class T>
+  bool operator()(T a, T b) const {
+    return a >= b;
+  }
 };
 struct Lower {
-  template <class T> bool operator()(T a, T b) const { return a < b; }
+  template <class T>
+  bool operator()(T a, T b) const {
+    return a < b;
+  }
 };
 struct LowerEqual {
-  template <class T> bool operator()(T a, T b) const { return a <= b; }
+  template <class T>
+  bool operator()(T a, T b) const {
+    return a <= b;
+  }
 };
 struct IsNan {
-  template <class T> bool operator()(T a) const { return a != a; }
+  template <class T>
+  bool operator()(T a) const {
+    return a != a;
+  }
 };
 struct IsInf {
-  template <class T> bool operator()(T a) const {
+  template <class T>
+  bool operator()(T a) const {
     return std::fabs(a) == std::numeric_limits<T>::infinity();
   }
 };
 struct IsFinite {
-  template <class T> bool operator()(T a) const {
+  template <class T>
+  bool operator()(T a) const {
     return std::fabs(a) < std::numeric_limits<T>::infinity();
   }
 };

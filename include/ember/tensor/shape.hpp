@@ -35,7 +35,9 @@ struct Shape {
   std::vector<std::int64_t> contiguous_strides() const;
 };
 
-inline std::ostream& operator<<(std::ostream& os, const Shape& s) { return os << s.to_string(); }
+inline std::ostream& operator<<(std::ostream& os, const Shape& s) {
+  return os << s.to_string();
+}
 
 /// Normalises a possibly negative `dim` for a tensor of rank `rank` (valid range
 /// [-rank, rank-1]); throws ShapeError naming `op` otherwise.

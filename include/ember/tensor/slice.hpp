@@ -29,9 +29,13 @@ struct Slice {
 };
 
 /// The whole dim.
-inline Slice s() { return {}; }
+inline Slice s() {
+  return {};
+}
 /// A single index (dim kept, size 1); negative counts from the end.
-inline Slice s(std::int64_t index) { return {index, index + 1, 1, true}; }
+inline Slice s(std::int64_t index) {
+  return {index, index + 1, 1, true};
+}
 /// [start, stop) with an optional step (non-zero; negative walks the range backwards).
 inline Slice s(std::int64_t start, std::int64_t stop, std::int64_t step = 1) {
   return {start, stop, step, false};
@@ -52,7 +56,8 @@ struct SliceRange {
 
 /// Resolves `sl` against a dim of size `size`. Throws ShapeError naming `op` for a
 /// zero step or an out-of-range single index.
-inline SliceRange resolve_slice(const char* op, const Slice& sl, std::int64_t size, std::size_t dim) {
+inline SliceRange resolve_slice(const char* op, const Slice& sl, std::int64_t size,
+                                std::size_t dim) {
   if (sl.step == 0) detail::fail<ShapeError>(op, "slice step must be non-zero (dim ", dim, ")");
   if (sl.single) {
     const std::int64_t i = sl.start < 0 ? sl.start + size : sl.start;
@@ -69,7 +74,8 @@ inline SliceRange resolve_slice(const char* op, const Slice& sl, std::int64_t si
     return v;
   };
   const std::int64_t a = clamp(sl.start);
-  const std::int64_t b = sl.stop == std::numeric_limits<std::int64_t>::max() ? size : clamp(sl.stop);
+  const std::int64_t b =
+      sl.stop == std::numeric_limits<std::int64_t>::max() ? size : clamp(sl.stop);
   if (b <= a) return {a, 0, sl.step};
   // count = ceil(len / |step|), computed without overflow for any step (incl. INT64_MIN)
   const std::uint64_t len = static_cast<std::uint64_t>(b - a);
@@ -88,8 +94,8 @@ inline std::vector<SliceRange> resolve_slices(const char* op, const std::vector<
   }
   std::vector<SliceRange> out(shape.rank());
   for (std::size_t d = 0; d < shape.rank(); ++d) {
-    out[d] = d < slices.size() ? resolve_slice(op, slices[d], shape[d], d)
-                               : SliceRange{0, shape[d], 1};
+    out[d] =
+        d < slices.size() ? resolve_slice(op, slices[d], shape[d], d) : SliceRange{0, shape[d], 1};
   }
   return out;
 }

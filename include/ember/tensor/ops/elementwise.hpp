@@ -14,10 +14,9 @@
 // max_pair/min_pair/clamp.
 #pragma once
 
-#include <limits>
-
 #include <concepts>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -40,78 +39,83 @@ using ScalarOf = std::conditional_t<std::is_same_v<K, Float>, double,
                                     std::conditional_t<std::is_same_v<K, Int>, std::int64_t, bool>>;
 
 // One method pair (const& / &&) per op. Unary: Float only (FUN) or Float and Int (NUM).
-#define EMBER_EW_UNARY_FLOAT(name)                                                         \
-  Tensor<B, D, K> name() const& requires std::same_as<K, Float> {                         \
-    return Tensor<B, D, K>(B::float_##name(self().into_primitive()));                     \
-  }                                                                                        \
-  Tensor<B, D, K> name() && requires std::same_as<K, Float> {                             \
-    return Tensor<B, D, K>(B::float_##name(std::move(self()).into_primitive()));          \
+#define EMBER_EW_UNARY_FLOAT(name)                                               \
+  Tensor<B, D, K> name() const& requires std::same_as<K, Float> {                \
+    return Tensor<B, D, K>(B::float_##name(self().into_primitive()));            \
+  }                                                                              \
+  Tensor<B, D, K> name() && requires std::same_as<K, Float> {                    \
+    return Tensor<B, D, K>(B::float_##name(std::move(self()).into_primitive())); \
   }
-#define EMBER_EW_UNARY_NUM(name)                                                           \
-  Tensor<B, D, K> name() const& requires NumericKind<K> {                                  \
-    return Tensor<B, D, K>(unary_##name(self().into_primitive()));                         \
-  }                                                                                        \
-  Tensor<B, D, K> name() && requires NumericKind<K> {                                      \
-    return Tensor<B, D, K>(unary_##name(std::move(self()).into_primitive()));              \
-  }                                                                                        \
-  static Primitive unary_##name(Primitive p) {                                             \
-    if constexpr (std::is_same_v<K, Float>) return B::float_##name(std::move(p));          \
-    else return B::int_##name(std::move(p));                                               \
+#define EMBER_EW_UNARY_NUM(name)                                              \
+  Tensor<B, D, K> name() const& requires NumericKind<K> {                     \
+    return Tensor<B, D, K>(unary_##name(self().into_primitive()));            \
+  }                                                                           \
+  Tensor<B, D, K> name() && requires NumericKind<K> {                         \
+    return Tensor<B, D, K>(unary_##name(std::move(self()).into_primitive())); \
+  }                                                                           \
+  static Primitive unary_##name(Primitive p) {                                \
+    if constexpr (std::is_same_v<K, Float>)                                   \
+      return B::float_##name(std::move(p));                                   \
+    else                                                                      \
+      return B::int_##name(std::move(p));                                     \
   }
 // Binary: REQ restricts the kind; CALL(a, b) is the backend call on promoted primitives.
-#define EMBER_EW_BINARY(name, REQ, CALL)                                                   \
-  Tensor<B, D, K> name(Tensor<B, D, K> rhs) const& requires REQ {                          \
-    auto pr = prepare(#name, self().into_primitive(), std::move(rhs).into_primitive());    \
-    auto& a = pr.first;                                                                    \
-    auto& b = pr.second;                                                                   \
-    return Tensor<B, D, K>(CALL);                                                          \
-  }                                                                                        \
-  Tensor<B, D, K> name(Tensor<B, D, K> rhs) && requires REQ {                              \
-    auto pr = prepare(#name, std::move(self()).into_primitive(),                           \
-                      std::move(rhs).into_primitive());                                    \
-    auto& a = pr.first;                                                                    \
-    auto& b = pr.second;                                                                   \
-    return Tensor<B, D, K>(CALL);                                                          \
+#define EMBER_EW_BINARY(name, REQ, CALL)                                                           \
+  Tensor<B, D, K> name(Tensor<B, D, K> rhs) const& requires REQ {                                  \
+    auto pr = prepare(#name, self().into_primitive(), std::move(rhs).into_primitive());            \
+    auto& a = pr.first;                                                                            \
+    auto& b = pr.second;                                                                           \
+    return Tensor<B, D, K>(CALL);                                                                  \
+  }                                                                                                \
+  Tensor<B, D, K> name(Tensor<B, D, K> rhs) && requires REQ {                                      \
+    auto pr = prepare(#name, std::move(self()).into_primitive(), std::move(rhs).into_primitive()); \
+    auto& a = pr.first;                                                                            \
+    auto& b = pr.second;                                                                           \
+    return Tensor<B, D, K>(CALL);                                                                  \
   }
-#define EMBER_EW_NUM_CALL(fname, iname)                                                    \
-  [&] {                                                                                    \
-    if constexpr (std::is_same_v<K, Float>) return B::float_##fname(std::move(a), std::move(b)); \
-    else return B::int_##iname(std::move(a), std::move(b));                                \
+#define EMBER_EW_NUM_CALL(fname, iname)                    \
+  [&] {                                                    \
+    if constexpr (std::is_same_v<K, Float>)                \
+      return B::float_##fname(std::move(a), std::move(b)); \
+    else                                                   \
+      return B::int_##iname(std::move(a), std::move(b));   \
   }()
 // Scalar form: name(s) with s double for Float, int64 for Int.
-#define EMBER_EW_SCALAR(name, REQ, CHECK, CALL)                                            \
-  Tensor<B, D, K> name(ScalarOf<K> s) const& requires REQ {                                \
-    CHECK;                                                                                 \
-    auto a = self().into_primitive();                                                      \
-    return Tensor<B, D, K>(CALL);                                                          \
-  }                                                                                        \
-  Tensor<B, D, K> name(ScalarOf<K> s) && requires REQ {                                    \
-    CHECK;                                                                                 \
-    auto a = std::move(self()).into_primitive();                                           \
-    return Tensor<B, D, K>(CALL);                                                          \
+#define EMBER_EW_SCALAR(name, REQ, CHECK, CALL)             \
+  Tensor<B, D, K> name(ScalarOf<K> s) const& requires REQ { \
+    CHECK;                                                  \
+    auto a = self().into_primitive();                       \
+    return Tensor<B, D, K>(CALL);                           \
+  }                                                         \
+  Tensor<B, D, K> name(ScalarOf<K> s) && requires REQ {     \
+    CHECK;                                                  \
+    auto a = std::move(self()).into_primitive();            \
+    return Tensor<B, D, K>(CALL);                           \
   }
-#define EMBER_EW_NUM_SCALAR_CALL(fname, iname)                                             \
-  [&] {                                                                                    \
-    if constexpr (std::is_same_v<K, Float>) return B::float_##fname(std::move(a), s);      \
-    else return B::int_##iname(std::move(a), s);                                           \
+#define EMBER_EW_NUM_SCALAR_CALL(fname, iname)  \
+  [&] {                                         \
+    if constexpr (std::is_same_v<K, Float>)     \
+      return B::float_##fname(std::move(a), s); \
+    else                                        \
+      return B::int_##iname(std::move(a), s);   \
   }()
-#define EMBER_EW_CMP_METHOD(name)                                                              \
-  /** Element-wise comparison -> Bool (broadcasts, promotes). */                            \
-  Tensor<B, D, Bool> name(const Tensor<B, D, K>& rhs) const {                               \
-    auto pr = prepare(#name, self().into_primitive(), rhs.into_primitive());                \
-    if constexpr (std::is_same_v<K, Float>)                                                 \
-      return Tensor<B, D, Bool>(B::float_##name(pr.first, pr.second));                      \
-    else if constexpr (std::is_same_v<K, Int>)                                              \
-      return Tensor<B, D, Bool>(B::int_##name(pr.first, pr.second));                        \
-    else                                                                                    \
-      return bool_compare_##name(std::move(pr.first), std::move(pr.second));                \
-  }                                                                                         \
-  /** Comparison with a scalar -> Bool. */                                                  \
-  Tensor<B, D, Bool> name##_elem(ScalarOf<K> s) const requires NumericKind<K> {             \
-    if constexpr (std::is_same_v<K, Float>)                                                 \
-      return Tensor<B, D, Bool>(B::float_##name##_elem(self().primitive(), s));             \
-    else                                                                                    \
-      return Tensor<B, D, Bool>(B::int_##name##_elem(self().primitive(), s));               \
+#define EMBER_EW_CMP_METHOD(name)                                               \
+  /** Element-wise comparison -> Bool (broadcasts, promotes). */                \
+  Tensor<B, D, Bool> name(const Tensor<B, D, K>& rhs) const {                   \
+    auto pr = prepare(#name, self().into_primitive(), rhs.into_primitive());    \
+    if constexpr (std::is_same_v<K, Float>)                                     \
+      return Tensor<B, D, Bool>(B::float_##name(pr.first, pr.second));          \
+    else if constexpr (std::is_same_v<K, Int>)                                  \
+      return Tensor<B, D, Bool>(B::int_##name(pr.first, pr.second));            \
+    else                                                                        \
+      return bool_compare_##name(std::move(pr.first), std::move(pr.second));    \
+  }                                                                             \
+  /** Comparison with a scalar -> Bool. */                                      \
+  Tensor<B, D, Bool> name##_elem(ScalarOf<K> s) const requires NumericKind<K> { \
+    if constexpr (std::is_same_v<K, Float>)                                     \
+      return Tensor<B, D, Bool>(B::float_##name##_elem(self().primitive(), s)); \
+    else                                                                        \
+      return Tensor<B, D, Bool>(B::int_##name##_elem(self().primitive(), s));   \
   }
 
 template <class B, std::size_t D, class K>
@@ -209,9 +213,12 @@ class ElementwiseApi {
 
   // ---- scalar forms ----------------------------------------------------------------------
   // The scalar is double for Float, int64 for Int; computed in the tensor's compute type.
-  EMBER_EW_SCALAR(add_scalar, NumericKind<K>, check_int_scalar("add_scalar", s), EMBER_EW_NUM_SCALAR_CALL(add_scalar, add_scalar))
-  EMBER_EW_SCALAR(sub_scalar, NumericKind<K>, check_int_scalar("sub_scalar", s), EMBER_EW_NUM_SCALAR_CALL(sub_scalar, sub_scalar))
-  EMBER_EW_SCALAR(mul_scalar, NumericKind<K>, check_int_scalar("mul_scalar", s), EMBER_EW_NUM_SCALAR_CALL(mul_scalar, mul_scalar))
+  EMBER_EW_SCALAR(add_scalar, NumericKind<K>, check_int_scalar("add_scalar", s),
+                  EMBER_EW_NUM_SCALAR_CALL(add_scalar, add_scalar))
+  EMBER_EW_SCALAR(sub_scalar, NumericKind<K>, check_int_scalar("sub_scalar", s),
+                  EMBER_EW_NUM_SCALAR_CALL(sub_scalar, sub_scalar))
+  EMBER_EW_SCALAR(mul_scalar, NumericKind<K>, check_int_scalar("mul_scalar", s),
+                  EMBER_EW_NUM_SCALAR_CALL(mul_scalar, mul_scalar))
   /// Throws ValueError for an Int tensor and a zero divisor.
   EMBER_EW_SCALAR(div_scalar, NumericKind<K>, check_int_divisor("div_scalar", s),
                   EMBER_EW_NUM_SCALAR_CALL(div_scalar, div_scalar))
@@ -220,8 +227,10 @@ class ElementwiseApi {
                   EMBER_EW_NUM_SCALAR_CALL(remainder_scalar, remainder_scalar))
   EMBER_EW_SCALAR(powf_scalar, FloatKind<K>, (void)0, B::float_powf_scalar(std::move(a), s))
   EMBER_EW_SCALAR(fmod_scalar, FloatKind<K>, (void)0, B::float_fmod_scalar(std::move(a), s))
-  EMBER_EW_SCALAR(clamp_min, NumericKind<K>, check_int_scalar("clamp_min", s), EMBER_EW_NUM_SCALAR_CALL(clamp_min, clamp_min))
-  EMBER_EW_SCALAR(clamp_max, NumericKind<K>, check_int_scalar("clamp_max", s), EMBER_EW_NUM_SCALAR_CALL(clamp_max, clamp_max))
+  EMBER_EW_SCALAR(clamp_min, NumericKind<K>, check_int_scalar("clamp_min", s),
+                  EMBER_EW_NUM_SCALAR_CALL(clamp_min, clamp_min))
+  EMBER_EW_SCALAR(clamp_max, NumericKind<K>, check_int_scalar("clamp_max", s),
+                  EMBER_EW_NUM_SCALAR_CALL(clamp_max, clamp_max))
   EMBER_EW_SCALAR(bitwise_and_scalar, IntKind<K>, check_int_scalar("bitwise_and_scalar", s),
                   B::int_bitwise_and_scalar(std::move(a), s))
   EMBER_EW_SCALAR(bitwise_or_scalar, IntKind<K>, check_int_scalar("bitwise_or_scalar", s),
@@ -255,13 +264,13 @@ class ElementwiseApi {
 
   /// `s - x`, `s / x`, `s % x` with the scalar on the left (broadcast from a [1, .., 1]
   /// tensor of this dtype; `x` may be reused).
-#define EMBER_EW_RSCALAR(name, op)                                                   \
-  Tensor<B, D, K> name(ScalarOf<K> s) const& requires NumericKind<K> {               \
-    return scalar_like(s).op(self());                                                 \
-  }                                                                                   \
-  Tensor<B, D, K> name(ScalarOf<K> s) && requires NumericKind<K> {                   \
-    auto lhs = scalar_like(s);                                                        \
-    return std::move(lhs).op(std::move(self()));                                      \
+#define EMBER_EW_RSCALAR(name, op)                                     \
+  Tensor<B, D, K> name(ScalarOf<K> s) const& requires NumericKind<K> { \
+    return scalar_like(s).op(self());                                  \
+  }                                                                    \
+  Tensor<B, D, K> name(ScalarOf<K> s) && requires NumericKind<K> {     \
+    auto lhs = scalar_like(s);                                         \
+    return std::move(lhs).op(std::move(self()));                       \
   }
   EMBER_EW_RSCALAR(rsub_scalar, sub)
   EMBER_EW_RSCALAR(rdiv_scalar, div)
@@ -321,19 +330,29 @@ class ElementwiseApi {
   }
 
  protected:
-  const Tensor<B, D, K>& self() const { return static_cast<const Tensor<B, D, K>&>(*this); }
-  Tensor<B, D, K>& self() { return static_cast<Tensor<B, D, K>&>(*this); }
+  const Tensor<B, D, K>& self() const {
+    return static_cast<const Tensor<B, D, K>&>(*this);
+  }
+  Tensor<B, D, K>& self() {
+    return static_cast<Tensor<B, D, K>&>(*this);
+  }
 
  private:
   static Shape prim_shape(const Primitive& p) {
-    if constexpr (std::is_same_v<K, Float>) return B::float_shape(p);
-    else if constexpr (std::is_same_v<K, Int>) return B::int_shape(p);
-    else return B::bool_shape(p);
+    if constexpr (std::is_same_v<K, Float>)
+      return B::float_shape(p);
+    else if constexpr (std::is_same_v<K, Int>)
+      return B::int_shape(p);
+    else
+      return B::bool_shape(p);
   }
   static DType prim_dtype(const Primitive& p) {
-    if constexpr (std::is_same_v<K, Float>) return B::float_dtype(p);
-    else if constexpr (std::is_same_v<K, Int>) return B::int_dtype(p);
-    else return B::bool_dtype(p);
+    if constexpr (std::is_same_v<K, Float>)
+      return B::float_dtype(p);
+    else if constexpr (std::is_same_v<K, Int>)
+      return B::int_dtype(p);
+    else
+      return B::bool_dtype(p);
   }
   /// Checks broadcast compatibility and casts the narrower operand to the promoted dtype.
   static std::pair<Primitive, Primitive> prepare(const char* op, Primitive a, Primitive b) {
@@ -368,11 +387,24 @@ class ElementwiseApi {
       std::int64_t lo = std::numeric_limits<std::int64_t>::min();
       std::int64_t hi = std::numeric_limits<std::int64_t>::max();
       switch (dt) {
-        case DType::I32: lo = std::numeric_limits<std::int32_t>::min(); hi = std::numeric_limits<std::int32_t>::max(); break;
-        case DType::I16: lo = std::numeric_limits<std::int16_t>::min(); hi = std::numeric_limits<std::int16_t>::max(); break;
-        case DType::I8: lo = -128; hi = 127; break;
-        case DType::U8: lo = 0; hi = 255; break;
-        default: break;
+        case DType::I32:
+          lo = std::numeric_limits<std::int32_t>::min();
+          hi = std::numeric_limits<std::int32_t>::max();
+          break;
+        case DType::I16:
+          lo = std::numeric_limits<std::int16_t>::min();
+          hi = std::numeric_limits<std::int16_t>::max();
+          break;
+        case DType::I8:
+          lo = -128;
+          hi = 127;
+          break;
+        case DType::U8:
+          lo = 0;
+          hi = 255;
+          break;
+        default:
+          break;
       }
       if (s < lo || s > hi)
         fail<ValueError>(op, "scalar ", s, " is out of range for dtype ", dt, " [", lo, ", ", hi,
@@ -397,18 +429,20 @@ class ElementwiseApi {
           B::float_powf_scalar(std::move(self()).into_primitive(), static_cast<double>(n)));
     } else {
       if (n < 0)
-        fail<ValueError>("powi_scalar", "integers to negative integer powers are not allowed (",
-                         n, ", tensor of shape ", self().shape(), ")");
+        fail<ValueError>("powi_scalar", "integers to negative integer powers are not allowed (", n,
+                         ", tensor of shape ", self().shape(), ")");
       return Tensor<B, D, K>(B::int_powi_scalar(std::move(self()).into_primitive(), n));
     }
   }
   static Primitive clamp_prim(Primitive p, ScalarOf<K> min, ScalarOf<K> max) {
-    if constexpr (std::is_same_v<K, Float>) return B::float_clamp(std::move(p), min, max);
-    else return B::int_clamp(std::move(p), min, max);
+    if constexpr (std::is_same_v<K, Float>)
+      return B::float_clamp(std::move(p), min, max);
+    else
+      return B::int_clamp(std::move(p), min, max);
   }
-#define EMBER_EW_BOOL_CMP(name, fn)                                                 \
-  static Tensor<B, D, Bool> bool_compare_##name(Primitive a, Primitive b) {         \
-    return Tensor<B, D, Bool>(fn);                                                  \
+#define EMBER_EW_BOOL_CMP(name, fn)                                         \
+  static Tensor<B, D, Bool> bool_compare_##name(Primitive a, Primitive b) { \
+    return Tensor<B, D, Bool>(fn);                                          \
   }
   EMBER_EW_BOOL_CMP(equal, B::bool_equal(std::move(a), std::move(b)))
   EMBER_EW_BOOL_CMP(not_equal, B::bool_not_equal(std::move(a), std::move(b)))
