@@ -252,6 +252,32 @@ TEST(GradElementwise, CastChain) {
     EXPECT_EQ(gv[i], static_cast<double>(static_cast<float>(wv[i]))) << i;
 }
 
+TEST(GradElementwise, GradientsKeepTheOperandDtype) {
+  // The front end promotes f32 (+) f64 to f64 with a recorded cast: each operand's gradient
+  // comes back in its own dtype and shape.
+  auto a = T2::from_floats({{1.0, 2.0, 3.0}}, Cpu::Device{}, DType::F32).require_grad();
+  auto b = T2::from_floats({{0.5}, {-2.0}}, Cpu::Device{}, DType::F64).require_grad();
+  auto y = a * b;
+  EXPECT_EQ(y.dtype(), DType::F64);
+  auto grads = y.sum().backward();
+  auto ga = *a.grad(grads), gb = *b.grad(grads);
+  EXPECT_EQ(ga.dtype(), DType::F32);
+  EXPECT_EQ(gb.dtype(), DType::F64);
+  EXPECT_EQ(ga.shape(), Shape({1, 3}));
+  EXPECT_EQ(gb.shape(), Shape({2, 1}));
+  EXPECT_EQ(ga.to_vec<double>(), (std::vector<double>{-1.5, -1.5, -1.5}));
+  EXPECT_EQ(gb.to_vec<double>(), (std::vector<double>{6.0, 6.0}));
+  // f32 unary chain: the gradient stays f32.
+  auto x = T2::from_floats({{0.25, -0.5}}, Cpu::Device{}, DType::F32).require_grad();
+  auto gx = *x.grad(x.tanh().exp().sum().backward());
+  EXPECT_EQ(gx.dtype(), DType::F32);
+  const auto v = gx.to_vec<double>();
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const double xi = i == 0 ? 0.25 : -0.5, t = std::tanh(xi);
+    EXPECT_NEAR(v[i], std::exp(t) * (1 - t * t), 1e-6);
+  }
+}
+
 // ---- conventions at non-smooth points (hand-computed) ------------------------------------
 
 std::vector<double> grad_of(const T2& x, const AD::Gradients& grads) {
