@@ -20,7 +20,7 @@ namespace ember::autodiff {
         #name, Bound::Memory, saves, std::move(x),                               \
         [](typename B::FloatTensor v) { return B::float_##name(std::move(v)); }, \
         [](BackwardContext<B>& c) {                                              \
-          using O = AdOps<B>;                                                    \
+          using O [[maybe_unused]] = AdOps<B>;                                   \
           [[maybe_unused]] const AdTensor<B>& g = c.grad;                        \
           c.set(0, __VA_ARGS__);                                                 \
         });                                                                      \
@@ -78,7 +78,7 @@ EMBER_AD_UNARY(trunc, kSaveNothing, rules::full_like<B>(g, 0.0))
         #name "_scalar", Bound::Memory, saves, std::move(x),                                  \
         [s](typename B::FloatTensor v) { return B::float_##name##_scalar(std::move(v), s); }, \
         [s](BackwardContext<B>& c) {                                                          \
-          using O = AdOps<B>;                                                                 \
+          using O [[maybe_unused]] = AdOps<B>;                                                \
           [[maybe_unused]] const AdTensor<B>& g = c.grad;                                     \
           c.set(0, __VA_ARGS__);                                                              \
         });                                                                                   \
@@ -138,7 +138,7 @@ AdTensor<B> AdElementwiseOps<B>::float_clamp_max(AP x, double hi) {
           return B::float_##name(std::move(x), std::move(y));                   \
         },                                                                      \
         [sa, sb](BackwardContext<B>& c) {                                       \
-          using O = AdOps<B>;                                                   \
+          using O [[maybe_unused]] = AdOps<B>;                                  \
           [[maybe_unused]] const AdTensor<B>& g = c.grad;                       \
           __VA_ARGS__                                                           \
         });                                                                     \
