@@ -12,11 +12,14 @@
 //   dgx = a_x sum_c g ((1-wy)(v_ne - v_nw) + wy (v_se - v_sw)), dgy likewise.
 // The rule is written with Autodiff ops on the (tracked) input, grid and output gradient,
 // with wx, wy re-expressed as functions of the grid (wx = wx0 + a_x (gx - gx0)), so it is
-// differentiable again (grad of grad w.r.t. x, grid and the output gradient).
+// differentiable again (grad of grad w.r.t. x, grid and the output gradient). Gathers and
+// scatters are row selects (index_select / index_add with 1-d indices) on the input laid
+// out channels-last as rows [N * H * W, C].
 // Nearest: dx is scattered to the rounded point; the grid gradient is zero (as torch).
 // Points with a non-finite coordinate (NaN output in the forward) get no gradient.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -28,7 +31,7 @@ namespace ember::autodiff {
 namespace rules {
 
 /// Host-side taps of grid_sample_2d: per batch n, corner k (nw, ne, sw, se; nearest uses
-/// only k = 0) and point p, laid out [N, 1, K * P] (corner-major).
+/// only k = 0) and point p, laid out [N, K, P].
 struct PoolGridTaps {
   std::vector<std::int64_t> idx;  // flat h * W + w in the plane (0 where out of bounds)
   std::vector<double> mask;       // 1 inside the input, 0 outside
@@ -152,37 +155,43 @@ AdTensor<B> AdPoolOps<B>::float_grid_sample_2d(const AP& x, const AP& grid,
       "grid_sample_2d", Bound::Compute, save_inputs(grid.node ? 3u : 2u), x, grid,
       [options](IP a, IP b) { return B::float_grid_sample_2d(a, b, options); },
       [options, xs, gs](BackwardContext<B>& c) {
+        // Channels-last: the input as rows [N * H * W, C], the taps as row indices
+        // [N * K * P] (n * H * W + h * W + w) into it, so gathers / scatters are row
+        // selects (index_select / index_add) with 1-d indices.
         using O = AdOps<B>;
         const std::int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3];
         const std::int64_t P = gs[1] * gs[2];
         const bool nearest = options.mode == InterpolateMode::Nearest;
         const std::int64_t K = nearest ? 1 : 4;
         const AP grid = c.input(1);
-        const rules::PoolGridTaps t = rules::pool_grid_taps<B>(grid.inner, H, W, options);
+        rules::PoolGridTaps t = rules::pool_grid_taps<B>(grid.inner, H, W, options);
+        for (std::int64_t n = 0; n < N; ++n)
+          for (std::int64_t j = 0; j < K * P; ++j)
+            t.idx[static_cast<std::size_t>(n * K * P + j)] += n * H * W;
         const auto dev = B::float_device(c.grad.inner);
         const DType dt = B::float_dtype(c.grad.inner);
         const bool ck = c.grad.checkpointing;
         auto cst = [&](const std::vector<double>& v, const Shape& s) {
           return AP{B::float_from_data(TensorData(v, s).convert(dt), dev), nullptr, ck};
         };
-        const auto idx = B::int_expand(
-            B::int_from_data(TensorData(t.idx, Shape({N, 1, K * P})), dev), Shape({N, C, K * P}));
-        const AP mask = cst(t.mask, Shape({N, 1, K * P}));
-        const AP g = O::float_reshape(c.grad, Shape({N, C, P}));
-        auto piece = [&](const AP& v, std::int64_t k) {
-          return O::float_slice(
-              v, {SliceRange{0, N, 1}, SliceRange{0, C, 1}, SliceRange{k * P, P, 1}});
+        const auto rows = B::int_from_data(TensorData(t.idx, Shape({N * K * P})), dev);
+        const AP mask = cst(t.mask, Shape({N, K, P, 1}));
+        // g as [N, 1, P, C]
+        const AP g = O::float_reshape(O::float_permute(c.grad, {0, 2, 3, 1}), Shape({N, 1, P, C}));
+        auto scatter_rows = [&](const AP& vals) {  // vals [N, K, P, C] -> dx [N, C, H, W]
+          AP z = rules::full_shape<B>(c.grad, Shape({N * H * W, C}), 0.0);
+          AP dx = O::float_select_assign(std::move(z), 0, rows,
+                                         O::float_reshape(vals, Shape({N * K * P, C})),
+                                         IndexUpdate::Add);
+          return O::float_permute(O::float_reshape(std::move(dx), Shape({N, H, W, C})),
+                                  {0, 3, 1, 2});
         };
         if (nearest) {
-          if (c.needs(0)) {
-            AP z = rules::full_shape<B>(c.grad, Shape({N, C, H * W}), 0.0);
-            AP dx = O::float_scatter(2, std::move(z), idx, O::float_mul(g, mask), IndexUpdate::Add);
-            c.set(0, O::float_reshape(std::move(dx), xs));
-          }
+          if (c.needs(0)) c.set(0, scatter_rows(O::float_mul(g, mask)));
           if (c.needs(1)) c.set(1, rules::full_shape<B>(c.grad, gs, 0.0));
           return;
         }
-        const Shape ps({N, 1, P});
+        const Shape ps({N, 1, P, 1});
         AP wx = cst(t.wx, ps), wy = cst(t.wy, ps);
         const AP ax = cst(t.ax, ps), ay = cst(t.ay, ps);
         if (grid.tracked() && grad_enabled()) {
@@ -202,24 +211,27 @@ AdTensor<B> AdPoolOps<B>::float_grid_sample_2d(const AP& x, const AP& grid,
         if (c.needs(0)) {
           AP w4 = O::float_mul(O::float_cat({O::float_mul(wx0, wy0), O::float_mul(wx, wy0),
                                              O::float_mul(wx0, wy), O::float_mul(wx, wy)},
-                                            2),
-                               mask);
-          AP vals = O::float_mul(O::float_cat({g, g, g, g}, 2), w4);
-          AP z = rules::full_shape<B>(c.grad, Shape({N, C, H * W}), 0.0);
-          AP dx = O::float_scatter(2, std::move(z), idx, vals, IndexUpdate::Add);
-          c.set(0, O::float_reshape(std::move(dx), xs));
+                                            1),
+                               mask);  // [N, 4, P, 1]
+          c.set(0, scatter_rows(O::float_mul(g, w4)));
         }
         if (c.needs(1)) {
-          AP xf = O::float_reshape(c.input(0), Shape({N, C, H * W}));
-          AP v = O::float_mul(O::float_gather(2, xf, idx), mask);
-          const AP nw = piece(v, 0), ne = piece(v, 1), sw = piece(v, 2), se = piece(v, 3);
+          AP xr =
+              O::float_reshape(O::float_permute(c.input(0), {0, 2, 3, 1}), Shape({N * H * W, C}));
+          AP v = O::float_mul(O::float_reshape(O::float_select(xr, 0, rows), Shape({N, K, P, C})),
+                              mask);
+          auto corner = [&](std::int64_t k) {
+            return O::float_slice(v, {SliceRange{0, N, 1}, SliceRange{k, 1, 1}, SliceRange{0, P, 1},
+                                      SliceRange{0, C, 1}});
+          };
+          const AP nw = corner(0), ne = corner(1), sw = corner(2), se = corner(3);
           AP tx = O::float_add(O::float_mul(wy0, O::float_sub(ne, nw)),
                                O::float_mul(wy, O::float_sub(se, sw)));
           AP ty = O::float_add(O::float_mul(wx0, O::float_sub(sw, nw)),
                                O::float_mul(wx, O::float_sub(se, ne)));
           const Shape one({N, gs[1], gs[2], 1});
-          AP gx = O::float_reshape(O::float_mul(O::float_sum_dim(O::float_mul(g, tx), 1), ax), one);
-          AP gy = O::float_reshape(O::float_mul(O::float_sum_dim(O::float_mul(g, ty), 1), ay), one);
+          AP gx = O::float_reshape(O::float_mul(O::float_sum_dim(O::float_mul(g, tx), 3), ax), one);
+          AP gy = O::float_reshape(O::float_mul(O::float_sum_dim(O::float_mul(g, ty), 3), ay), one);
           c.set(1, O::float_cat({gx, gy}, 3));
         }
       });
