@@ -2,6 +2,7 @@
 // (finite-difference gradchecks over option grids, hand-computed ties, grad of grad).
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -237,6 +238,28 @@ TEST(GradPool, Pool1dGradcheck) {
                [](const V3& v) { return module::avg_pool1d(v[0], 3, 2, 1, false, true); }, {x});
   gradcheck<3>("adaptive_avg_pool1d",
                [](const V3& v) { return module::adaptive_avg_pool1d(v[0], 4); }, {x});
+}
+
+TEST(GradPool, MaxPool2dNanGetsTheGradient) {
+  // A NaN wins its window and takes the index of the last NaN (as the forward's index).
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  auto x = T4::from_data(TensorData(std::vector<double>{1, nan, 3, nan}, Shape({1, 1, 2, 2})))
+               .require_grad();
+  auto grads = module::max_pool2d(x, {2, 2}, {2, 2}).sum().backward();
+  EXPECT_EQ(x.grad(grads)->to_vec<double>(), (std::vector<double>{0, 0, 0, 1}));
+}
+
+TEST(GradPool, EmptyBatchGradients) {
+  auto x = T4::from_data(TensorData(std::vector<double>{}, Shape({0, 2, 4, 5}))).require_grad();
+  auto grid = T4::from_data(TensorData(std::vector<double>{}, Shape({0, 3, 2, 2}))).require_grad();
+  auto y = module::max_pool2d(x, {2, 2}, {2, 2}).sum() +
+           module::avg_pool2d(x, {3, 3}, {2, 2}, {1, 1}, false, true).sum() +
+           module::adaptive_avg_pool2d(x, {3, 2}).sum() +
+           module::interpolate(x, {7, 3}, InterpolateOptions{InterpolateMode::Bicubic}).sum() +
+           module::grid_sample_2d(x, grid).sum();
+  auto grads = y.backward();
+  EXPECT_EQ(x.grad(grads)->shape(), Shape({0, 2, 4, 5}));
+  EXPECT_EQ(grid.grad(grads)->shape(), Shape({0, 3, 2, 2}));
 }
 
 TEST(GradPool, NoGradAndUntrackedInputsRecordNothing) {
