@@ -233,6 +233,15 @@ TEST(GradReduce, GradOfGrad) {
   gradgradcheck_reduce<2>(
       "cumprod", [](const Tensor<AD, 2>& x) { return x.cumprod(1); },
       random_data({3, 4}, 72, 0.5, 1.5));
+  // With zeros (a zero inside, two zeros, a zero first): cumprod switches to the O(n^2)
+  // differentiable form when recording; prod_dim's rule is built on cumprod.
+  const auto z = with_zeros({3, 4}, 75, {1, 4, 6, 8});
+  gradgradcheck_reduce<2>(
+      "cumprod with zeros, dim 1", [](const Tensor<AD, 2>& x) { return x.cumprod(1); }, z);
+  gradgradcheck_reduce<2>(
+      "cumprod with zeros, dim 0", [](const Tensor<AD, 2>& x) { return x.cumprod(0); }, z);
+  gradgradcheck_reduce<2>(
+      "prod_dim with zeros", [](const Tensor<AD, 2>& x) { return x.prod_dim(1); }, z);
   gradgradcheck_reduce<2>(
       "var", [](const Tensor<AD, 2>& x) { return x.var(1); }, random_data({3, 4}, 73));
   gradgradcheck_reduce<2>(

@@ -101,6 +101,35 @@ typename B::IntTensor reduce_scan_indices(const typename B::FloatTensor& x,
                        static_cast<std::int64_t>(dim));
 }
 
+/// cumprod's input gradient as sum_{k >= i} g_k prod_{j <= k, j != i} x_j, one position i
+/// at a time with differentiable ops (PyTorch's cumprod_backward when the input has zeros
+/// and higher-order gradients are recorded): exact and twice differentiable with zeros.
+template <class B>
+AP<B> reduce_cumprod_backward_differentiable(const AP<B>& x, const AP<B>& g, std::size_t dim) {
+  const Shape s = shape_of<B>(x);
+  const std::int64_t n = s[dim];
+  const auto sdim = static_cast<std::int64_t>(dim);
+  Shape one = s;
+  one[dim] = 1;
+  std::vector<AP<B>> parts;
+  parts.reserve(static_cast<std::size_t>(n));
+  for (std::int64_t k = 0; k < n; ++k) {
+    // omitted_j (j = k..n-1) = prod_{i < k} x_i * prod_{k < i <= j} x_i
+    AP<B> before =
+        k == 0 ? full_shape<B>(x, one, 1.0)
+               : O<B>::float_prod_dim(O<B>::float_slice(x, reduce_ranges(s, dim, 0, k)), sdim);
+    AP<B> omitted = before;
+    if (k + 1 < n) {
+      auto after =
+          O<B>::float_cumprod(O<B>::float_slice(x, reduce_ranges(s, dim, k + 1, n - k - 1)), sdim);
+      omitted = O<B>::float_cat({before, O<B>::float_mul(after, before)}, dim);
+    }
+    parts.push_back(O<B>::float_sum_dim(
+        O<B>::float_mul(O<B>::float_slice(g, reduce_ranges(s, dim, k, n - k)), omitted), sdim));
+  }
+  return O<B>::float_cat(parts, dim);
+}
+
 }  // namespace rules
 
 template <class B>
@@ -237,15 +266,21 @@ AdTensor<B> AdReduceOps<B>::float_cumprod(AP x, i64 dim) {
         using O = AdOps<B>;
         const auto xv = c.input(0);
         const auto& g = c.grad;
-        auto gout = rules::reduce_reverse_cumsum<B>(O::float_mul(g, c.output()), d);
         const auto zero = B::float_equal_elem(xv.inner, 0.0);
         const Shape s = B::float_shape(xv.inner);
         const bool has_zero =
             s.numel() > 0 &&
             B::bool_into_data(B::bool_any_dim(B::bool_reshape(zero, Shape{s.numel()}), 0))
                     .value_as_double(0) != 0.0;
+        auto gout = [&] { return rules::reduce_reverse_cumsum<B>(O::float_mul(g, c.output()), d); };
         if (!has_zero) {
-          c.set(0, O::float_div(gout, xv));
+          c.set(0, O::float_div(gout(), xv));
+          return;
+        }
+        if (grad_enabled()) {
+          // Recording (create_graph): the masked formula below is exact but its own
+          // derivative is not; use PyTorch's O(n^2) differentiable form instead.
+          c.set(0, rules::reduce_cumprod_backward_differentiable<B>(xv, g, d));
           return;
         }
         const auto count = B::int_cumsum(B::bool_into_int(zero, DType::I64), dim);
@@ -254,7 +289,7 @@ AdTensor<B> AdReduceOps<B>::float_cumprod(AP x, i64 dim) {
         const auto first = B::bool_and(zero, B::int_equal_elem(count, 1));
         // Before the first zero.
         auto x_before = O::float_mask_fill(xv, not_before, 1.0);
-        auto ga = O::float_mask_fill(O::float_div(gout, x_before), not_before, 0.0);
+        auto ga = O::float_mask_fill(O::float_div(gout(), x_before), not_before, 0.0);
         // At the first zero: prod_{j<z} x_j = cumprod(x_before)_z.
         auto after = O::float_mask_fill(xv, B::bool_or(before, first), 1.0);
         auto tail =
