@@ -3,6 +3,8 @@
 // plus grad-of-grad for prod_dim, cumsum, cumprod and var.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "ember/autodiff/cpu.hpp"
 #include "ember/tensor/tensor.hpp"
 #include "gradcheck.hpp"
@@ -207,6 +209,18 @@ TEST(GradReduce, CummaxCumminTies) {
   auto gy = y.cummax(0).sum().backward();
   // column 0: indices [0, 1, 1]; column 1: indices [0, 0, 2]
   EXPECT_EQ(y.grad(gy)->to_vec<double>(), (std::vector<double>{1, 2, 2, 0, 0, 1}));
+}
+
+TEST(GradReduce, CummaxWithNaN) {
+  // torch.cummax([1, nan, 2, nan, 0]).indices == [0, 1, 1, 3, 3] (NaN is the max; a later
+  // NaN takes over); torch's gradient for w = [1, 2, 4, 8, 16] is [1, 6, 0, 24, 0].
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  auto x = Tensor<AD, 1>::from_floats({1.0, nan, 2.0, nan, 0.0}).require_grad();
+  auto w = Tensor<AD, 1>::from_floats({1.0, 2.0, 4.0, 8.0, 16.0});
+  auto g = (x.cummax(0) * w).sum_dim(0).backward();
+  EXPECT_EQ(x.grad(g)->to_vec<double>(), (std::vector<double>{1, 6, 0, 24, 0}));
+  auto gm = (x.cummin(0) * w).sum_dim(0).backward();
+  EXPECT_EQ(x.grad(gm)->to_vec<double>(), (std::vector<double>{1, 6, 0, 24, 0}));
 }
 
 TEST(GradReduce, UntrackedForwardUnchanged) {
