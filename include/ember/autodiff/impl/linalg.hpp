@@ -1,5 +1,9 @@
-// Autodiff<B>: matmul backward rule.
+// Autodiff<B>: backward rules of matmul, diag, cross, vector_norm and cosine_similarity
+// (formulas from PyTorch's derivatives.yaml / FunctionsManual.cpp, named at each rule).
 #pragma once
+
+#include <algorithm>
+#include <cmath>
 
 #include "ember/autodiff/impl/common.hpp"
 
@@ -35,6 +39,144 @@ AdTensor<B> AdLinalgOps<B>::float_matmul(AP lhs, AP rhs) {
           c.set(1, rules::sum_to<B>(O::float_matmul(rules::transpose_last<B>(c.input(0)), c.grad),
                                     sb));
         }
+      });
+}
+
+// diagonal_backward: the gradient is written into the diagonal of zeros ([..., m, n]
+// flattened to [..., m n]: the diagonal is every (n + 1)-th element).
+template <class B>
+AdTensor<B> AdLinalgOps<B>::float_diag(AP t) requires AdInnerHasDiag<B> {
+  const Shape in = B::float_shape(t.inner);
+  return Recorder<B>::unary(
+      "diag", Bound::Memory, kSaveNothing, std::move(t),
+      [](typename B::FloatTensor x) { return B::float_diag(x); },
+      [in](BackwardContext<B>& c) {
+        using O = AdOps<B>;
+        const std::size_t r = in.rank();
+        const std::int64_t m = in[r - 2], n = in[r - 1], k = std::min(m, n);
+        if (k == 0 || in.numel() == 0) {
+          c.set(0, rules::full_shape<B>(c.grad, in, 0.0));
+          return;
+        }
+        Shape flat = in;
+        flat.dims.pop_back();
+        flat[r - 2] = m * n;
+        std::vector<SliceRange> ranges(r - 1);
+        for (std::size_t d = 0; d + 1 < r - 1; ++d) ranges[d] = SliceRange{0, flat[d], 1};
+        ranges[r - 2] = SliceRange{0, k, n + 1};
+        auto z = O::float_slice_assign(rules::full_shape<B>(c.grad, flat, 0.0), ranges, c.grad);
+        c.set(0, O::float_reshape(std::move(z), in));
+      });
+}
+
+// linalg_cross: self: cross(other, grad), other: cross(grad, self); summed over broadcast dims.
+template <class B>
+AdTensor<B> AdLinalgOps<B>::float_cross(AP lhs, AP rhs,
+                                        std::size_t dim) requires AdInnerHasCross<B> {
+  const Shape sa = B::float_shape(lhs.inner), sb = B::float_shape(rhs.inner);
+  return Recorder<B>::binary(
+      "cross", Bound::Memory, save_inputs(3u), std::move(lhs), std::move(rhs),
+      [dim](typename B::FloatTensor a, typename B::FloatTensor b) {
+        return B::float_cross(a, b, dim);
+      },
+      [sa, sb, dim](BackwardContext<B>& c) {
+        using O = AdOps<B>;
+        if (c.needs(0)) c.set(0, rules::sum_to<B>(O::float_cross(c.input(1), c.grad, dim), sa));
+        if (c.needs(1)) c.set(1, rules::sum_to<B>(O::float_cross(c.grad, c.input(0), dim), sb));
+      });
+}
+
+// norm_backward (FunctionsManual.cpp), with the norm kept: p = 0 has no gradient; p = 1:
+// sign(x) g; p = 2: x g / |x| (0 where |x| = 0); +-inf: sign(x) g / (number of elements with
+// |x| = norm) at those elements (NaN counts as one); otherwise x |x|^(p-2) g / |x|^(p-1)
+// (0 where the norm is 0; for p < 1 sign(x) |x|^(p-1) g |x|^(1-p), 0 where x = 0).
+template <class B>
+AdTensor<B> AdLinalgOps<B>::float_vector_norm(AP t, double p,
+                                              std::size_t dim) requires AdInnerHasVectorNorm<B> {
+  const Shape in = B::float_shape(t.inner);
+  return Recorder<B>::unary(
+      "vector_norm", Bound::Compute, Saves{1u, true}, std::move(t),
+      [p, dim](typename B::FloatTensor x) { return B::float_vector_norm(x, p, dim); },
+      [p, dim, in](BackwardContext<B>& c) {
+        using O = AdOps<B>;
+        const auto& g = c.grad;
+        if (p == 0.0 || in.numel() == 0) {
+          c.set(0, rules::full_shape<B>(g, in, 0.0));
+          return;
+        }
+        const auto x = c.input(0);
+        if (p == 1.0) {
+          c.set(0, O::float_mul(O::float_sign(x), g));
+          return;
+        }
+        const auto norm = c.output();
+        const auto norm_zero = B::float_equal_elem(norm.inner, 0.0);
+        if (p == 2.0) {
+          auto scale = O::float_mask_fill(O::float_div(g, norm), norm_zero, 0.0);
+          c.set(0, O::float_mul(x, scale));
+          return;
+        }
+        if (std::isinf(p)) {
+          const auto ax = B::float_abs(x.inner);
+          const auto hit = B::bool_or(B::float_equal(ax, norm.inner), B::float_is_nan(ax));
+          const auto mask = rules::mask_to_float<B>(hit, x);
+          const AP count{B::float_sum_dim(mask.inner, static_cast<std::int64_t>(dim)), nullptr,
+                         x.checkpointing};
+          c.set(0, O::float_mul(O::float_mul(O::float_sign(x), mask), O::float_div(g, count)));
+          return;
+        }
+        if (p < 1.0) {
+          auto scaled = O::float_mask_fill(
+              O::float_mul(O::float_sign(x), O::float_powf_scalar(O::float_abs(x), p - 1.0)),
+              B::float_equal_elem(x.inner, 0.0), 0.0);
+          c.set(0, O::float_mul(scaled, O::float_mul(g, O::float_powf_scalar(norm, 1.0 - p))));
+          return;
+        }
+        auto scaled =
+            p < 2.0 ? O::float_mul(O::float_sign(x), O::float_powf_scalar(O::float_abs(x), p - 1.0))
+                    : O::float_mul(x, O::float_powf_scalar(O::float_abs(x), p - 2.0));
+        auto scale = O::float_mask_fill(O::float_div(g, O::float_powf_scalar(norm, p - 1.0)),
+                                        norm_zero, 0.0);
+        c.set(0, O::float_mul(scaled, scale));
+      });
+}
+
+// cosine_similarity (ATen's composite: sum(a / max(|a|, eps) * b / max(|b|, eps)) over the
+// broadcast operands, the clamp taken under no_grad): with na, nb the clamped norms and
+// y the output, d/da = g (b / (na nb) - y a / na^2), the second term only where |a| >= eps
+// (and symmetrically for b); summed back over broadcast dims.
+template <class B>
+AdTensor<B> AdLinalgOps<B>::float_cosine_similarity(
+    AP lhs, AP rhs, std::size_t dim, double eps) requires AdInnerHasCosineSimilarity<B> {
+  const Shape sa = B::float_shape(lhs.inner), sb = B::float_shape(rhs.inner);
+  return Recorder<B>::binary(
+      "cosine_similarity", Bound::Compute, Saves{3u, true}, std::move(lhs), std::move(rhs),
+      [dim, eps](typename B::FloatTensor a, typename B::FloatTensor b) {
+        return B::float_cosine_similarity(a, b, dim, eps);
+      },
+      [sa, sb, dim, eps](BackwardContext<B>& c) {
+        using O = AdOps<B>;
+        Shape full = sa;
+        for (std::size_t d = 0; d < full.rank(); ++d) full[d] = std::max(sa[d], sb[d]);
+        if (full.numel() == 0) {
+          if (c.needs(0)) c.set(0, rules::full_shape<B>(c.grad, sa, 0.0));
+          if (c.needs(1)) c.set(1, rules::full_shape<B>(c.grad, sb, 0.0));
+          return;
+        }
+        const auto a = O::float_expand(c.input(0), full);
+        const auto b = O::float_expand(c.input(1), full);
+        const auto y = c.output();
+        const auto na = O::float_vector_norm(a, 2.0, dim);
+        const auto nb = O::float_vector_norm(b, 2.0, dim);
+        const auto ca = O::float_clamp_min(na, eps), cb = O::float_clamp_min(nb, eps);
+        const auto cross = O::float_div(c.grad, O::float_mul(ca, cb));
+        auto one_side = [&](const AP& self, const AP& other, const AP& n, const AP& cn) {
+          auto k = O::float_div(O::float_mul(c.grad, y), O::float_square(cn));
+          k = O::float_mask_fill(std::move(k), B::float_lower_elem(n.inner, eps), 0.0);
+          return O::float_sub(O::float_mul(other, cross), O::float_mul(self, k));
+        };
+        if (c.needs(0)) c.set(0, rules::sum_to<B>(one_side(a, b, na, ca), sa));
+        if (c.needs(1)) c.set(1, rules::sum_to<B>(one_side(b, a, nb, cb), sb));
       });
 }
 

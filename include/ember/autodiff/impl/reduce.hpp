@@ -1,9 +1,136 @@
-// Autodiff<B>: backward rules of reductions, scans and sorting.
+// Autodiff<B>: backward rules of reductions, scans and sorting. Formulas follow PyTorch's
+// tools/autograd/derivatives.yaml and FunctionsManual.cpp (prod_backward, cumprod_backward,
+// var_backward, value_selecting_reduction_backward, cummaxmin_backward); conventions at
+// non-smooth points are PyTorch's:
+//   - max/min/median/sort/topk along a dim: the gradient goes to the returned index only
+//     (for max/min that is the lowest index among ties);
+//   - the front end's max()/min() without a dim run max_dim_with_indices on the flattened
+//     tensor, so they also send the whole gradient to the lowest tied index (PyTorch's
+//     full max() splits it evenly between ties: a documented difference);
+//   - max_abs_dim: to the lowest index of max |x|, times sign(x) there;
+//   - cummax/cummin: to the position each running max/min came from, with torch.cummax's
+//     indices (a tie with the running max moves the index to the later position; NaN is
+//     the max and min);
+//   - prod_dim and cumprod are exact when the dim contains zeros.
 #pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "ember/autodiff/impl/common.hpp"
 
 namespace ember::autodiff {
+
+namespace rules {
+
+/// Full ranges of `s` with `dim` restricted to [start, start + count).
+inline std::vector<SliceRange> reduce_ranges(const Shape& s, std::size_t dim, std::int64_t start,
+                                             std::int64_t count) {
+  std::vector<SliceRange> r(s.rank());
+  for (std::size_t d = 0; d < s.rank(); ++d) r[d] = SliceRange{0, s[d], 1};
+  r[dim] = SliceRange{start, count, 1};
+  return r;
+}
+
+/// Exclusive scan from an inclusive product scan along `dim`: [1, p0, p0 p1, ...].
+template <class B>
+AP<B> reduce_shift_in_ones(const AP<B>& inclusive, std::size_t dim) {
+  const Shape s = shape_of<B>(inclusive);
+  const std::int64_t n = s[dim];
+  Shape one = s;
+  one[dim] = 1;
+  AP<B> ones = full_shape<B>(inclusive, one, 1.0);
+  if (n <= 1) return n == 1 ? ones : inclusive;
+  return O<B>::float_cat({ones, O<B>::float_slice(inclusive, reduce_ranges(s, dim, 0, n - 1))},
+                         dim);
+}
+
+/// Reversed cumulative sum along `dim`: out_i = sum_{k >= i} g_k.
+template <class B>
+AP<B> reduce_reverse_cumsum(const AP<B>& g, std::size_t dim) {
+  const std::vector<std::size_t> axes{dim};
+  return O<B>::float_flip(
+      O<B>::float_cumsum(O<B>::float_flip(g, axes), static_cast<std::int64_t>(dim)), axes);
+}
+
+/// `g` scattered (added) into zeros of shape `in` at `indices` along `dim`
+/// (value_selecting_reduction_backward).
+template <class B>
+AP<B> reduce_scatter_back(const AP<B>& g, const Shape& in, std::size_t dim,
+                          const typename B::IntTensor& indices) {
+  return O<B>::float_scatter(dim, full_shape<B>(g, in, 0.0), indices, g, IndexUpdate::Add);
+}
+
+/// Records an op whose output `values` selects input elements at `indices` along `dim`
+/// (same rank as the input): the gradient is scattered back there. `values` was computed
+/// from x by the caller (Bound::Compute: never recomputed).
+template <class B>
+AP<B> reduce_record_selected(const char* op, AP<B> x, typename B::FloatTensor values,
+                             typename B::IntTensor indices, std::size_t dim) {
+  const Shape in = B::float_shape(x.inner);
+  return Recorder<B>::unary(
+      op, Bound::Compute, kSaveNothing, std::move(x),
+      [values](const typename B::FloatTensor&) { return values; },
+      [in, dim, indices](BackwardContext<B>& c) {
+        c.set(0, reduce_scatter_back<B>(c.grad, in, dim, indices));
+      });
+}
+
+/// Whether an op on x is recorded (so that index bookkeeping can be skipped otherwise).
+template <class B>
+bool reduce_tracks(const AP<B>& x) {
+  return x.node != nullptr && grad_enabled();
+}
+template <class B>
+AP<B> reduce_untracked(const AP<B>& x, typename B::FloatTensor out) {
+  return AP<B>{std::move(out), nullptr, x.checkpointing || checkpointing_scope_active()};
+}
+
+/// torch.cummax / torch.cummin indices from the input x and the running values `out`:
+/// the last position j <= i where x_j equals the running value (or is NaN).
+template <class B>
+typename B::IntTensor reduce_scan_indices(const typename B::FloatTensor& x,
+                                          const typename B::FloatTensor& out, std::size_t dim) {
+  const Shape s = B::float_shape(x);
+  Shape as(std::vector<std::int64_t>(s.rank(), 1));
+  as[dim] = s[dim];
+  auto ar = B::int_reshape(B::int_arange(0, s[dim], 1, B::float_device(x), DType::I64), as);
+  auto hit = B::bool_or(B::float_equal(x, out), B::float_is_nan(x));
+  return B::int_cummax(B::int_mul(B::bool_into_int(hit, DType::I64), ar),
+                       static_cast<std::int64_t>(dim));
+}
+
+/// cumprod's input gradient as sum_{k >= i} g_k prod_{j <= k, j != i} x_j, one position i
+/// at a time with differentiable ops (PyTorch's cumprod_backward when the input has zeros
+/// and higher-order gradients are recorded): exact and twice differentiable with zeros.
+template <class B>
+AP<B> reduce_cumprod_backward_differentiable(const AP<B>& x, const AP<B>& g, std::size_t dim) {
+  const Shape s = shape_of<B>(x);
+  const std::int64_t n = s[dim];
+  const auto sdim = static_cast<std::int64_t>(dim);
+  Shape one = s;
+  one[dim] = 1;
+  std::vector<AP<B>> parts;
+  parts.reserve(static_cast<std::size_t>(n));
+  for (std::int64_t k = 0; k < n; ++k) {
+    // omitted_j (j = k..n-1) = prod_{i < k} x_i * prod_{k < i <= j} x_i
+    AP<B> before =
+        k == 0 ? full_shape<B>(x, one, 1.0)
+               : O<B>::float_prod_dim(O<B>::float_slice(x, reduce_ranges(s, dim, 0, k)), sdim);
+    AP<B> omitted = before;
+    if (k + 1 < n) {
+      auto after =
+          O<B>::float_cumprod(O<B>::float_slice(x, reduce_ranges(s, dim, k + 1, n - k - 1)), sdim);
+      omitted = O<B>::float_cat({before, O<B>::float_mul(after, before)}, dim);
+    }
+    parts.push_back(O<B>::float_sum_dim(
+        O<B>::float_mul(O<B>::float_slice(g, reduce_ranges(s, dim, k, n - k)), omitted), sdim));
+  }
+  return O<B>::float_cat(parts, dim);
+}
+
+}  // namespace rules
 
 template <class B>
 AdTensor<B> AdReduceOps<B>::float_sum_dim(AP x, i64 dim) {
@@ -26,40 +153,172 @@ AdTensor<B> AdReduceOps<B>::float_mean_dim(AP x, i64 dim) {
       });
 }
 
-// ---- not yet differentiable (forward only) --------------------------------------------------
-#define EMBER_AD_NO_RULE_DIM(name)                                   \
-  template <class B>                                                 \
-  AdTensor<B> AdReduceOps<B>::float_##name(AP x, i64 dim) {          \
-    auto out = B::float_##name(x.inner, dim);                        \
-    return rules::no_rule<B>(#name, {std::move(x)}, std::move(out)); \
-  }
-EMBER_AD_NO_RULE_DIM(prod_dim)
-EMBER_AD_NO_RULE_DIM(max_abs_dim)
-EMBER_AD_NO_RULE_DIM(cumsum)
-EMBER_AD_NO_RULE_DIM(cumprod)
-EMBER_AD_NO_RULE_DIM(cummax)
-EMBER_AD_NO_RULE_DIM(cummin)
-#undef EMBER_AD_NO_RULE_DIM
-
-#define EMBER_AD_NO_RULE_PAIR(name, params, args)                                             \
-  template <class B>                                                                          \
-  std::pair<AdTensor<B>, typename B::IntTensor> AdReduceOps<B>::float_##name params {         \
-    auto [values, indices] = B::float_##name args;                                            \
-    return {rules::no_rule<B>(#name, {std::move(x)}, std::move(values)), std::move(indices)}; \
-  }
-EMBER_AD_NO_RULE_PAIR(max_dim_with_indices, (AP x, i64 dim), (x.inner, dim))
-EMBER_AD_NO_RULE_PAIR(min_dim_with_indices, (AP x, i64 dim), (x.inner, dim))
-EMBER_AD_NO_RULE_PAIR(sort_with_indices, (AP x, i64 dim, bool descending),
-                      (x.inner, dim, descending))
-EMBER_AD_NO_RULE_PAIR(topk_with_indices, (AP x, i64 k, i64 dim), (x.inner, k, dim))
-EMBER_AD_NO_RULE_PAIR(median_dim_with_indices, (AP x, i64 dim), (x.inner, dim))
-#undef EMBER_AD_NO_RULE_PAIR
+// d prod / d x_i = product of the others = (exclusive product from the left) x (exclusive
+// product from the right): exact with zeros (PyTorch's prod_backward gives the same values).
+template <class B>
+AdTensor<B> AdReduceOps<B>::float_prod_dim(AP x, i64 dim) {
+  const Shape in = B::float_shape(x.inner);
+  const auto d = static_cast<std::size_t>(dim);
+  return Recorder<B>::unary(
+      "prod_dim", Bound::Compute, save_inputs(1u), std::move(x),
+      [dim](typename B::FloatTensor v) { return B::float_prod_dim(v, dim); },
+      [in, d, dim](BackwardContext<B>& c) {
+        using O = AdOps<B>;
+        if (in[d] == 0) {
+          c.set(0, rules::full_shape<B>(c.grad, in, 0.0));
+          return;
+        }
+        const auto xv = c.input(0);
+        const std::vector<std::size_t> axes{d};
+        auto left = rules::reduce_shift_in_ones<B>(O::float_cumprod(xv, dim), d);
+        auto right = O::float_flip(
+            rules::reduce_shift_in_ones<B>(O::float_cumprod(O::float_flip(xv, axes), dim), d),
+            axes);
+        c.set(0, O::float_mul(O::float_mul(left, right), c.grad));
+      });
+}
 
 template <class B>
+AdTensor<B> AdReduceOps<B>::float_max_abs_dim(AP x, i64 dim) {
+  auto out = B::float_max_abs_dim(x.inner, dim);
+  if (!rules::reduce_tracks<B>(x)) return rules::reduce_untracked<B>(x, std::move(out));
+  const auto d = static_cast<std::size_t>(dim);
+  auto idx = B::float_max_dim_with_indices(B::float_abs(x.inner), dim).second;
+  const AP sign{B::float_sign(B::float_gather(d, x.inner, idx)), nullptr, x.checkpointing};
+  const Shape in = B::float_shape(x.inner);
+  return Recorder<B>::unary(
+      "max_abs_dim", Bound::Compute, kSaveNothing, std::move(x),
+      [out](const typename B::FloatTensor&) { return out; },
+      [in, d, idx, sign](BackwardContext<B>& c) {
+        c.set(0, rules::reduce_scatter_back<B>(AdOps<B>::float_mul(c.grad, sign), in, d, idx));
+      });
+}
+
+#define EMBER_AD_SELECTING(name, params, args, dimexpr)                                        \
+  template <class B>                                                                           \
+  std::pair<AdTensor<B>, typename B::IntTensor> AdReduceOps<B>::float_##name params {          \
+    auto [values, indices] = B::float_##name args;                                             \
+    if (!rules::reduce_tracks<B>(x))                                                           \
+      return {rules::reduce_untracked<B>(x, std::move(values)), std::move(indices)};           \
+    AP out = rules::reduce_record_selected<B>(#name, std::move(x), std::move(values), indices, \
+                                              static_cast<std::size_t>(dimexpr));              \
+    return {std::move(out), std::move(indices)};                                               \
+  }
+EMBER_AD_SELECTING(max_dim_with_indices, (AP x, i64 dim), (x.inner, dim), dim)
+EMBER_AD_SELECTING(min_dim_with_indices, (AP x, i64 dim), (x.inner, dim), dim)
+EMBER_AD_SELECTING(sort_with_indices, (AP x, i64 dim, bool descending), (x.inner, dim, descending),
+                   dim)
+EMBER_AD_SELECTING(topk_with_indices, (AP x, i64 k, i64 dim), (x.inner, k, dim), dim)
+EMBER_AD_SELECTING(median_dim_with_indices, (AP x, i64 dim), (x.inner, dim), dim)
+#undef EMBER_AD_SELECTING
+
+// var = sum((x - mean)^2) / (n - correction): d var / dx = 2 (x - mean) / (n - correction)
+// (var_backward); d mean / dx = 1 / n. Each output has its own node.
+template <class B>
 std::pair<AdTensor<B>, AdTensor<B>> AdReduceOps<B>::float_var_mean(AP x, i64 dim, i64 correction) {
-  auto [var, mean] = B::float_var_mean(x.inner, dim, correction);
-  return {rules::no_rule<B>("var_mean", {x}, std::move(var)),
-          rules::no_rule<B>("var_mean", {x}, std::move(mean))};
+  auto vm = B::float_var_mean(x.inner, dim, correction);
+  typename B::FloatTensor var = std::move(vm.first), mean = std::move(vm.second);
+  if (!rules::reduce_tracks<B>(x)) {
+    return {rules::reduce_untracked<B>(x, std::move(var)),
+            rules::reduce_untracked<B>(x, std::move(mean))};
+  }
+  const Shape in = B::float_shape(x.inner);
+  const double n = static_cast<double>(in[static_cast<std::size_t>(dim)]);
+  const double denom = n - static_cast<double>(correction);
+  AP v = Recorder<B>::unary(
+      "var_mean(var)", Bound::Compute, save_inputs(1u), x,
+      [var](const typename B::FloatTensor&) { return var; },
+      [dim, denom](BackwardContext<B>& c) {
+        using O = AdOps<B>;
+        const auto xv = c.input(0);
+        auto centered = O::float_sub(xv, O::float_mean_dim(xv, dim));
+        c.set(0, O::float_mul(O::float_mul_scalar(centered, 2.0 / denom), c.grad));
+      });
+  AP m = Recorder<B>::unary(
+      "var_mean(mean)", Bound::Compute, kSaveNothing, std::move(x),
+      [mean](const typename B::FloatTensor&) { return mean; },
+      [in, n](BackwardContext<B>& c) {
+        c.set(0, AdOps<B>::float_expand(AdOps<B>::float_div_scalar(c.grad, n), in));
+      });
+  return {std::move(v), std::move(m)};
+}
+
+// cumsum: the gradient is the reversed cumulative sum of the output gradient.
+template <class B>
+AdTensor<B> AdReduceOps<B>::float_cumsum(AP x, i64 dim) {
+  const auto d = static_cast<std::size_t>(dim);
+  return Recorder<B>::unary(
+      "cumsum", Bound::Compute, kSaveNothing, std::move(x),
+      [dim](typename B::FloatTensor v) { return B::float_cumsum(v, dim); },
+      [d](BackwardContext<B>& c) { c.set(0, rules::reduce_reverse_cumsum<B>(c.grad, d)); });
+}
+
+// cumprod (PyTorch's cumprod_backward): without zeros, grad_i = sum_{k >= i} g_k out_k / x_i.
+// With zeros, per line with first zero at z: positions before z use that formula; z gets
+// prod_{j < z} x_j * sum_{k >= z} g_k prod_{z < j <= k} x_j; positions after z get 0.
+template <class B>
+AdTensor<B> AdReduceOps<B>::float_cumprod(AP x, i64 dim) {
+  const auto d = static_cast<std::size_t>(dim);
+  return Recorder<B>::unary(
+      "cumprod", Bound::Compute, Saves{1u, true}, std::move(x),
+      [dim](typename B::FloatTensor v) { return B::float_cumprod(v, dim); },
+      [d, dim](BackwardContext<B>& c) {
+        using O = AdOps<B>;
+        const auto xv = c.input(0);
+        const auto& g = c.grad;
+        const auto zero = B::float_equal_elem(xv.inner, 0.0);
+        const Shape s = B::float_shape(xv.inner);
+        const bool has_zero =
+            s.numel() > 0 &&
+            B::bool_into_data(B::bool_any_dim(B::bool_reshape(zero, Shape{s.numel()}), 0))
+                    .value_as_double(0) != 0.0;
+        auto gout = [&] { return rules::reduce_reverse_cumsum<B>(O::float_mul(g, c.output()), d); };
+        if (!has_zero) {
+          c.set(0, O::float_div(gout(), xv));
+          return;
+        }
+        if (grad_enabled()) {
+          // Recording (create_graph): the masked formula below is exact but its own
+          // derivative is not; use PyTorch's O(n^2) differentiable form instead.
+          c.set(0, rules::reduce_cumprod_backward_differentiable<B>(xv, g, d));
+          return;
+        }
+        const auto count = B::int_cumsum(B::bool_into_int(zero, DType::I64), dim);
+        const auto before = B::int_equal_elem(count, 0);
+        const auto not_before = B::bool_not(before);
+        const auto first = B::bool_and(zero, B::int_equal_elem(count, 1));
+        // Before the first zero.
+        auto x_before = O::float_mask_fill(xv, not_before, 1.0);
+        auto ga = O::float_mask_fill(O::float_div(gout(), x_before), not_before, 0.0);
+        // At the first zero: prod_{j<z} x_j = cumprod(x_before)_z.
+        auto after = O::float_mask_fill(xv, B::bool_or(before, first), 1.0);
+        auto tail =
+            rules::reduce_reverse_cumsum<B>(O::float_mul(g, O::float_cumprod(after, dim)), d);
+        auto gz = O::float_mask_fill(O::float_mul(O::float_cumprod(x_before, dim), tail),
+                                     B::bool_not(first), 0.0);
+        c.set(0, O::float_add(ga, gz));
+      });
+}
+
+// cummax / cummin: the gradient of each output goes to the position its value came from
+// (cummaxmin_backward: scatter_add with torch.cummax's indices).
+template <class B>
+AdTensor<B> AdReduceOps<B>::float_cummax(AP x, i64 dim) {
+  auto out = B::float_cummax(x.inner, dim);
+  if (!rules::reduce_tracks<B>(x)) return rules::reduce_untracked<B>(x, std::move(out));
+  const auto d = static_cast<std::size_t>(dim);
+  auto idx = rules::reduce_scan_indices<B>(x.inner, out, d);
+  return rules::reduce_record_selected<B>("cummax", std::move(x), std::move(out), std::move(idx),
+                                          d);
+}
+template <class B>
+AdTensor<B> AdReduceOps<B>::float_cummin(AP x, i64 dim) {
+  auto out = B::float_cummin(x.inner, dim);
+  if (!rules::reduce_tracks<B>(x)) return rules::reduce_untracked<B>(x, std::move(out));
+  const auto d = static_cast<std::size_t>(dim);
+  auto idx = rules::reduce_scan_indices<B>(x.inner, out, d);
+  return rules::reduce_record_selected<B>("cummin", std::move(x), std::move(out), std::move(idx),
+                                          d);
 }
 
 }  // namespace ember::autodiff
