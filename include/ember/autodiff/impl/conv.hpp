@@ -154,6 +154,13 @@ AP<B> conv_weight_grad(const AP<B>& x, const AP<B>& dy, const Shape& wshape,
   return O<B>::float_permute(std::move(r), back);
 }
 
+/// What a conv (or transposed conv) rule reads: x for dw (when w is tracked), w for dx
+/// (when x is tracked).
+template <class B>
+Saves conv_saves(const AP<B>& x, const AP<B>& w) {
+  return save_inputs((w.tracked() ? 1u : 0u) | (x.tracked() ? 2u : 0u));
+}
+
 /// y = convNd(x, w, b): records the node and its rule.
 template <class B, std::size_t N>
 AP<B> conv_record(const char* name, const AP<B>& x, const AP<B>& w,
@@ -161,7 +168,7 @@ AP<B> conv_record(const char* name, const AP<B>& x, const AP<B>& w,
   const Shape xs = B::float_shape(x.inner), ws = B::float_shape(w.inner);
   const bool has_bias = bias.has_value();
   return Recorder<B>::record(
-      name, Bound::Compute, save_inputs(3u), with_opt<B>({x, w}, bias),
+      name, Bound::Compute, conv_saves<B>(x, w), with_opt<B>({x, w}, bias),
       [opt, has_bias](std::vector<typename B::FloatTensor>& v) {
         std::optional<typename B::FloatTensor> b;
         if (has_bias) b = v[2];
@@ -199,7 +206,7 @@ AP<B> conv_transpose_record(const char* name, const AP<B>& x, const AP<B>& w,
   const Shape xs = B::float_shape(x.inner), ws = B::float_shape(w.inner);
   const bool has_bias = bias.has_value();
   return Recorder<B>::record(
-      name, Bound::Compute, save_inputs(3u), with_opt<B>({x, w}, bias),
+      name, Bound::Compute, conv_saves<B>(x, w), with_opt<B>({x, w}, bias),
       [opt, has_bias](std::vector<typename B::FloatTensor>& v) {
         std::optional<typename B::FloatTensor> b;
         if (has_bias) b = v[2];
