@@ -61,7 +61,10 @@ std::string describe(const char* op, const std::array<std::int64_t, N>& s,
                      std::int64_t g, bool bias, const std::array<std::int64_t, N>* po = nullptr) {
   auto arr = [](const std::array<std::int64_t, N>& a) {
     std::string r = "(";
-    for (std::size_t i = 0; i < N; ++i) r += (i ? "," : "") + std::to_string(a[i]);
+    for (std::size_t i = 0; i < N; ++i) {
+      if (i) r += ",";
+      r += std::to_string(a[i]);
+    }
     return r + ")";
   };
   std::string r = std::string(op) + " stride" + arr(s) + " padding" + arr(p) + " dilation" +

@@ -32,7 +32,11 @@ struct DeformCase {
 
 std::string describe(const DeformCase& c) {
   auto a = [](const std::array<std::int64_t, 2>& v) {
-    return "(" + std::to_string(v[0]) + "," + std::to_string(v[1]) + ")";
+    std::string r = "(";
+    r += std::to_string(v[0]);
+    r += ",";
+    r += std::to_string(v[1]);
+    return r + ")";
   };
   return "deform_conv2d stride" + a(c.o.stride) + " padding" + a(c.o.padding) + " dilation" +
          a(c.o.dilation) + " weight_groups " + std::to_string(c.o.weight_groups) +
