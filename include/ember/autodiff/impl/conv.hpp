@@ -1,5 +1,24 @@
-// Autodiff<B>: backward rules of convolutions, deformable convolution and unfold/fold.
+// Autodiff<B>: backward rules of convolutions, transposed convolutions and unfold/fold
+// (deformable convolution: conv_deform.hpp).
+//
+// Formulas (PyTorch's convolution_backward, Burn's burn-autodiff conv backward; written here
+// with this backend's own ops so that they run on any B and are recorded under create_graph):
+//   y = conv(x, w; s, p, d, G) + b
+//     dx = conv_transpose(dy, w; s, p, d, G, output padding chosen so dx has x's size)
+//     dw = conv of x and dy with batch and channel roles swapped (stride and dilation
+//          exchanged), cropped to the kernel size: conv_weight_grad below
+//     db = sum of dy over batch and spatial dims
+//   y = conv_transpose(x, w; s, p, op, d, G) + b
+//     dx = conv(dy, w; s, p, d, G), cropped to x's size
+//     dw = conv_weight_grad with the roles of x and dy exchanged
+//   unfold4d and fold4d are each other's adjoints.
 #pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
 
 #include "ember/autodiff/impl/common.hpp"
 
@@ -16,44 +35,259 @@ std::vector<AP<B>> with_opt(std::vector<AP<B>> ins, const std::optional<AP<B>>& 
   if (t) ins.push_back(*t);
   return ins;
 }
-}  // namespace rules
 
-#define EMBER_AD_CONV_NO_RULE(name, Opt)                                                    \
-  template <class B>                                                                        \
-  AdTensor<B> AdConvOps<B>::name(const AP& x, const AP& weight, const OptAP& bias,          \
-                                 const Opt& opt) {                                          \
-    auto out = B::name(x.inner, weight.inner, rules::inner_opt<B>(bias), opt);              \
-    return rules::no_rule<B>(#name, rules::with_opt<B>({x, weight}, bias), std::move(out)); \
-  }
-EMBER_AD_CONV_NO_RULE(conv1d, ConvOptions<1>)
-EMBER_AD_CONV_NO_RULE(conv2d, ConvOptions<2>)
-EMBER_AD_CONV_NO_RULE(conv3d, ConvOptions<3>)
-EMBER_AD_CONV_NO_RULE(conv_transpose1d, ConvTransposeOptions<1>)
-EMBER_AD_CONV_NO_RULE(conv_transpose2d, ConvTransposeOptions<2>)
-EMBER_AD_CONV_NO_RULE(conv_transpose3d, ConvTransposeOptions<3>)
-#undef EMBER_AD_CONV_NO_RULE
-
-template <class B>
-AdTensor<B> AdConvOps<B>::deform_conv2d(const AP& x, const AP& offset, const AP& weight,
-                                        const OptAP& mask, const OptAP& bias,
-                                        const DeformConvOptions& opt) {
-  auto out = B::deform_conv2d(x.inner, offset.inner, weight.inner, rules::inner_opt<B>(mask),
-                              rules::inner_opt<B>(bias), opt);
-  auto ins = rules::with_opt<B>(rules::with_opt<B>({x, offset, weight}, mask), bias);
-  return rules::no_rule<B>("deform_conv2d", std::move(ins), std::move(out));
+/// AdOps' convKd for K = N.
+template <class B, std::size_t N>
+AP<B> conv_call(const AP<B>& x, const AP<B>& w, const ConvOptions<N>& o) {
+  if constexpr (N == 1)
+    return O<B>::conv1d(x, w, std::nullopt, o);
+  else if constexpr (N == 2)
+    return O<B>::conv2d(x, w, std::nullopt, o);
+  else
+    return O<B>::conv3d(x, w, std::nullopt, o);
+}
+/// AdOps' conv_transposeKd for K = N.
+template <class B, std::size_t N>
+AP<B> conv_transpose_call(const AP<B>& x, const AP<B>& w, const ConvTransposeOptions<N>& o) {
+  if constexpr (N == 1)
+    return O<B>::conv_transpose1d(x, w, std::nullopt, o);
+  else if constexpr (N == 2)
+    return O<B>::conv_transpose2d(x, w, std::nullopt, o);
+  else
+    return O<B>::conv_transpose3d(x, w, std::nullopt, o);
+}
+/// B's convKd / conv_transposeKd on inner values (the recorded forward).
+template <class B, std::size_t N>
+typename B::FloatTensor conv_inner(const typename B::FloatTensor& x,
+                                   const typename B::FloatTensor& w,
+                                   const std::optional<typename B::FloatTensor>& b,
+                                   const ConvOptions<N>& o) {
+  if constexpr (N == 1)
+    return B::conv1d(x, w, b, o);
+  else if constexpr (N == 2)
+    return B::conv2d(x, w, b, o);
+  else
+    return B::conv3d(x, w, b, o);
+}
+template <class B, std::size_t N>
+typename B::FloatTensor conv_transpose_inner(const typename B::FloatTensor& x,
+                                             const typename B::FloatTensor& w,
+                                             const std::optional<typename B::FloatTensor>& b,
+                                             const ConvTransposeOptions<N>& o) {
+  if constexpr (N == 1)
+    return B::conv_transpose1d(x, w, b, o);
+  else if constexpr (N == 2)
+    return B::conv_transpose2d(x, w, b, o);
+  else
+    return B::conv_transpose3d(x, w, b, o);
 }
 
+/// `t` cropped to the first `dims` entries of each dim (no-op when already that shape).
+template <class B>
+AP<B> conv_crop(AP<B> t, const Shape& dims) {
+  const Shape s = shape_of<B>(t);
+  if (s == dims) return t;
+  std::vector<SliceRange> ranges(s.rank());
+  for (std::size_t d = 0; d < s.rank(); ++d) ranges[d] = SliceRange{0, dims[d], 1};
+  return O<B>::float_slice(std::move(t), ranges);
+}
+
+/// Gradient of a bias added per channel (dim 1): the sum over every other dim.
+template <class B>
+AP<B> conv_bias_grad(const AP<B>& g) {
+  const Shape s = shape_of<B>(g);
+  AP<B> r = O<B>::float_sum_dim(g, 0);
+  for (std::size_t d = 2; d < s.rank(); ++d)
+    r = O<B>::float_sum_dim(std::move(r), static_cast<std::int64_t>(d));
+  return O<B>::float_reshape(std::move(r), Shape{s[1]});
+}
+
+/// Gradient of the weight of y = conv(x, w; s, p, d, G), x [Nb, Ci, *S], y [Nb, Co, *So],
+/// w [Co, Ci/G, *k]: dw[co, ci, k] = sum_{n, o} dy[n, co, o] x[n, ci, o*s + k*d - p] (ci in
+/// co's group). As one grouped convolution: x as a batch of Ci/G images of G*Nb channels,
+/// dy as G*Co/G = Co filters of Nb channels with kernel So, stride d, dilation s, padding
+/// p; the result [Ci/G, Co, *k'] (k' >= k: strides that do not divide leave extra rows)
+/// is cropped to k and permuted to [Co, Ci/G, *k].
+template <class B, std::size_t N>
+AP<B> conv_weight_grad(const AP<B>& x, const AP<B>& dy, const Shape& wshape,
+                       const std::array<std::int64_t, N>& stride,
+                       const std::array<std::int64_t, N>& padding,
+                       const std::array<std::int64_t, N>& dilation, std::int64_t groups) {
+  const Shape xs = shape_of<B>(x), ys = shape_of<B>(dy);
+  const std::int64_t nb = xs[0], ci = xs[1], co = ys[1], G = groups;
+  const std::int64_t ci_g = ci / G, co_g = co / G;
+  // x [Nb, G, Ci/G, *S] -> [Ci/G, G, Nb, *S] -> [Ci/G, G*Nb, *S]
+  Shape x5{nb, G, ci_g}, xin{ci_g, G * nb};
+  std::vector<std::size_t> px{2, 1, 0};
+  // dy [Nb, G, Co/G, *So] -> [G, Co/G, Nb, *So] -> [Co, Nb, *So]
+  Shape y5{nb, G, co_g}, yw{co, nb};
+  std::vector<std::size_t> py{1, 2, 0};
+  for (std::size_t i = 0; i < N; ++i) {
+    x5.dims.push_back(xs[2 + i]);
+    xin.dims.push_back(xs[2 + i]);
+    px.push_back(3 + i);
+    y5.dims.push_back(ys[2 + i]);
+    yw.dims.push_back(ys[2 + i]);
+    py.push_back(3 + i);
+  }
+  AP<B> a = x, f = dy;
+  if (G == 1) {
+    std::vector<std::size_t> swap{1, 0};
+    for (std::size_t i = 0; i < N; ++i) swap.push_back(2 + i);
+    a = O<B>::float_permute(std::move(a), swap);
+    f = O<B>::float_permute(std::move(f), swap);
+  } else {
+    a = O<B>::float_reshape(O<B>::float_permute(O<B>::float_reshape(std::move(a), x5), px), xin);
+    f = O<B>::float_reshape(O<B>::float_permute(O<B>::float_reshape(std::move(f), y5), py), yw);
+  }
+  ConvOptions<N> o;
+  o.stride = dilation;
+  o.padding = padding;
+  o.dilation = stride;
+  o.groups = G;
+  AP<B> r = conv_call<B, N>(a, f, o);  // [Ci/G, Co, *k']
+  Shape crop{ci_g, co};
+  for (std::size_t i = 0; i < N; ++i) crop.dims.push_back(wshape[2 + i]);
+  r = conv_crop<B>(std::move(r), crop);
+  std::vector<std::size_t> back{1, 0};
+  for (std::size_t i = 0; i < N; ++i) back.push_back(2 + i);
+  return O<B>::float_permute(std::move(r), back);
+}
+
+/// What a conv (or transposed conv) rule reads: x for dw (when w is tracked), w for dx
+/// (when x is tracked).
+template <class B>
+Saves conv_saves(const AP<B>& x, const AP<B>& w) {
+  return save_inputs((w.tracked() ? 1u : 0u) | (x.tracked() ? 2u : 0u));
+}
+
+/// y = convNd(x, w, b): records the node and its rule.
+template <class B, std::size_t N>
+AP<B> conv_record(const char* name, const AP<B>& x, const AP<B>& w,
+                  const std::optional<AP<B>>& bias, const ConvOptions<N>& opt) {
+  const Shape xs = B::float_shape(x.inner), ws = B::float_shape(w.inner);
+  const bool has_bias = bias.has_value();
+  return Recorder<B>::record(
+      name, Bound::Compute, conv_saves<B>(x, w), with_opt<B>({x, w}, bias),
+      [opt, has_bias](std::vector<typename B::FloatTensor>& v) {
+        std::optional<typename B::FloatTensor> b;
+        if (has_bias) b = v[2];
+        return conv_inner<B, N>(v[0], v[1], b, opt);
+      },
+      [opt, xs, ws, has_bias](BackwardContext<B>& c) {
+        const Shape gs = shape_of<B>(c.grad);
+        if (c.needs(0)) {
+          ConvTransposeOptions<N> t;
+          t.stride = opt.stride;
+          t.padding = opt.padding;
+          t.dilation = opt.dilation;
+          t.groups = opt.groups;
+          for (std::size_t i = 0; i < N; ++i) {
+            // Rows of x past the last window (stride not dividing) get no gradient: the
+            // transposed conv's output padding (< stride) restores x's size.
+            const std::int64_t reach = (gs[2 + i] - 1) * opt.stride[i] - 2 * opt.padding[i] +
+                                       opt.dilation[i] * (ws[2 + i] - 1) + 1;
+            t.padding_out[i] = xs[2 + i] - reach;
+          }
+          c.set(0, conv_transpose_call<B, N>(c.grad, c.input(1), t));
+        }
+        if (c.needs(1)) {
+          c.set(1, conv_weight_grad<B, N>(c.input(0), c.grad, ws, opt.stride, opt.padding,
+                                          opt.dilation, opt.groups));
+        }
+        if (has_bias && c.needs(2)) c.set(2, conv_bias_grad<B>(c.grad));
+      });
+}
+
+/// y = conv_transposeNd(x, w, b): records the node and its rule.
+template <class B, std::size_t N>
+AP<B> conv_transpose_record(const char* name, const AP<B>& x, const AP<B>& w,
+                            const std::optional<AP<B>>& bias, const ConvTransposeOptions<N>& opt) {
+  const Shape xs = B::float_shape(x.inner), ws = B::float_shape(w.inner);
+  const bool has_bias = bias.has_value();
+  return Recorder<B>::record(
+      name, Bound::Compute, conv_saves<B>(x, w), with_opt<B>({x, w}, bias),
+      [opt, has_bias](std::vector<typename B::FloatTensor>& v) {
+        std::optional<typename B::FloatTensor> b;
+        if (has_bias) b = v[2];
+        return conv_transpose_inner<B, N>(v[0], v[1], b, opt);
+      },
+      [opt, xs, ws, has_bias](BackwardContext<B>& c) {
+        if (c.needs(0)) {
+          ConvOptions<N> o;
+          o.stride = opt.stride;
+          o.padding = opt.padding;
+          o.dilation = opt.dilation;
+          o.groups = opt.groups;
+          // padding_out >= stride (allowed when < dilation) leaves extra rows: crop.
+          c.set(0, conv_crop<B>(conv_call<B, N>(c.grad, c.input(1), o), xs));
+        }
+        if (c.needs(1)) {
+          c.set(1, conv_weight_grad<B, N>(c.grad, c.input(0), ws, opt.stride, opt.padding,
+                                          opt.dilation, opt.groups));
+        }
+        if (has_bias && c.needs(2)) c.set(2, conv_bias_grad<B>(c.grad));
+      });
+}
+}  // namespace rules
+
+template <class B>
+AdTensor<B> AdConvOps<B>::conv1d(const AP& x, const AP& w, const OptAP& b,
+                                 const ConvOptions<1>& opt) {
+  return rules::conv_record<B, 1>("conv1d", x, w, b, opt);
+}
+template <class B>
+AdTensor<B> AdConvOps<B>::conv2d(const AP& x, const AP& w, const OptAP& b,
+                                 const ConvOptions<2>& opt) {
+  return rules::conv_record<B, 2>("conv2d", x, w, b, opt);
+}
+template <class B>
+AdTensor<B> AdConvOps<B>::conv3d(const AP& x, const AP& w, const OptAP& b,
+                                 const ConvOptions<3>& opt) {
+  return rules::conv_record<B, 3>("conv3d", x, w, b, opt);
+}
+template <class B>
+AdTensor<B> AdConvOps<B>::conv_transpose1d(const AP& x, const AP& w, const OptAP& b,
+                                           const ConvTransposeOptions<1>& opt) {
+  return rules::conv_transpose_record<B, 1>("conv_transpose1d", x, w, b, opt);
+}
+template <class B>
+AdTensor<B> AdConvOps<B>::conv_transpose2d(const AP& x, const AP& w, const OptAP& b,
+                                           const ConvTransposeOptions<2>& opt) {
+  return rules::conv_transpose_record<B, 2>("conv_transpose2d", x, w, b, opt);
+}
+template <class B>
+AdTensor<B> AdConvOps<B>::conv_transpose3d(const AP& x, const AP& w, const OptAP& b,
+                                           const ConvTransposeOptions<3>& opt) {
+  return rules::conv_transpose_record<B, 3>("conv_transpose3d", x, w, b, opt);
+}
+
+// unfold4d and fold4d are adjoint linear maps (torch.nn.functional.unfold/fold).
 template <class B>
 AdTensor<B> AdConvOps<B>::unfold4d(const AP& x, const std::array<std::int64_t, 2>& kernel,
                                    const UnfoldOptions& opt) {
-  return rules::no_rule<B>("unfold4d", {x}, B::unfold4d(x.inner, kernel, opt));
+  const Shape xs = B::float_shape(x.inner);
+  const std::array<std::int64_t, 2> size{xs[2], xs[3]};
+  return Recorder<B>::unary(
+      "unfold4d", Bound::Memory, kSaveNothing, x,
+      [kernel, opt](typename B::FloatTensor v) { return B::unfold4d(v, kernel, opt); },
+      [size, kernel, opt](BackwardContext<B>& c) {
+        c.set(0, AdOps<B>::fold4d(c.grad, size, kernel, opt));
+      });
 }
 
 template <class B>
 AdTensor<B> AdConvOps<B>::fold4d(const AP& x, const std::array<std::int64_t, 2>& output_size,
                                  const std::array<std::int64_t, 2>& kernel,
                                  const UnfoldOptions& opt) {
-  return rules::no_rule<B>("fold4d", {x}, B::fold4d(x.inner, output_size, kernel, opt));
+  return Recorder<B>::unary(
+      "fold4d", Bound::Memory, kSaveNothing, x,
+      [output_size, kernel, opt](typename B::FloatTensor v) {
+        return B::fold4d(v, output_size, kernel, opt);
+      },
+      [kernel, opt](BackwardContext<B>& c) { c.set(0, AdOps<B>::unfold4d(c.grad, kernel, opt)); });
 }
 
 }  // namespace ember::autodiff
+
+#include "ember/autodiff/impl/conv_deform.hpp"
