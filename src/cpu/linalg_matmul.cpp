@@ -1,9 +1,16 @@
-// CPU backend: matmul (float through OpenBLAS, int with an own kernel).
+// CPU backend: matmul (f32 through oneDNN's sgemm when Ember is built with oneDNN, f64 and
+// the fallback through OpenBLAS, int with an own kernel).
 //
 // Layout handling: each operand's last two dims are passed to BLAS as a row-major matrix
 // (stride 1 along columns) or, when the view is a transposed matrix (stride 1 along rows),
 // as the same buffer with the trans flag set; only other layouts (expanded or sliced with
 // a step) are copied. Batch dims may have any strides, including 0 for broadcast dims.
+//
+// f32 GEMM: oneDNN's `dnnl_sgemm` (row-major BLAS-style API, AVX-512 JIT kernels, runs on
+// OpenMP, i.e. on Ember's own thread pool) unless EMBER_MATMUL_IMPL=blas. Measured on the
+// 2-core AVX-512 VM it is at least as fast as Debian's OpenBLAS 0.3.21 at 1024/2048 and, unlike
+// OpenBLAS's pthread pool, does not compete with Ember's spinning OpenMP workers right after
+// an element-wise op (docs/benchmarks.md). f64 has no oneDNN GEMM and stays on OpenBLAS.
 //
 // Threads: BLAS runs with Cpu::num_threads() threads for large matrices; when there are
 // several small matrices, each thread computes whole matrices with single-threaded BLAS.
@@ -14,8 +21,14 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
+
+#ifdef EMBER_HAVE_DNNL
+#include <oneapi/dnnl/dnnl.h>
+#endif
 
 #include "ember/cpu/ops_core.hpp"
 #include "ember/cpu/ops_linalg.hpp"
@@ -30,10 +43,42 @@ using i64 = std::int64_t;
 /// Products with m * n * k at most this are "small": batched, they run one matrix per thread.
 constexpr double kSmallGemm = 128.0 * 128.0 * 128.0;
 
+/// Thread count for the next GEMMs: OpenBLAS's pool size (f64, fallback) and the OpenMP
+/// thread count oneDNN's sgemm uses (it reads omp_get_max_threads() of the calling thread).
+thread_local int t_gemm_threads = 1;
+
 void set_blas_threads(int n) {
   static std::atomic<int> current{-1};
+  t_gemm_threads = n;
   if (current.exchange(n) != n) openblas_set_num_threads(n);
 }
+
+/// oneDNN's sgemm for f32 unless EMBER_MATMUL_IMPL=blas (to compare or bisect).
+bool use_dnnl_sgemm() {
+#ifdef EMBER_HAVE_DNNL
+  static const bool on = [] {
+    const char* v = std::getenv("EMBER_MATMUL_IMPL");
+    return !(v && std::string(v) == "blas");
+  }();
+  return on;
+#else
+  return false;
+#endif
+}
+
+#ifdef EMBER_HAVE_DNNL
+/// f32 C = op(A) op(B) through oneDNN (row-major); false when oneDNN rejects the call.
+bool dnnl_gemm(bool ta, bool tb, i64 m, i64 n, i64 k, const float* a, i64 lda, const float* b,
+               i64 ldb, float* c, i64 ldc) {
+  const int prev = omp_get_max_threads();
+  const int want = omp_in_parallel() ? 1 : t_gemm_threads;
+  if (prev != want) omp_set_num_threads(want);
+  const dnnl_status_t st =
+      dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+  if (prev != want) omp_set_num_threads(prev);
+  return st == dnnl_success;
+}
+#endif
 
 /// How a [rows, cols] matrix with strides (rs, cs) is handed to BLAS (row-major API).
 struct MatLayout {
@@ -100,6 +145,9 @@ void gemm(bool ta, bool tb, i64 m, i64 n, i64 k, const T* a, i64 lda, const T* b
           i64 ldc) {
   const auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
   if constexpr (std::is_same_v<T, float>) {
+#ifdef EMBER_HAVE_DNNL
+    if (use_dnnl_sgemm() && dnnl_gemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc)) return;
+#endif
     cblas_sgemm(CblasRowMajor, TA, TB, static_cast<int>(m), static_cast<int>(n),
                 static_cast<int>(k), 1.0f, a, static_cast<int>(lda), b, static_cast<int>(ldb), 0.0f,
                 c, static_cast<int>(ldc));
