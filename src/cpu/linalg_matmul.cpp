@@ -6,11 +6,11 @@
 // as the same buffer with the trans flag set; only other layouts (expanded or sliced with
 // a step) are copied. Batch dims may have any strides, including 0 for broadcast dims.
 //
-// f32 GEMM: oneDNN's `dnnl_sgemm` (row-major BLAS-style API, AVX-512 JIT kernels, runs on
-// OpenMP, i.e. on Ember's own thread pool) unless EMBER_MATMUL_IMPL=blas. Measured on the
-// 2-core AVX-512 VM it is at least as fast as Debian's OpenBLAS 0.3.21 at 1024/2048 and, unlike
-// OpenBLAS's pthread pool, does not compete with Ember's spinning OpenMP workers right after
-// an element-wise op (docs/benchmarks.md). f64 has no oneDNN GEMM and stays on OpenBLAS.
+// f32 GEMM: oneDNN's `dnnl_sgemm` kernels (row-major BLAS-style API, AVX-512 JIT) in blocks
+// on Ember's OpenMP threads (see dnnl_gemm), unless EMBER_MATMUL_IMPL=blas. Per core they are
+// faster than Debian's OpenBLAS 0.3.21 on the AVX-512 VM (docs/benchmarks.md), and they run on
+// Ember's own threads instead of a second (pthread) pool. f64 has no oneDNN GEMM and stays on
+// OpenBLAS.
 //
 // Threads: BLAS runs with Cpu::num_threads() threads for large matrices; when there are
 // several small matrices, each thread computes whole matrices with single-threaded BLAS.
@@ -67,16 +67,51 @@ bool use_dnnl_sgemm() {
 }
 
 #ifdef EMBER_HAVE_DNNL
-/// f32 C = op(A) op(B) through oneDNN (row-major); false when oneDNN rejects the call.
-bool dnnl_gemm(bool ta, bool tb, i64 m, i64 n, i64 k, const float* a, i64 lda, const float* b,
-               i64 ldb, float* c, i64 ldc) {
+/// One single-threaded dnnl_sgemm (row-major): C = op(A) op(B).
+bool dnnl_gemm1(bool ta, bool tb, i64 m, i64 n, i64 k, const float* a, i64 lda, const float* b,
+                i64 ldb, float* c, i64 ldc) {
   const int prev = omp_get_max_threads();
-  const int want = omp_in_parallel() ? 1 : t_gemm_threads;
-  if (prev != want) omp_set_num_threads(want);
+  if (prev != 1) omp_set_num_threads(1);
   const dnnl_status_t st =
       dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
-  if (prev != want) omp_set_num_threads(prev);
+  if (prev != 1) omp_set_num_threads(prev);
   return st == dnnl_success;
+}
+
+/// f32 C = op(A) op(B) through oneDNN's sgemm kernels; false when oneDNN rejects the call.
+///
+/// Threads: we do not let dnnl_sgemm thread itself. Its threaded driver synchronises with
+/// busy-wait barriers, which on an oversubscribed machine (more runnable threads than cores)
+/// made a 256^3 product 50x slower than OpenBLAS (measured with ~15 compilers running).
+/// Instead the longer of m and n is cut into about 2 blocks per thread, handed out
+/// dynamically on Ember's OpenMP threads, each a single-threaded dnnl_sgemm (each block
+/// packs the other operand again: a few % of the work at these block sizes).
+bool dnnl_gemm(bool ta, bool tb, i64 m, i64 n, i64 k, const float* a, i64 lda, const float* b,
+               i64 ldb, float* c, i64 ldc) {
+  const int nt = omp_in_parallel() ? 1 : t_gemm_threads;
+  const bool by_rows = m >= n;
+  const i64 len = by_rows ? m : n;
+  const i64 align = by_rows ? 48 : 64;  // multiples of the kernel's m / n unroll
+  if (nt <= 1 || len < 2 * align || static_cast<double>(m) * n * k < 64.0 * 64.0 * 64.0)
+    return dnnl_gemm1(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+  const i64 want = std::min<i64>(2 * nt, len / align);
+  const i64 per = (len + want - 1) / want;
+  const i64 step = (per + align - 1) / align * align;
+  const i64 chunks = (len + step - 1) / step;
+  std::atomic<bool> ok{true};
+#pragma omp parallel for num_threads(static_cast <int>(std::min <i64>(nt, chunks))) \
+    schedule(dynamic, 1)
+  for (i64 ci = 0; ci < chunks; ++ci) {
+    const i64 lo = ci * step, w = std::min(step, len - lo);
+    bool r;
+    if (by_rows) {  // rows lo.. of op(A) and C
+      r = dnnl_gemm1(ta, tb, w, n, k, ta ? a + lo : a + lo * lda, lda, b, ldb, c + lo * ldc, ldc);
+    } else {  // columns lo.. of op(B) and C
+      r = dnnl_gemm1(ta, tb, m, w, k, a, lda, tb ? b + lo * ldb : b + lo, ldb, c + lo, ldc);
+    }
+    if (!r) ok = false;
+  }
+  return ok;
 }
 #endif
 
