@@ -6,11 +6,10 @@
 // as the same buffer with the trans flag set; only other layouts (expanded or sliced with
 // a step) are copied. Batch dims may have any strides, including 0 for broadcast dims.
 //
-// f32 GEMM: oneDNN's `dnnl_sgemm` kernels (row-major BLAS-style API, AVX-512 JIT) in blocks
-// on Ember's OpenMP threads (see dnnl_gemm), unless EMBER_MATMUL_IMPL=blas. Per core they are
-// faster than Debian's OpenBLAS 0.3.21 on the AVX-512 VM (docs/benchmarks.md), and they run on
-// Ember's own threads instead of a second (pthread) pool. f64 has no oneDNN GEMM and stays on
-// OpenBLAS.
+// f32 GEMM: for large products (kDnnlMinGemm) oneDNN's `dnnl_sgemm` kernels (row-major
+// BLAS-style API, AVX-512 JIT) in blocks on Ember's OpenMP threads (see dnnl_gemm), unless
+// EMBER_MATMUL_IMPL=blas. Per core they are faster than Debian's OpenBLAS 0.3.21 there on the
+// AVX-512 VM (docs/benchmarks.md). Smaller products and f64 (no oneDNN GEMM) use OpenBLAS.
 //
 // Threads: BLAS runs with Cpu::num_threads() threads for large matrices; when there are
 // several small matrices, each thread computes whole matrices with single-threaded BLAS.
@@ -42,6 +41,11 @@ using i64 = std::int64_t;
 
 /// Products with m * n * k at most this are "small": batched, they run one matrix per thread.
 constexpr double kSmallGemm = 128.0 * 128.0 * 128.0;
+
+/// f32 products with m * n * k at least this go to oneDNN's sgemm (when built with it):
+/// single-threaded, it was slower than OpenBLAS at 256^3 (0.63 vs 0.39 ms), about even at
+/// 384^3-512^3 and faster from 1024^3 on (docs/benchmarks.md).
+constexpr double kDnnlMinGemm = 512.0 * 512.0 * 512.0;
 
 /// Thread count for the next GEMMs: OpenBLAS's pool size (f64, fallback) and the OpenMP
 /// thread count oneDNN's sgemm uses (it reads omp_get_max_threads() of the calling thread).
@@ -80,20 +84,19 @@ bool dnnl_gemm1(bool ta, bool tb, i64 m, i64 n, i64 k, const float* a, i64 lda, 
 
 /// f32 C = op(A) op(B) through oneDNN's sgemm kernels; false when oneDNN rejects the call.
 ///
-/// Threads: we do not let dnnl_sgemm thread itself. Its threaded driver synchronises with
-/// busy-wait barriers, which on an oversubscribed machine (more runnable threads than cores)
-/// made a 256^3 product 50x slower than OpenBLAS (measured with ~15 compilers running).
-/// Instead the longer of m and n is cut into about 2 blocks per thread, handed out
-/// dynamically on Ember's OpenMP threads, each a single-threaded dnnl_sgemm (each block
-/// packs the other operand again: a few % of the work at these block sizes).
+/// Threads: dnnl_sgemm is not threaded itself; the longer of m and n is cut into about 2
+/// blocks per thread, handed out dynamically on Ember's OpenMP threads, each a single-threaded
+/// dnnl_sgemm (each block packs the other operand again: a few % of the work at the sizes
+/// that come here). On the 2-core VM with ~15 compilers running, this was about 1.5x faster
+/// (median) than dnnl_sgemm's own threading at 1024 and 2048 (a thread descheduled by the
+/// host no longer holds up a fixed half of the work).
 bool dnnl_gemm(bool ta, bool tb, i64 m, i64 n, i64 k, const float* a, i64 lda, const float* b,
                i64 ldb, float* c, i64 ldc) {
   const int nt = omp_in_parallel() ? 1 : t_gemm_threads;
   const bool by_rows = m >= n;
   const i64 len = by_rows ? m : n;
   const i64 align = by_rows ? 48 : 64;  // multiples of the kernel's m / n unroll
-  if (nt <= 1 || len < 2 * align || static_cast<double>(m) * n * k < 64.0 * 64.0 * 64.0)
-    return dnnl_gemm1(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+  if (nt <= 1 || len < 2 * align) return dnnl_gemm1(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
   const i64 want = std::min<i64>(2 * nt, len / align);
   const i64 per = (len + want - 1) / want;
   const i64 step = (per + align - 1) / align * align;
@@ -181,7 +184,9 @@ void gemm(bool ta, bool tb, i64 m, i64 n, i64 k, const T* a, i64 lda, const T* b
   const auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
   if constexpr (std::is_same_v<T, float>) {
 #ifdef EMBER_HAVE_DNNL
-    if (use_dnnl_sgemm() && dnnl_gemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc)) return;
+    if (use_dnnl_sgemm() && static_cast<double>(m) * n * k >= kDnnlMinGemm &&
+        dnnl_gemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc))
+      return;
 #endif
     cblas_sgemm(CblasRowMajor, TA, TB, static_cast<int>(m), static_cast<int>(n),
                 static_cast<int>(k), 1.0f, a, static_cast<int>(lda), b, static_cast<int>(ldb), 0.0f,
