@@ -84,7 +84,7 @@ bool dnnl_gemm1(bool ta, bool tb, i64 m, i64 n, i64 k, const float* a, i64 lda, 
 
 /// f32 C = op(A) op(B) through oneDNN's sgemm kernels; false when oneDNN rejects the call.
 ///
-/// Threads: dnnl_sgemm is not threaded itself; the longer of m and n is cut into about 2
+/// Threads: dnnl_sgemm does not thread itself here; the longer of m and n is cut into about 2
 /// blocks per thread, handed out dynamically on Ember's OpenMP threads, each a single-threaded
 /// dnnl_sgemm (each block packs the other operand again: a few % of the work at the sizes
 /// that come here). On the 2-core VM with ~15 compilers running, this was about 1.5x faster
@@ -95,15 +95,17 @@ bool dnnl_gemm(bool ta, bool tb, i64 m, i64 n, i64 k, const float* a, i64 lda, c
   const int nt = omp_in_parallel() ? 1 : t_gemm_threads;
   const bool by_rows = m >= n;
   const i64 len = by_rows ? m : n;
-  const i64 align = by_rows ? 48 : 64;  // multiples of the kernel's m / n unroll
-  if (nt <= 1 || len < 2 * align) return dnnl_gemm1(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+  // Block sizes are multiples of 16 so that equal blocks stay equal (1024 rows: 4 x 256; with
+  // multiples of the kernel's 48-row unroll it was 3 x 288 + 160, 12 % imbalance at 2 threads).
+  const i64 align = 16;
+  if (nt <= 1 || len < 4 * align) return dnnl_gemm1(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
   const i64 want = std::min<i64>(2 * nt, len / align);
   const i64 per = (len + want - 1) / want;
   const i64 step = (per + align - 1) / align * align;
   const i64 chunks = (len + step - 1) / step;
+  const int team = static_cast<int>(std::min<i64>(nt, chunks));
   std::atomic<bool> ok{true};
-#pragma omp parallel for num_threads(static_cast <int>(std::min <i64>(nt, chunks))) \
-    schedule(dynamic, 1)
+#pragma omp parallel for num_threads(team) schedule(dynamic, 1)
   for (i64 ci = 0; ci < chunks; ++ci) {
     const i64 lo = ci * step, w = std::min(step, len - lo);
     bool r;
