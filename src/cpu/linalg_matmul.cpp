@@ -1,9 +1,15 @@
-// CPU backend: matmul (float through OpenBLAS, int with an own kernel).
+// CPU backend: matmul (f32 through oneDNN's sgemm when Ember is built with oneDNN, f64 and
+// the fallback through OpenBLAS, int with an own kernel).
 //
 // Layout handling: each operand's last two dims are passed to BLAS as a row-major matrix
 // (stride 1 along columns) or, when the view is a transposed matrix (stride 1 along rows),
 // as the same buffer with the trans flag set; only other layouts (expanded or sliced with
 // a step) are copied. Batch dims may have any strides, including 0 for broadcast dims.
+//
+// f32 GEMM: for large products (kDnnlMinGemm) oneDNN's `dnnl_sgemm` kernels (row-major
+// BLAS-style API, AVX-512 JIT) in blocks on Ember's OpenMP threads (see dnnl_gemm), unless
+// EMBER_MATMUL_IMPL=blas. Per core they are faster than Debian's OpenBLAS 0.3.21 there on the
+// AVX-512 VM (docs/benchmarks.md). Smaller products and f64 (no oneDNN GEMM) use OpenBLAS.
 //
 // Threads: BLAS runs with Cpu::num_threads() threads for large matrices; when there are
 // several small matrices, each thread computes whole matrices with single-threaded BLAS.
@@ -14,8 +20,14 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
+
+#ifdef EMBER_HAVE_DNNL
+#include <oneapi/dnnl/dnnl.h>
+#endif
 
 #include "ember/cpu/ops_core.hpp"
 #include "ember/cpu/ops_linalg.hpp"
@@ -30,10 +42,83 @@ using i64 = std::int64_t;
 /// Products with m * n * k at most this are "small": batched, they run one matrix per thread.
 constexpr double kSmallGemm = 128.0 * 128.0 * 128.0;
 
+/// f32 products with m * n * k at least this go to oneDNN's sgemm (when built with it):
+/// single-threaded, it was slower than OpenBLAS at 256^3 (0.63 vs 0.39 ms), about even at
+/// 384^3-512^3 and faster from 1024^3 on (docs/benchmarks.md).
+constexpr double kDnnlMinGemm = 512.0 * 512.0 * 512.0;
+
+/// Thread count for the next GEMMs: OpenBLAS's pool size (f64, fallback) and the OpenMP
+/// thread count oneDNN's sgemm uses (it reads omp_get_max_threads() of the calling thread).
+thread_local int t_gemm_threads = 1;
+
 void set_blas_threads(int n) {
   static std::atomic<int> current{-1};
+  t_gemm_threads = n;
   if (current.exchange(n) != n) openblas_set_num_threads(n);
 }
+
+/// oneDNN's sgemm for f32 unless EMBER_MATMUL_IMPL=blas (to compare or bisect).
+bool use_dnnl_sgemm() {
+#ifdef EMBER_HAVE_DNNL
+  static const bool on = [] {
+    const char* v = std::getenv("EMBER_MATMUL_IMPL");
+    return !(v && std::string(v) == "blas");
+  }();
+  return on;
+#else
+  return false;
+#endif
+}
+
+#ifdef EMBER_HAVE_DNNL
+/// One single-threaded dnnl_sgemm (row-major): C = op(A) op(B).
+bool dnnl_gemm1(bool ta, bool tb, i64 m, i64 n, i64 k, const float* a, i64 lda, const float* b,
+                i64 ldb, float* c, i64 ldc) {
+  const int prev = omp_get_max_threads();
+  if (prev != 1) omp_set_num_threads(1);
+  const dnnl_status_t st =
+      dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+  if (prev != 1) omp_set_num_threads(prev);
+  return st == dnnl_success;
+}
+
+/// f32 C = op(A) op(B) through oneDNN's sgemm kernels; false when oneDNN rejects the call.
+///
+/// Threads: dnnl_sgemm does not thread itself here; the longer of m and n is cut into about 2
+/// blocks per thread, handed out dynamically on Ember's OpenMP threads, each a single-threaded
+/// dnnl_sgemm (each block packs the other operand again: a few % of the work at the sizes
+/// that come here). On the 2-core VM with ~15 compilers running, this was about 1.5x faster
+/// (median) than dnnl_sgemm's own threading at 1024 and 2048 (a thread descheduled by the
+/// host no longer holds up a fixed half of the work).
+bool dnnl_gemm(bool ta, bool tb, i64 m, i64 n, i64 k, const float* a, i64 lda, const float* b,
+               i64 ldb, float* c, i64 ldc) {
+  const int nt = omp_in_parallel() ? 1 : t_gemm_threads;
+  const bool by_rows = m >= n;
+  const i64 len = by_rows ? m : n;
+  // Block sizes are multiples of 16 so that equal blocks stay equal (1024 rows: 4 x 256; with
+  // multiples of the kernel's 48-row unroll it was 3 x 288 + 160, 12 % imbalance at 2 threads).
+  const i64 align = 16;
+  if (nt <= 1 || len < 4 * align) return dnnl_gemm1(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+  const i64 want = std::min<i64>(2 * nt, len / align);
+  const i64 per = (len + want - 1) / want;
+  const i64 step = (per + align - 1) / align * align;
+  const i64 chunks = (len + step - 1) / step;
+  const int team = static_cast<int>(std::min<i64>(nt, chunks));
+  std::atomic<bool> ok{true};
+#pragma omp parallel for num_threads(team) schedule(dynamic, 1)
+  for (i64 ci = 0; ci < chunks; ++ci) {
+    const i64 lo = ci * step, w = std::min(step, len - lo);
+    bool r;
+    if (by_rows) {  // rows lo.. of op(A) and C
+      r = dnnl_gemm1(ta, tb, w, n, k, ta ? a + lo : a + lo * lda, lda, b, ldb, c + lo * ldc, ldc);
+    } else {  // columns lo.. of op(B) and C
+      r = dnnl_gemm1(ta, tb, m, w, k, a, lda, tb ? b + lo * ldb : b + lo, ldb, c + lo, ldc);
+    }
+    if (!r) ok = false;
+  }
+  return ok;
+}
+#endif
 
 /// How a [rows, cols] matrix with strides (rs, cs) is handed to BLAS (row-major API).
 struct MatLayout {
@@ -100,6 +185,11 @@ void gemm(bool ta, bool tb, i64 m, i64 n, i64 k, const T* a, i64 lda, const T* b
           i64 ldc) {
   const auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
   if constexpr (std::is_same_v<T, float>) {
+#ifdef EMBER_HAVE_DNNL
+    if (use_dnnl_sgemm() && static_cast<double>(m) * n * k >= kDnnlMinGemm &&
+        dnnl_gemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc))
+      return;
+#endif
     cblas_sgemm(CblasRowMajor, TA, TB, static_cast<int>(m), static_cast<int>(n),
                 static_cast<int>(k), 1.0f, a, static_cast<int>(lda), b, static_cast<int>(ldb), 0.0f,
                 c, static_cast<int>(ldc));
