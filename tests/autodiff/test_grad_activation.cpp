@@ -186,8 +186,10 @@ TEST(GradActivation, FixedCompositesKeepTheirForwardValues) {
       20.5,  30.0,    88.8,   100.0, 1000.0, inf,   std::numeric_limits<double>::quiet_NaN()};
   for (DType dt : {DType::F32, DType::F64}) {
     SCOPED_TRACE(dt == DType::F32 ? "f32" : "f64");
+    // Tracked, as the gradient-only code paths (sigmoid) run for tracked inputs only.
     auto x = Tensor<AD, 1>::from_data(
-        TensorData(v, Shape({static_cast<std::int64_t>(v.size())})).convert(dt));
+                 TensorData(v, Shape({static_cast<std::int64_t>(v.size())})).convert(dt))
+                 .require_grad();
     auto same = [&](const char* name, const Tensor<AD, 1>& got, const Tensor<AD, 1>& want) {
       const auto a = got.inner().to_vec<double>(), b = want.inner().to_vec<double>();
       for (std::size_t i = 0; i < a.size(); ++i) {
@@ -197,6 +199,7 @@ TEST(GradActivation, FixedCompositesKeepTheirForwardValues) {
       }
     };
     same("sigmoid", act::sigmoid(x), x.neg().exp().add_scalar(1.0).recip());
+    same("sigmoid untracked", act::sigmoid(x.detach()), x.neg().exp().add_scalar(1.0).recip());
     for (auto [beta, th] : {std::pair{1.0, 20.0}, std::pair{2.0, 5.0}, std::pair{-1.0, 20.0},
                             std::pair{1.0, 1000.0}}) {
       auto bx = x.mul_scalar(beta);

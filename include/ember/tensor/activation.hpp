@@ -93,9 +93,11 @@ template <class B, std::size_t D>
 Tensor<B, D> sigmoid(Tensor<B, D> x) {
   EMBER_ACT_DISPATCH(float_sigmoid, x);
   else {
+    bool tracked = false;
+    if constexpr (AutodiffBackend<B>) tracked = x.is_require_grad();
     auto z = std::move(x).neg();
     auto e = z.exp();
-    if constexpr (AutodiffBackend<B>) {
+    if (tracked) {
       // exp(-x) overflows for very negative x: sigmoid is 0 there, but exp's backward would
       // give 0 * inf = NaN. Recompute exp with those entries zeroed, then put inf back
       // (same values).
