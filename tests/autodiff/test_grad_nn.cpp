@@ -250,5 +250,36 @@ TEST(GradNn, CrossEntropy) {
   }
 }
 
+// ---- grad of grad ----------------------------------------------------------------------------
+
+TEST(GradNn, SecondDerivatives) {
+  using nn_grad::gradgradcheck;
+  const auto w = T3::from_data(random_data({1, 1, 5}, 91, 0.5, 1.5)).reshape({5});
+  gradgradcheck<3>(
+      "rms_norm", [w](const T3& x) { return nn::rms_norm(x, w); },
+      random_data({2, 3, 5}, 92, -2.0, 2.0));
+  const auto k = T3::from_data(kQkv[1]), v = T3::from_data(kQkv[2]);
+  gradgradcheck<3>(
+      "attention (q), causal",
+      [k, v](const T3& q) {
+        return nn::scaled_dot_product_attention<AD, 3>(q, k, v, std::nullopt, std::nullopt, true);
+      },
+      kQkv[0]);
+  const auto q = T3::from_data(kQkv[0]);
+  gradgradcheck<3>(
+      "attention (k)", [q, v](const T3& kk) { return nn::scaled_dot_product_attention(q, kk, v); },
+      kQkv[1]);
+  const auto cls = Tensor<AD, 1, Int>::from_ints({0, 4, 2, 2});
+  gradgradcheck<2>(
+      "cross_entropy class indices",
+      [cls](const T2& x) { return loss::cross_entropy_with_logits(x, cls); },
+      random_data({4, 5}, 93, -3.0, 3.0));
+  if (var_mean_has_rule()) {
+    gradgradcheck<3>(
+        "layer_norm", [](const T3& x) { return nn::layer_norm<1>(x); },
+        random_data({2, 3, 4}, 94, -2.0, 2.0));
+  }
+}
+
 }  // namespace
 }  // namespace ember::test
