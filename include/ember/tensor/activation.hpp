@@ -21,6 +21,17 @@ namespace ember::activation {
 namespace detail {
 template <class B>
 using FP = typename B::FloatTensor;
+
+/// The row maximum subtracted by the softmax family, cut from the autodiff graph: the result
+/// does not depend on the shift, so its gradient is zero analytically; detaching it makes the
+/// backward exact and independent of max's rule (ties). No-op for other backends.
+template <class B, std::size_t D>
+Tensor<B, D> softmax_shift(Tensor<B, D> m) {
+  if constexpr (AutodiffBackend<B>)
+    return m.detach();
+  else
+    return m;
+}
 }  // namespace detail
 
 // Dispatch helper: calls B::float_<name>(prim, args...) when the backend defines it,
@@ -81,7 +92,20 @@ Tensor<B, D> prelu(const Tensor<B, D>& x, const Tensor<B, 1>& weight) {
 template <class B, std::size_t D>
 Tensor<B, D> sigmoid(Tensor<B, D> x) {
   EMBER_ACT_DISPATCH(float_sigmoid, x);
-  else return std::move(x).neg().exp().add_scalar(1.0).recip();
+  else {
+    bool tracked = false;
+    if constexpr (AutodiffBackend<B>) tracked = x.is_require_grad();
+    auto z = std::move(x).neg();
+    auto e = z.exp();
+    if (tracked) {
+      // exp(-x) overflows for very negative x: sigmoid is 0 there, but exp's backward would
+      // give 0 * inf = NaN. Recompute exp with those entries zeroed, then put inf back
+      // (same values).
+      auto over = e.is_inf();
+      e = z.mask_fill(over, 0.0).exp().mask_fill(over, std::numeric_limits<double>::infinity());
+    }
+    return e.add_scalar(1.0).recip();
+  }
 }
 
 /// Exact GELU: x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2)) (Hendrycks & Gimpel 2016; torch's
@@ -120,7 +144,8 @@ Tensor<B, D> softplus(Tensor<B, D> x, double beta = 1.0, double threshold = 20.0
   else {
     auto bx = x.mul_scalar(beta);
     auto big = bx.greater_elem(threshold);
-    return bx.exp().log1p().div_scalar(beta).mask_where(big, x);
+    // clamp_max: exp of the unused branch must not overflow (its backward would be 0 * inf).
+    return bx.clamp_max(threshold).exp().log1p().div_scalar(beta).mask_where(big, x);
   }
 }
 
@@ -151,7 +176,16 @@ Tensor<B, D> hard_swish(Tensor<B, D> x) {
 template <class B, std::size_t D>
 Tensor<B, D> log_sigmoid(Tensor<B, D> x) {
   EMBER_ACT_DISPATCH(float_log_sigmoid, x);
-  else return x.clamp_max(0.0).sub(x.abs().neg().exp().log1p());
+  else {
+    // Two branches (x < 0: x - log1p(exp(x)); else -log1p(exp(-x))), each on its clamped
+    // half so no unused exp overflows, give the same values as min(x, 0) -
+    // log1p(exp(-|x|)) and the smooth derivative sigmoid(-x) at 0 (the single expression's
+    // clamp/abs conventions gave 1 there).
+    auto neg = x.lower_elem(0.0);
+    auto xn = x.clamp_max(0.0);
+    auto pos = x.clamp_min(0.0).neg().exp().log1p().neg().add_scalar(0.0);  // +0 as 0 - t
+    return pos.mask_where(neg, xn.sub(xn.exp().log1p()));
+  }
 }
 
 /// Softsign: x / (1 + |x|). Backend: float_softsign(p).
@@ -168,7 +202,8 @@ Tensor<B, D> elu(Tensor<B, D> x, double alpha = 1.0) {
   EMBER_ACT_DISPATCH(float_elu, x, alpha);
   else {
     auto neg = x.lower_equal_elem(0.0);
-    return x.mask_where(neg, x.exp().sub_scalar(1.0).mul_scalar(alpha));
+    // clamp_max: exp of the unused branch must not overflow (its backward would be 0 * inf).
+    return x.mask_where(neg, x.clamp_max(0.0).exp().sub_scalar(1.0).mul_scalar(alpha));
   }
 }
 
@@ -180,7 +215,8 @@ Tensor<B, D> celu(Tensor<B, D> x, double alpha = 1.0) {
   EMBER_ACT_DISPATCH(float_celu, x, alpha);
   else {
     auto neg = x.lower_equal_elem(0.0);
-    return x.mask_where(neg, x.div_scalar(alpha).exp().sub_scalar(1.0).mul_scalar(alpha));
+    return x.mask_where(neg,
+                        x.clamp_max(0.0).div_scalar(alpha).exp().sub_scalar(1.0).mul_scalar(alpha));
   }
 }
 
@@ -253,7 +289,7 @@ Tensor<B, D> softmax(const Tensor<B, D>& x, std::int64_t dim) {
     return Tensor<B, D>(B::float_softmax(x.primitive(), d));
   } else {
     if (x.numel() == 0) return x;
-    auto e = x.sub(x.max_dim(d)).exp();
+    auto e = x.sub(detail::softmax_shift(x.max_dim(d))).exp();
     return e.div(e.sum_dim(d));
   }
 }
@@ -266,7 +302,7 @@ Tensor<B, D> log_softmax(const Tensor<B, D>& x, std::int64_t dim) {
     return Tensor<B, D>(B::float_log_softmax(x.primitive(), d));
   } else {
     if (x.numel() == 0) return x;
-    auto shifted = x.sub(x.max_dim(d));
+    auto shifted = x.sub(detail::softmax_shift(x.max_dim(d)));
     return shifted.sub(shifted.exp().sum_dim(d).log());
   }
 }
@@ -293,7 +329,7 @@ Tensor<B, D> quiet_softmax(const Tensor<B, D>& x, std::int64_t dim) {
     return Tensor<B, D>(B::float_quiet_softmax(x.primitive(), d));
   } else {
     if (x.numel() == 0) return x;
-    auto m = x.max_dim(d);
+    auto m = detail::softmax_shift(x.max_dim(d));
     auto e = x.sub(m).exp();
     return e.div(e.sum_dim(d).add(m.neg().exp()));
   }
