@@ -29,15 +29,15 @@ TensorData bdata(std::vector<bool> v, Shape s) { return TensorData(std::move(v),
 /// A CPU view with the given shape/strides/offset over `base`'s storage.
 template <class P>
 P view(const P& base, Shape shape, std::vector<std::int64_t> strides, std::int64_t offset) {
-  CpuTensor v = cpu_prim(base);
+  CpuTensor v = ember::test::cpu_prim(base);
   v.shape = std::move(shape);
   v.strides = std::move(strides);
   v.offset = offset;
-  return with_cpu_prim(base, std::move(v));
+  return ember::test::with_cpu_prim(base, std::move(v));
 }
 template <class B>
 const void* buffer_of(const Tensor<B, 2>& t) {
-  return cpu_prim(t.primitive()).storage.get();
+  return ember::test::cpu_prim(t.primitive()).storage.get();
 }
 }  // namespace
 

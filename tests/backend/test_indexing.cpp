@@ -24,11 +24,11 @@ using F32 = std::vector<float>;
 template <class B, std::size_t D2, class K, std::size_t D>
 Tensor<B, D2, K> view(const Tensor<B, D, K>& t, Shape shape, std::vector<std::int64_t> strides,
                       std::int64_t offset = 0) {
-  CpuTensor p = cpu_prim(t.primitive());
+  CpuTensor p = ember::test::cpu_prim(t.primitive());
   p.shape = std::move(shape);
   p.strides = std::move(strides);
   p.offset = offset;
-  return Tensor<B, D2, K>(with_cpu_prim(t.primitive(), std::move(p)));
+  return Tensor<B, D2, K>(ember::test::with_cpu_prim(t.primitive(), std::move(p)));
 }
 
 template <class B>
