@@ -31,10 +31,18 @@ void BM_autodiff_chain(benchmark::State& state) {
     auto y = x;
     for (int i = 0; i < n; ++i) {
       switch (i % 4) {
-        case 0: y = y * c; break;
-        case 1: y = y.tanh(); break;
-        case 2: y = y + c; break;
-        default: y = y.sin(); break;
+        case 0:
+          y = y * c;
+          break;
+        case 1:
+          y = y.tanh();
+          break;
+        case 2:
+          y = y + c;
+          break;
+        default:
+          y = y.sin();
+          break;
       }
     }
     auto grads = y.sum().backward();

@@ -24,8 +24,10 @@ void for_each_backend(F&& f) {
 /// build strided views by hand or inspect storage.
 template <class P>
 const CpuTensor& cpu_prim(const P& p) {
-  if constexpr (std::is_same_v<P, CpuTensor>) return p;
-  else return cpu_prim(p.inner);
+  if constexpr (std::is_same_v<P, CpuTensor>)
+    return p;
+  else
+    return cpu_prim(p.inner);
 }
 /// `like` with its CpuTensor replaced by `c` (an untracked constant for Autodiff).
 template <class P>

@@ -125,7 +125,8 @@ TYPED_TEST(ActivationEdge, RvalueReusesBuffer) {
   const void* before = ember::test::cpu_prim(x.primitive()).raw();
   auto y = activation::sigmoid(std::move(x));
   // Cpu's fused kernel writes in place; Autodiff runs the composite.
-  if constexpr (std::is_same_v<B, Cpu>) EXPECT_EQ(ember::test::cpu_prim(y.primitive()).raw(), before);
+  if constexpr (std::is_same_v<B, Cpu>)
+    EXPECT_EQ(ember::test::cpu_prim(y.primitive()).raw(), before);
   EXPECT_NEAR(y.template to_vec<double>()[1], 1.0 / (1.0 + std::exp(-2.0)), 1e-6);
 }
 

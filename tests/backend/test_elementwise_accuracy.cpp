@@ -35,10 +35,26 @@ std::vector<float> sweep() {
     if (!std::isnan(f)) v.push_back(f);
   }
   const float inf = std::numeric_limits<float>::infinity();
-  for (float f : {0.0f, -0.0f, inf, -inf, std::numeric_limits<float>::quiet_NaN(),
-                  std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::min(),
-                  std::numeric_limits<float>::max(), -std::numeric_limits<float>::max(), 88.72f,
-                  88.73f, -87.33f, -103.9f, -104.0f, -1.0f, 1.0f, 0.625f, -0.625f, 4.0f, -4.0f})
+  for (float f : {0.0f,
+                  -0.0f,
+                  inf,
+                  -inf,
+                  std::numeric_limits<float>::quiet_NaN(),
+                  std::numeric_limits<float>::denorm_min(),
+                  std::numeric_limits<float>::min(),
+                  std::numeric_limits<float>::max(),
+                  -std::numeric_limits<float>::max(),
+                  88.72f,
+                  88.73f,
+                  -87.33f,
+                  -103.9f,
+                  -104.0f,
+                  -1.0f,
+                  1.0f,
+                  0.625f,
+                  -0.625f,
+                  4.0f,
+                  -4.0f})
     v.push_back(f);
   // dense near the interesting ranges
   for (int i = -20000; i <= 20000; ++i) v.push_back(static_cast<float>(i) * 0.005f);

@@ -12,9 +12,10 @@
 #define EMBER_AD_FLOAT_SCALAR(X) X(add) X(sub) X(mul) X(div) X(remainder) X(powf) X(fmod)
 #define EMBER_AD_FLOAT_UNARY(X)                                                                    \
   X(neg)                                                                                           \
-  X(abs) X(sign) X(square) X(recip) X(exp) X(log) X(log1p) X(sqrt) X(erf) X(sin) X(cos) X(tan)     \
-      X(sinh) X(cosh) X(tanh) X(asin) X(acos) X(atan) X(asinh) X(acosh) X(atanh) X(round) X(floor) \
-          X(ceil) X(trunc)
+  X(abs)                                                                                           \
+  X(sign) X(square) X(recip) X(exp) X(log) X(log1p) X(sqrt) X(erf) X(sin) X(cos) X(tan) X(sinh)    \
+      X(cosh) X(tanh) X(asin) X(acos) X(atan) X(asinh) X(acosh) X(atanh) X(round) X(floor) X(ceil) \
+          X(trunc)
 #define EMBER_AD_COMPARE(X) \
   X(equal) X(not_equal) X(greater) X(greater_equal) X(lower) X(lower_equal)
 
