@@ -39,13 +39,13 @@ def chain(x0, c, n):
     return x.grad
 
 
-def mlp_step(params, x, target):
-    w1, b1, w2, b2, w3 = params
-    for p in params:
+def mlp_step(weights, biases, head, x, target):
+    for p in weights + biases + [head]:
         p.grad = None
-    h1 = torch.nn.functional.gelu(x @ w1 + b1)
-    h2 = torch.nn.functional.gelu(h1 @ w2 + b2)
-    loss = torch.nn.functional.cross_entropy(h2 @ w3, target)
+    h = x
+    for w, b in zip(weights, biases):
+        h = torch.nn.functional.gelu(h @ w + b)
+    loss = torch.nn.functional.cross_entropy(h @ head, target)
     loss.backward()
 
 
@@ -58,13 +58,12 @@ def main():
     x0 = torch.rand(8, 8)
     c = torch.rand(8, 8)
     bench("BM_autodiff_chain/1000", lambda: chain(x0, c, 1000))
-    params = [(torch.rand(784, 1024) * 0.05).requires_grad_(), torch.zeros(1, 1024, requires_grad=True),
-              (torch.rand(1024, 1024) * 0.05).requires_grad_(), torch.zeros(1, 1024, requires_grad=True),
-              (torch.rand(1024, 10) * 0.05).requires_grad_()]
-    x = torch.rand(256, 784)
-    target = torch.full((256,), 3, dtype=torch.long)
-    bench("BM_mlp_step/0", lambda: mlp_step(params, x, target))
-
+    weights = [(torch.rand(784 if l == 0 else 512, 512) * 0.05).requires_grad_() for l in range(6)]
+    biases = [torch.zeros(1, 512, requires_grad=True) for _ in range(6)]
+    head = (torch.rand(512, 10) * 0.05).requires_grad_()
+    x = torch.rand(512, 784)
+    target = torch.full((512,), 3, dtype=torch.long)
+    bench("BM_mlp_step/0", lambda: mlp_step(weights, biases, head, x, target))
 
 if __name__ == "__main__":
     main()

@@ -127,6 +127,11 @@ struct Node {
   std::function<void(BackwardContext<B>&)> backward;
   /// Output value recomputed during the current backward pass (checkpointing).
   std::optional<IP> memo;
+  /// How many backward rules read this node's value (its consumers' saved inputs, and its
+  /// own rule if it reads its output). Under checkpointing a recomputed value is memoised
+  /// only when a rule will read it; intermediates needed only to recompute others are
+  /// dropped at once (recomputed again in the rare case a second consumer needs them).
+  int rule_uses = 0;
 
   Node() = default;
   Node(const Node&) = delete;
@@ -173,8 +178,9 @@ struct Node {
       else
         in.push_back(parents[i]->value());
     }
-    memo = recompute(in);
-    return *memo;
+    IP out = recompute(in);
+    if (rule_uses > 0) memo = out;
+    return out;
   }
 };
 

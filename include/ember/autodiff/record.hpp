@@ -48,7 +48,11 @@ struct Recorder {
     const std::size_t n = ins.size();
     node->parents.resize(n);
     node->saved_inputs.resize(n);
-    for (std::size_t i = 0; i < n; ++i) node->parents[i] = ins[i].node;
+    for (std::size_t i = 0; i < n; ++i) {
+      node->parents[i] = ins[i].node;
+      if (ins[i].node && ((saves.inputs >> i) & 1u)) ++ins[i].node->rule_uses;
+    }
+    if (saves.output) ++node->rule_uses;
     if (!ckpt) {
       for (std::size_t i = 0; i < n; ++i) {
         if ((saves.inputs >> i) & 1u) node->saved_inputs[i] = std::move(ins[i].inner);
