@@ -1,4 +1,5 @@
 // Dispatch: core functions (creation, read-back, reshape, casts, device moves).
+#include "ember/dispatch/cpu.hpp"
 #include "stacks.hpp"
 
 namespace ember {
@@ -15,34 +16,80 @@ void seed_all(std::uint64_t seed) {
   }
 }
 
-/// Moves `t` (kind K) to `device`: within its stack through the stack's to_device, else
-/// through TensorData.
+/// Kind-generic access to the core functions of backend B.
+template <class B, class K>
+struct KindOps;
+#define EMBER_KIND_OPS(Kind, X)                                                              \
+  template <class B>                                                                         \
+  struct KindOps<B, Kind> {                                                                  \
+    using P = PrimitiveOf<B, Kind>;                                                          \
+    static P to_device(P p, const typename B::Device& d) { return B::X##_to_device(std::move(p), d); } \
+    static TensorData into_data(const P& p) { return B::X##_into_data(p); }                  \
+    static P from_data(const TensorData& data, const typename B::Device& d) {                \
+      return B::X##_from_data(data, d);                                                      \
+    }                                                                                        \
+    static decltype(auto) inner(const P& p)                                                  \
+      requires requires { B::X##_inner(p); }                                                 \
+    {                                                                                        \
+      return B::X##_inner(p);                                                                \
+    }                                                                                        \
+    template <class IP>                                                                      \
+    static P from_inner(IP p)                                                                \
+      requires requires { B::X##_from_inner(std::move(p)); }                                 \
+    {                                                                                        \
+      return B::X##_from_inner(std::move(p));                                                \
+    }                                                                                        \
+  };
+EMBER_KIND_OPS(Float, float)
+EMBER_KIND_OPS(Int, int)
+EMBER_KIND_OPS(Bool, bool)
+#undef EMBER_KIND_OPS
+
+template <class B>
+struct InnerOf {
+  using type = void;
+};
+template <class B>
+  requires requires { typename B::InnerBackend; }
+struct InnerOf<B> {
+  using type = typename B::InnerBackend;
+};
+
+/// Moves `t` (kind K) to `device`. Same stack: the stack's to_device. An autodiff stack and
+/// its inner stack (or two autodiff stacks over one inner backend): through inner /
+/// from_inner, without a copy (the graph is not carried over). Otherwise through TensorData.
+/// (This is the one function that visits a pair of stacks: N^2 small instantiations.)
 template <class K>
 DispatchTensor<K> to_device(DispatchTensor<K> t, const Device& device, const char* op) {
   using dispatch::Access;
+  using DK = DispatchTensor<K>;
   const std::uint8_t target = dispatch::stack_of(op, device);
-  if (target == t.stack()) {
-    return dispatch::visit<DispatchTensor<K>>(target, [&]<std::size_t I>() {
-      using B = dispatch::BackendAt<I>;
-      using P = dispatch::PrimAt<I, K>;
-      const auto native = dispatch::NativeDevice<dispatch::StackAt<I>::kind>::get(device);
-      P p = std::move(Access::get<P>(t));
-      if constexpr (std::is_same_v<K, Float>) {
-        return Access::make<K>(target, device, B::float_to_device(std::move(p), native));
-      } else if constexpr (std::is_same_v<K, Int>) {
-        return Access::make<K>(target, device, B::int_to_device(std::move(p), native));
+  return dispatch::visit<DK>(t.stack(), [&]<std::size_t I>() -> DK {
+    using BS = dispatch::BackendAt<I>;
+    using PS = dispatch::PrimAt<I, K>;
+    PS p = std::move(Access::get<PS>(t));
+    return dispatch::visit<DK>(target, [&]<std::size_t J>() -> DK {
+      using BT = dispatch::BackendAt<J>;
+      using OT = KindOps<BT, K>;
+      using IS = typename InnerOf<BS>::type;
+      using IT = typename InnerOf<BT>::type;
+      const auto native = dispatch::NativeDevice<dispatch::StackAt<J>::kind>::get(device);
+      if constexpr (I == J) {
+        return Access::make<K>(target, device, OT::to_device(std::move(p), native));
+      } else if constexpr (std::is_same_v<IT, BS> && requires { OT::from_inner(std::move(p)); }) {
+        return Access::make<K>(target, device, OT::to_device(OT::from_inner(std::move(p)), native));
+      } else if constexpr (std::is_same_v<IS, BT> && requires { KindOps<BS, K>::inner(p); }) {
+        return Access::make<K>(target, device, OT::to_device(KindOps<BS, K>::inner(p), native));
+      } else if constexpr (!std::is_void_v<IS> && std::is_same_v<IS, IT> &&
+                           requires { OT::from_inner(KindOps<BS, K>::inner(p)); }) {
+        return Access::make<K>(target, device,
+                               OT::to_device(OT::from_inner(KindOps<BS, K>::inner(p)), native));
       } else {
-        return Access::make<K>(target, device, B::bool_to_device(std::move(p), native));
+        const TensorData data = KindOps<BS, K>::into_data(p);
+        return Access::make<K>(target, device, OT::from_data(data, native));
       }
     });
-  }
-  TensorData data;
-  if constexpr (std::is_same_v<K, Float>) data = Dispatch::float_into_data(t);
-  else if constexpr (std::is_same_v<K, Int>) data = Dispatch::int_into_data(t);
-  else data = Dispatch::bool_into_data(t);
-  if constexpr (std::is_same_v<K, Float>) return Dispatch::float_from_data(data, device);
-  else if constexpr (std::is_same_v<K, Int>) return Dispatch::int_from_data(data, device);
-  else return Dispatch::bool_from_data(data, device);
+  });
 }
 
 }  // namespace
@@ -144,3 +191,68 @@ Dispatch::Bo Dispatch::int_into_bool(I t) {
 }
 
 }  // namespace ember
+
+// ---- interop with CpuTensor (ember/dispatch/cpu.hpp) ---------------------------------------
+namespace ember::dispatch {
+
+namespace {
+
+template <class K>
+CpuTensor cpu_primitive_of(const DispatchTensor<K>& t) {
+  return visit<CpuTensor>(t.stack(), [&]<std::size_t I>() -> CpuTensor {
+    using B = BackendAt<I>;
+    using P = PrimAt<I, K>;
+    const P& p = Access::get<P>(t);
+    if constexpr (std::is_same_v<P, CpuTensor>) {
+      return p;
+    } else if constexpr (std::is_same_v<K, Float> && requires {
+                           { B::float_inner(p) } -> std::same_as<CpuTensor>;
+                         }) {
+      return B::float_inner(p);
+    } else if constexpr (std::is_same_v<K, Int> && requires {
+                           { B::int_inner(p) } -> std::same_as<CpuTensor>;
+                         }) {
+      return B::int_inner(p);
+    } else if constexpr (std::is_same_v<K, Bool> && requires {
+                           { B::bool_inner(p) } -> std::same_as<CpuTensor>;
+                         }) {
+      return B::bool_inner(p);
+    } else {
+      detail::fail<DeviceError>("cpu_primitive", "tensor on device ", t.device().to_string(),
+                                " is not a cpu tensor");
+    }
+  });
+}
+
+}  // namespace
+
+CpuTensor cpu_primitive(const DispatchTensor<Float>& t) { return cpu_primitive_of(t); }
+CpuTensor cpu_primitive(const DispatchTensor<Int>& t) { return cpu_primitive_of(t); }
+CpuTensor cpu_primitive(const DispatchTensor<Bool>& t) { return cpu_primitive_of(t); }
+
+template <class K>
+DispatchTensor<K> from_cpu_primitive(CpuTensor t, const Device& device) {
+  const std::uint8_t s = stack_of("from_cpu_primitive", device);
+  return visit<DispatchTensor<K>>(s, [&]<std::size_t I>() -> DispatchTensor<K> {
+    using B = BackendAt<I>;
+    using P = PrimAt<I, K>;
+    if constexpr (std::is_same_v<P, CpuTensor>) {
+      return Access::make<K>(s, device, std::move(t));
+    } else if constexpr (std::is_same_v<K, Float> && requires { B::float_from_inner(t); }) {
+      return Access::make<K>(s, device, B::float_from_inner(std::move(t)));
+    } else if constexpr (std::is_same_v<K, Int> && requires { B::int_from_inner(t); }) {
+      return Access::make<K>(s, device, B::int_from_inner(std::move(t)));
+    } else if constexpr (std::is_same_v<K, Bool> && requires { B::bool_from_inner(t); }) {
+      return Access::make<K>(s, device, B::bool_from_inner(std::move(t)));
+    } else {
+      detail::fail<DeviceError>("from_cpu_primitive", "device ", device.to_string(),
+                                " is not a cpu device");
+    }
+  });
+}
+
+template DispatchTensor<Float> from_cpu_primitive<Float>(CpuTensor, const Device&);
+template DispatchTensor<Int> from_cpu_primitive<Int>(CpuTensor, const Device&);
+template DispatchTensor<Bool> from_cpu_primitive<Bool>(CpuTensor, const Device&);
+
+}  // namespace ember::dispatch

@@ -74,7 +74,10 @@ Device Device::without_autodiff() const { return Device(Raw{}, kind_, index_, fa
 
 std::string Device::to_string() const {
   std::string s = device_kind_name(kind_);
-  if (kind_ != DeviceKind::Cpu) s += ":" + std::to_string(index_);
+  if (kind_ != DeviceKind::Cpu) {
+    s += ':';
+    s += std::to_string(index_);
+  }
   if (autodiff_) s += "+autodiff";
   if (checkpointing_) s += "+checkpointing";
   return s;

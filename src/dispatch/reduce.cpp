@@ -84,4 +84,13 @@ EMBER_DEF_REDUCE_OPT(int, I)
 EMBER_DISPATCH_DEF2(F, float_matmul, const F&, const F&)
 EMBER_DISPATCH_DEF2(I, int_matmul, const I&, const I&)
 
+// Optional linalg functions the front end requires for now (no composite).
+EMBER_DISPATCH_OPTIONAL(F, float_diag, (const F& t), t)
+EMBER_DISPATCH_OPTIONAL(I, int_diag, (const I& t), t)
+EMBER_DISPATCH_OPTIONAL(F, float_cross, (const F& a, const F& b, std::size_t dim), a, b, dim)
+EMBER_DISPATCH_OPTIONAL(I, int_cross, (const I& a, const I& b, std::size_t dim), a, b, dim)
+EMBER_DISPATCH_OPTIONAL(F, float_vector_norm, (const F& t, double p, std::size_t dim), t, p, dim)
+EMBER_DISPATCH_OPTIONAL(F, float_cosine_similarity,
+                        (const F& a, const F& b, std::size_t dim, double eps), a, b, dim, eps)
+
 }  // namespace ember

@@ -142,6 +142,10 @@ struct IsVecTensor : std::false_type {};
 template <class K>
 struct IsVecTensor<std::vector<DispatchTensor<K>>> : std::true_type {};
 
+/// The kind of a Dispatch tensor type.
+template <class R>
+using KindOfR = typename KindOf<R>::type;
+
 /// The primitive of stack I for kind K.
 template <std::size_t I, class K>
 using PrimAt = PrimitiveOf<BackendAt<I>, K>;
@@ -295,4 +299,20 @@ R create(const char* op, const Device& device, Call call) {
     return ::ember::dispatch::forward<R>(                                     \
         #name, EMBER_OP(name), std::forward<T1>(a1), std::forward<T2>(a2),              \
         std::forward<T3>(a3), std::forward<T4>(a4), std::forward<T5>(a5), std::forward<T6>(a6)); \
+  }
+
+/// Definition of an optional Dispatch function that has no composite: forwards to the stack
+/// when it defines `name`, else throws UnsupportedError "[name] not implemented by <stack>".
+#define EMBER_DISPATCH_OPTIONAL(R, name, params, ...)                              \
+  auto Dispatch::name params->R {                                                           \
+    return ::ember::dispatch::forward<R>(                                                     \
+        #name,                                                                                \
+        []<class B_>(auto&&... a_) -> PrimitiveOf<B_, ::ember::dispatch::KindOfR<R>> {        \
+          if constexpr (requires { B_::name(std::forward<decltype(a_)>(a_)...); }) {          \
+            return B_::name(std::forward<decltype(a_)>(a_)...);                               \
+          } else {                                                                            \
+            detail::fail<UnsupportedError>(#name, "not implemented by backend ", B_::name()); \
+          }                                                                                   \
+        },                                                                                    \
+        __VA_ARGS__);                                                                         \
   }

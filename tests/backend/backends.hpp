@@ -4,18 +4,53 @@
 
 #include <gtest/gtest.h>
 
+#include <type_traits>
+
 #include "ember/cpu/cpu.hpp"
+#include "ember/dispatch/cpu.hpp"
+#include "ember/dispatch/dispatch.hpp"
 #include "ember/tensor/tensor.hpp"
 
 namespace ember::test {
 
-using ConformanceBackends = ::testing::Types<ember::Cpu>;
+/// Dispatch runs on the default device (EMBER_DEVICE, else cpu): the ctest entry
+/// ember_conformance_dispatch_autodiff reruns its cases with EMBER_DEVICE=cpu+autodiff.
+using ConformanceBackends = ::testing::Types<ember::Cpu, ember::Dispatch>;
 
 /// Calls f.template operator()<B>() for every backend of the suite (for registering
 /// fixture-driven tests).
 template <class F>
 void for_each_backend(F&& f) {
   f.template operator()<ember::Cpu>();
+  f.template operator()<ember::Dispatch>();
+}
+
+// ---- CPU storage of a primitive, for tests that build strided views by hand ----------------
+
+/// True when B's primitives hold a CpuTensor (Cpu and its test variants, Dispatch on a cpu
+/// device).
+template <class B>
+inline constexpr bool kCpuBacked =
+    std::is_same_v<typename B::FloatTensor, CpuTensor> || std::is_same_v<B, ember::Dispatch>;
+
+/// The CpuTensor behind primitive `p` (shares its data).
+template <class P>
+CpuTensor cpu_of(const P& p) {
+  if constexpr (std::is_same_v<P, CpuTensor>) {
+    return p;
+  } else {
+    return ember::dispatch::cpu_primitive(p);
+  }
+}
+
+/// A primitive of `like`'s type (and device) holding `t`.
+template <class P>
+P with_cpu(const P& like, CpuTensor t) {
+  if constexpr (std::is_same_v<P, CpuTensor>) {
+    return t;
+  } else {
+    return ember::dispatch::from_cpu_primitive<typename P::Kind>(std::move(t), like.device());
+  }
 }
 
 /// GoogleTest name generator: the backend's name().

@@ -27,16 +27,17 @@ TensorData idata(std::vector<std::int64_t> v, Shape s) { return TensorData(std::
 TensorData bdata(std::vector<bool> v, Shape s) { return TensorData(std::move(v), std::move(s)); }
 
 /// A CPU view with the given shape/strides/offset over `base`'s storage.
-CpuTensor view(const CpuTensor& base, Shape shape, std::vector<std::int64_t> strides, std::int64_t offset) {
-  CpuTensor v = base;
+template <class P>
+P view(const P& base, Shape shape, std::vector<std::int64_t> strides, std::int64_t offset) {
+  CpuTensor v = ember::test::cpu_of(base);
   v.shape = std::move(shape);
   v.strides = std::move(strides);
   v.offset = offset;
-  return v;
+  return ember::test::with_cpu(base, std::move(v));
 }
 template <class B>
 const void* buffer_of(const Tensor<B, 2>& t) {
-  return t.primitive().storage.get();
+  return ember::test::cpu_of(t.primitive()).storage.get();
 }
 }  // namespace
 

@@ -33,6 +33,7 @@
 #include <utility>
 #include <vector>
 
+#include "ember/backend/autodiff.hpp"
 #include "ember/backend/backend.hpp"
 #include "ember/dispatch/device.hpp"
 #include "ember/tensor/tensor.hpp"
@@ -65,6 +66,8 @@ struct Access;
 template <class K>
 class DispatchTensor {
  public:
+  using Kind = K;
+
   DispatchTensor() noexcept = default;
   DispatchTensor(const DispatchTensor& o) : device_(o.device_), stack_(o.stack_) {
     if (o.ops_) o.ops_->copy(buf_, o.buf_);
@@ -162,8 +165,7 @@ class DispatchGradients {
 #define EMBER_DISPATCH_REDUCE_PAIR(X) \
   X(max_dim_with_indices) X(min_dim_with_indices) X(median_dim_with_indices)
 
-/// The run-time backend. Satisfies `Backend` (and, once an autodiff stack is registered,
-/// `AutodiffBackend`). Every function forwards to the operand's stack; functions with
+/// The run-time backend. Satisfies `Backend` and `AutodiffBackend`. Every function forwards to the operand's stack; functions with
 /// several tensor operands throw DeviceError "[<function>] tensors are on different devices:
 /// <a> and <b>" when the operands' devices differ, and creation functions throw DeviceError
 /// for a device that is not available in this build. Shapes, dims and dtypes are assumed
@@ -344,6 +346,15 @@ struct Dispatch {
   // ---- linalg (ember/backend/linalg.hpp) ------------------------------------------------
   static F float_matmul(const F& lhs, const F& rhs);
   static I int_matmul(const I& lhs, const I& rhs);
+  /// The optional linalg functions the front end needs (a stack without them throws
+  /// UnsupportedError): [..., m, n] -> [..., min(m, n)] diagonal; cross product of 3-vectors
+  /// along dim; torch.linalg.vector_norm with the dim kept; cosine similarity along dim.
+  static F float_diag(const F& t);
+  static I int_diag(const I& t);
+  static F float_cross(const F& lhs, const F& rhs, std::size_t dim);
+  static I int_cross(const I& lhs, const I& rhs, std::size_t dim);
+  static F float_vector_norm(const F& t, double p, std::size_t dim);
+  static F float_cosine_similarity(const F& lhs, const F& rhs, std::size_t dim, double eps);
 
   // ---- conv (ember/backend/conv.hpp) ----------------------------------------------------
   static F conv1d(const F& x, const F& weight, const OptF& bias, const ConvOptions<1>& opt);
@@ -388,9 +399,49 @@ struct Dispatch {
 #undef EMBER_DISPATCH_DECL_SOFTMAX
   /// x [..., in], weight [out, in], bias [out] -> [..., out] (torch.nn.functional.linear).
   static F float_linear(const F& x, const F& weight, const OptF& bias);
+
+  // ---- autodiff (ember/backend/autodiff.hpp) ---------------------------------------------
+  // Autodiff is a property of the device: tensors on an autodiff device ("cpu+autodiff")
+  // live on an autodiff stack and record gradients; the inner backend is Dispatch itself,
+  // on the same device without autodiff. On a plain device, is_require_grad is false,
+  // detach and inner are the identity, and require_grad/backward throw DeviceError.
+  using InnerBackend = Dispatch;
+  using Gradients = DispatchGradients;
+
+  /// The same values as a leaf that requires a gradient. Throws DeviceError when t is not on
+  /// an autodiff device ("[require_grad] tensor on device cpu cannot require gradients: ...").
+  static F float_require_grad(const F& t);
+  /// Whether t is tracked (always false on a plain device).
+  static bool float_is_require_grad(const F& t);
+  /// The same values, cut from the graph (the identity on a plain device).
+  static F float_detach(const F& t);
+  /// Backpropagates from t (see ember/backend/autodiff.hpp). Throws DeviceError on a plain
+  /// device; the stack throws Error when t is not tracked.
+  static Gradients float_backward(const F& t, bool create_graph);
+  /// The gradient of leaf t, on t's device without autodiff; nullopt when it has none.
+  /// Throws DeviceError when `grads` come from another device than t's.
+  static std::optional<F> float_grad(const F& t, const Gradients& grads);
+  /// The gradient as a tensor on t's (autodiff) device, tracked after backward(true).
+  static std::optional<F> float_grad_graph(const F& t, const Gradients& grads);
+  /// Removes and returns t's gradient (on t's device without autodiff).
+  static std::optional<F> float_grad_remove(const F& t, Gradients& grads);
+  /// Replaces t's gradient by `grad` (on t's device without autodiff, t's shape).
+  static void float_grad_replace(const F& t, Gradients& grads, F grad);
+  /// The values of t on the same device without autodiff (no copy; the identity on a plain
+  /// device).
+  static F float_inner(const F& t);
+  static I int_inner(const I& t);
+  static Bo bool_inner(const Bo& t);
+  /// A constant (untracked) tensor on the autodiff variant of t's device (`.autodiff()`,
+  /// unless t is already on an autodiff device: then t itself). Throws DeviceError when no
+  /// autodiff stack is registered for the device.
+  static F float_from_inner(const F& t);
+  static I int_from_inner(const I& t);
+  static Bo bool_from_inner(const Bo& t);
 };
 
 static_assert(Backend<Dispatch>, "Dispatch must satisfy the Backend concept");
+static_assert(AutodiffBackend<Dispatch>, "Dispatch must satisfy the AutodiffBackend concept");
 
 /// The tensor type applications write most: a tensor of rank D and kind K on the run-time
 /// backend, whose device is chosen at run time (`Device::default_()` unless given):
