@@ -23,7 +23,8 @@ constexpr std::size_t kPoolMin = 1 << 16;  // buffers of 64 KiB and more are poo
 
 std::size_t pool_limit() {
   static const std::size_t limit = [] {
-    if (const char* s = std::getenv("EMBER_CPU_POOL_BYTES")) return static_cast<std::size_t>(std::strtoull(s, nullptr, 10));
+    if (const char* s = std::getenv("EMBER_CPU_POOL_BYTES"))
+      return static_cast<std::size_t>(std::strtoull(s, nullptr, 10));
     return static_cast<std::size_t>(1) << 30;
   }();
   return limit;
@@ -87,17 +88,40 @@ Pool& pool() {
 
 }  // namespace
 
+namespace {
+std::atomic<std::size_t> g_live_bytes{0};
+std::atomic<std::size_t> g_peak_bytes{0};
+}  // namespace
+
 Storage::Storage(std::size_t bytes) : bytes_(bytes), capacity_(size_class(bytes)) {
   data_ = pool().take(capacity_);
+  const std::size_t live = g_live_bytes.fetch_add(bytes_, std::memory_order_relaxed) + bytes_;
+  std::size_t peak = g_peak_bytes.load(std::memory_order_relaxed);
+  while (live > peak &&
+         !g_peak_bytes.compare_exchange_weak(peak, live, std::memory_order_relaxed)) {
+  }
 }
-Storage::~Storage() { pool().give(data_, capacity_); }
+Storage::~Storage() {
+  g_live_bytes.fetch_sub(bytes_, std::memory_order_relaxed);
+  pool().give(data_, capacity_);
+}
+
+MemoryStats memory_stats() {
+  return {g_live_bytes.load(std::memory_order_relaxed),
+          g_peak_bytes.load(std::memory_order_relaxed)};
+}
+void reset_peak_memory() {
+  g_peak_bytes.store(g_live_bytes.load(std::memory_order_relaxed));
+}
 
 BufferPoolStats buffer_pool_stats() {
   auto& p = pool();
   std::lock_guard<std::mutex> lock(p.mu);
   return {p.cached, p.hits, p.misses};
 }
-void buffer_pool_clear() { pool().clear(); }
+void buffer_pool_clear() {
+  pool().clear();
+}
 
 }  // namespace ember::cpu
 
@@ -158,8 +182,12 @@ Isa cpu_isa() {
   return isa;
 }
 
-void CoreOps::set_num_threads(int n) { g_threads.store(n <= 0 ? 1 : n); }
-int CoreOps::num_threads() { return threads(); }
+void CoreOps::set_num_threads(int n) {
+  g_threads.store(n <= 0 ? 1 : n);
+}
+int CoreOps::num_threads() {
+  return threads();
+}
 
 // ---- allocation and copies ----------------------------------------------------------
 
@@ -202,9 +230,11 @@ void strided_copy(const CpuTensor& src, const CpuTensor& dst) {
     } else {
       std::vector<std::int64_t> offs;
       offs.reserve(static_cast<std::size_t>(src.numel()));
-      for_each_offset(dst.shape, dst.strides, dst.offset, [&](std::int64_t o) { offs.push_back(o); });
+      for_each_offset(dst.shape, dst.strides, dst.offset,
+                      [&](std::int64_t o) { offs.push_back(o); });
       std::size_t k = 0;
-      for_each_offset(src.shape, src.strides, src.offset, [&](std::int64_t o) { d[offs[k++]] = s[o]; });
+      for_each_offset(src.shape, src.strides, src.offset,
+                      [&](std::int64_t o) { d[offs[k++]] = s[o]; });
     }
   });
 }
@@ -232,7 +262,9 @@ TensorData CoreOps::into_data(const CpuTensor& t) {
   return TensorData::from_bytes(std::move(bytes), c.shape, c.dtype);
 }
 
-CpuTensor CoreOps::empty(const Shape& shape, const CpuDevice&, DType dtype) { return alloc(shape, dtype); }
+CpuTensor CoreOps::empty(const Shape& shape, const CpuDevice&, DType dtype) {
+  return alloc(shape, dtype);
+}
 
 CpuTensor CoreOps::full(const Shape& shape, double value, const CpuDevice&, DType dtype) {
   CpuTensor t = alloc(shape, dtype);
@@ -240,9 +272,8 @@ CpuTensor CoreOps::full(const Shape& shape, double value, const CpuDevice&, DTyp
     using U = std::conditional_t<std::is_same_v<T, bool>, std::uint8_t, T>;
     const U v = std::is_same_v<T, bool> ? U(value != 0.0) : detail::convert_value<U>(value);
     U* p = t.data<U>();
-    parallel_for(t.numel(), kParallelGrain, [&](std::int64_t b, std::int64_t e) {
-      std::fill(p + b, p + e, v);
-    });
+    parallel_for(t.numel(), kParallelGrain,
+                 [&](std::int64_t b, std::int64_t e) { std::fill(p + b, p + e, v); });
   });
   return t;
 }
@@ -300,7 +331,8 @@ void CoreOps::seed(std::uint64_t s) {
   g_counter.store(0);
 }
 
-CpuTensor CoreOps::float_random(const Shape& shape, Distribution dist, const CpuDevice&, DType dtype) {
+CpuTensor CoreOps::float_random(const Shape& shape, Distribution dist, const CpuDevice&,
+                                DType dtype) {
   CpuTensor out = alloc(shape, dtype);
   const std::int64_t n = out.numel();
   const std::uint64_t seed = g_seed.load();
@@ -332,10 +364,13 @@ CpuTensor CoreOps::float_random(const Shape& shape, Distribution dist, const Cpu
           }
           // keep U[low, high) half-open after rounding to a narrower type
           T tv = detail::convert_value<T>(v);
-          if (dist.kind == Distribution::Kind::Uniform || dist.kind == Distribution::Kind::Default) {
+          if (dist.kind == Distribution::Kind::Uniform ||
+              dist.kind == Distribution::Kind::Default) {
             const double hi = dist.kind == Distribution::Kind::Default ? 1.0 : dist.b;
-            if (static_cast<double>(compute_t<T>(tv)) >= hi && hi > (dist.kind == Distribution::Kind::Default ? 0.0 : dist.a))
-              tv = detail::convert_value<T>(dist.kind == Distribution::Kind::Default ? 0.0 : dist.a);
+            if (static_cast<double>(compute_t<T>(tv)) >= hi &&
+                hi > (dist.kind == Distribution::Kind::Default ? 0.0 : dist.a))
+              tv =
+                  detail::convert_value<T>(dist.kind == Distribution::Kind::Default ? 0.0 : dist.a);
           }
           p[i] = tv;
         }
@@ -350,8 +385,9 @@ CpuTensor CoreOps::int_arange(std::int64_t start, std::int64_t end, std::int64_t
   // ceil(|end - start| / |step|) without overflow
   std::int64_t n = 0;
   if ((step > 0 && end > start) || (step < 0 && end < start)) {
-    const std::uint64_t span = step > 0 ? static_cast<std::uint64_t>(end) - static_cast<std::uint64_t>(start)
-                                        : static_cast<std::uint64_t>(start) - static_cast<std::uint64_t>(end);
+    const std::uint64_t span =
+        step > 0 ? static_cast<std::uint64_t>(end) - static_cast<std::uint64_t>(start)
+                 : static_cast<std::uint64_t>(start) - static_cast<std::uint64_t>(end);
     const std::uint64_t mag = step > 0 ? static_cast<std::uint64_t>(step)
                                        : std::uint64_t{0} - static_cast<std::uint64_t>(step);
     n = static_cast<std::int64_t>(1 + (span - 1) / mag);

@@ -31,9 +31,8 @@ namespace ember {
 template <class B>
 concept AutodiffBackend = Backend<B> && Backend<typename B::InnerBackend> &&
     requires(const typename B::FloatTensor& f, typename B::Gradients& g,
-             const typename B::InnerBackend::FloatTensor& inner_f,
-             const typename B::IntTensor& i, const typename B::BoolTensor& b,
-             const typename B::InnerBackend::IntTensor& inner_i,
+             const typename B::InnerBackend::FloatTensor& inner_f, const typename B::IntTensor& i,
+             const typename B::BoolTensor& b, const typename B::InnerBackend::IntTensor& inner_i,
              const typename B::InnerBackend::BoolTensor& inner_b) {
   { B::float_require_grad(f) } -> std::same_as<typename B::FloatTensor>;
   { B::float_is_require_grad(f) } -> std::same_as<bool>;

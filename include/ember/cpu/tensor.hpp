@@ -42,6 +42,16 @@ struct BufferPoolStats {
   std::size_t misses;        ///< allocations that went to the system
 };
 BufferPoolStats buffer_pool_stats();
+
+/// Bytes held by live CPU tensors (requested sizes; all threads), and the most held at
+/// once since the start or the last reset_peak_memory().
+struct MemoryStats {
+  std::size_t live_bytes;
+  std::size_t peak_bytes;
+};
+MemoryStats memory_stats();
+/// Restarts the peak at the current live bytes.
+void reset_peak_memory();
 /// Frees every cached buffer.
 void buffer_pool_clear();
 
@@ -67,7 +77,8 @@ struct CpuTensor {
     return reinterpret_cast<T*>(storage->data()) + offset;
   }
   void* raw() const {
-    return static_cast<char*>(storage->data()) + offset * static_cast<std::int64_t>(dtype_size(dtype));
+    return static_cast<char*>(storage->data()) +
+           offset * static_cast<std::int64_t>(dtype_size(dtype));
   }
 };
 

@@ -23,6 +23,7 @@
 #include "ember/backend/backend.hpp"
 #include "ember/tensor/data.hpp"
 #include "ember/tensor/fwd.hpp"
+#include "ember/tensor/ops/autodiff.hpp"
 #include "ember/tensor/ops/elementwise.hpp"
 #include "ember/tensor/ops/indexing.hpp"
 #include "ember/tensor/ops/layout.hpp"
@@ -65,23 +66,32 @@ void flatten_nested(const L& list, std::vector<T>& out, std::vector<std::int64_t
 
 template <class K>
 constexpr DType default_dtype() {
-  if constexpr (std::is_same_v<K, Float>) return DType::F32;
-  else if constexpr (std::is_same_v<K, Int>) return DType::I64;
-  else return DType::Bool;
+  if constexpr (std::is_same_v<K, Float>)
+    return DType::F32;
+  else if constexpr (std::is_same_v<K, Int>)
+    return DType::I64;
+  else
+    return DType::Bool;
 }
 
 template <class K>
 constexpr bool dtype_matches_kind(DType d) {
-  if constexpr (std::is_same_v<K, Float>) return is_float(d);
-  else if constexpr (std::is_same_v<K, Int>) return is_int(d);
-  else return is_bool(d);
+  if constexpr (std::is_same_v<K, Float>)
+    return is_float(d);
+  else if constexpr (std::is_same_v<K, Int>)
+    return is_int(d);
+  else
+    return is_bool(d);
 }
 
 template <class K>
 constexpr const char* kind_name() {
-  if constexpr (std::is_same_v<K, Float>) return "Float";
-  else if constexpr (std::is_same_v<K, Int>) return "Int";
-  else return "Bool";
+  if constexpr (std::is_same_v<K, Float>)
+    return "Float";
+  else if constexpr (std::is_same_v<K, Int>)
+    return "Int";
+  else
+    return "Bool";
 }
 
 }  // namespace detail
@@ -91,7 +101,8 @@ class Tensor : public detail::ElementwiseApi<B, D, K>,
                public detail::LayoutApi<B, D, K>,
                public detail::IndexingApi<B, D, K>,
                public detail::ReduceApi<B, D, K>,
-               public detail::LinalgApi<B, D, K> {
+               public detail::LinalgApi<B, D, K>,
+               public detail::AutodiffApi<B, D, K> {
   static_assert(D >= 1, "Tensor rank must be at least 1");
   static_assert(TensorKind<K>, "K must be Float, Int or Bool");
 
@@ -117,9 +128,12 @@ class Tensor : public detail::ElementwiseApi<B, D, K>,
 
   // ---- metadata -----------------------------------------------------------------------
   Shape shape() const {
-    if constexpr (std::is_same_v<K, Float>) return B::float_shape(prim_);
-    else if constexpr (std::is_same_v<K, Int>) return B::int_shape(prim_);
-    else return B::bool_shape(prim_);
+    if constexpr (std::is_same_v<K, Float>)
+      return B::float_shape(prim_);
+    else if constexpr (std::is_same_v<K, Int>)
+      return B::int_shape(prim_);
+    else
+      return B::bool_shape(prim_);
   }
   /// Dims as an array of length D.
   std::array<std::int64_t, D> dims() const {
@@ -133,14 +147,20 @@ class Tensor : public detail::ElementwiseApi<B, D, K>,
   std::int64_t numel() const { return shape().numel(); }
   bool is_empty() const { return numel() == 0; }
   DType dtype() const {
-    if constexpr (std::is_same_v<K, Float>) return B::float_dtype(prim_);
-    else if constexpr (std::is_same_v<K, Int>) return B::int_dtype(prim_);
-    else return B::bool_dtype(prim_);
+    if constexpr (std::is_same_v<K, Float>)
+      return B::float_dtype(prim_);
+    else if constexpr (std::is_same_v<K, Int>)
+      return B::int_dtype(prim_);
+    else
+      return B::bool_dtype(prim_);
   }
   Device device() const {
-    if constexpr (std::is_same_v<K, Float>) return B::float_device(prim_);
-    else if constexpr (std::is_same_v<K, Int>) return B::int_device(prim_);
-    else return B::bool_device(prim_);
+    if constexpr (std::is_same_v<K, Float>)
+      return B::float_device(prim_);
+    else if constexpr (std::is_same_v<K, Int>)
+      return B::int_device(prim_);
+    else
+      return B::bool_device(prim_);
   }
 
   // ---- creation -----------------------------------------------------------------------
@@ -163,23 +183,19 @@ class Tensor : public detail::ElementwiseApi<B, D, K>,
   }
   /// Float tensor from nested lists: Tensor<B, 2>::from_floats({{1, 2}, {3, 4}}).
   static Tensor from_floats(typename detail::NestedListT<double, D>::type values,
-                            const Device& device = Device{}, DType dtype = DType::F32)
-    requires std::same_as<K, Float>
-  {
+                            const Device& device = Device{},
+                            DType dtype = DType::F32) requires std::same_as<K, Float> {
     return from_nested<double>(values, device, dtype);
   }
   /// Int tensor from nested lists (i64 by default).
   static Tensor from_ints(typename detail::NestedListT<std::int64_t, D>::type values,
-                          const Device& device = Device{}, DType dtype = DType::I64)
-    requires std::same_as<K, Int>
-  {
+                          const Device& device = Device{},
+                          DType dtype = DType::I64) requires std::same_as<K, Int> {
     return from_nested<std::int64_t>(values, device, dtype);
   }
   /// Bool tensor from nested lists.
   static Tensor from_bools(typename detail::NestedListT<bool, D>::type values,
-                           const Device& device = Device{})
-    requires std::same_as<K, Bool>
-  {
+                           const Device& device = Device{}) requires std::same_as<K, Bool> {
     return from_nested<bool>(values, device, DType::Bool);
   }
 
@@ -188,18 +204,24 @@ class Tensor : public detail::ElementwiseApi<B, D, K>,
                       DType dtype = detail::default_dtype<K>()) {
     check_new_shape("empty", shape);
     check_kind_dtype("empty", dtype);
-    if constexpr (std::is_same_v<K, Float>) return Tensor(B::float_empty(shape, device, dtype));
-    else if constexpr (std::is_same_v<K, Int>) return Tensor(B::int_empty(shape, device, dtype));
-    else return Tensor(B::bool_empty(shape, device, dtype));
+    if constexpr (std::is_same_v<K, Float>)
+      return Tensor(B::float_empty(shape, device, dtype));
+    else if constexpr (std::is_same_v<K, Int>)
+      return Tensor(B::int_empty(shape, device, dtype));
+    else
+      return Tensor(B::bool_empty(shape, device, dtype));
   }
   /// Every element equal to `value` (converted to dtype).
   static Tensor full(const Shape& shape, double value, const Device& device = Device{},
                      DType dtype = detail::default_dtype<K>()) {
     check_new_shape("full", shape);
     check_kind_dtype("full", dtype);
-    if constexpr (std::is_same_v<K, Float>) return Tensor(B::float_full(shape, value, device, dtype));
-    else if constexpr (std::is_same_v<K, Int>) return Tensor(B::int_full(shape, value, device, dtype));
-    else return Tensor(B::bool_full(shape, value, device, dtype));
+    if constexpr (std::is_same_v<K, Float>)
+      return Tensor(B::float_full(shape, value, device, dtype));
+    else if constexpr (std::is_same_v<K, Int>)
+      return Tensor(B::int_full(shape, value, device, dtype));
+    else
+      return Tensor(B::bool_full(shape, value, device, dtype));
   }
   static Tensor zeros(const Shape& shape, const Device& device = Device{},
                       DType dtype = detail::default_dtype<K>()) {
@@ -217,9 +239,8 @@ class Tensor : public detail::ElementwiseApi<B, D, K>,
   /// Random values from `dist` (Float only). Throws ValueError for an invalid
   /// distribution (uniform high < low, normal std < 0, bernoulli p outside [0, 1]).
   static Tensor random(const Shape& shape, Distribution dist = Distribution::default_(),
-                       const Device& device = Device{}, DType dtype = DType::F32)
-    requires std::same_as<K, Float>
-  {
+                       const Device& device = Device{},
+                       DType dtype = DType::F32) requires std::same_as<K, Float> {
     check_new_shape("random", shape);
     check_kind_dtype("random", dtype);
     using DK = Distribution::Kind;
@@ -232,24 +253,20 @@ class Tensor : public detail::ElementwiseApi<B, D, K>,
       detail::fail<ValueError>("random", "bernoulli distribution needs p in [0, 1], got ", dist.a);
     return Tensor(B::float_random(shape, dist, device, dtype));
   }
-  Tensor random_like(Distribution dist = Distribution::default_()) const
-    requires std::same_as<K, Float>
-  {
+  Tensor random_like(
+      Distribution dist = Distribution::default_()) const requires std::same_as<K, Float> {
     return random(shape(), dist, device(), dtype());
   }
 
   /// [start, end) with step 1, as Int (Burn's Tensor::arange). Rank 1 only.
   static Tensor arange(std::int64_t start, std::int64_t end, const Device& device = Device{},
-                       DType dtype = DType::I64)
-    requires(std::same_as<K, Int> && D == 1)
-  {
+                       DType dtype = DType::I64) requires(std::same_as<K, Int>&& D == 1) {
     return arange_step(start, end, 1, device, dtype);
   }
   /// [start, end) with `step` (may be negative; throws ValueError for step == 0).
   static Tensor arange_step(std::int64_t start, std::int64_t end, std::int64_t step,
-                            const Device& device = Device{}, DType dtype = DType::I64)
-    requires(std::same_as<K, Int> && D == 1)
-  {
+                            const Device& device = Device{},
+                            DType dtype = DType::I64) requires(std::same_as<K, Int>&& D == 1) {
     if (step == 0) detail::fail<ValueError>("arange_step", "step must be non-zero");
     check_kind_dtype("arange", dtype);
     return Tensor(B::int_arange(start, end, step, device, dtype));
@@ -258,9 +275,12 @@ class Tensor : public detail::ElementwiseApi<B, D, K>,
   // ---- read-back ----------------------------------------------------------------------
   /// Host copy (synchronises the device).
   TensorData into_data() const {
-    if constexpr (std::is_same_v<K, Float>) return B::float_into_data(prim_);
-    else if constexpr (std::is_same_v<K, Int>) return B::int_into_data(prim_);
-    else return B::bool_into_data(prim_);
+    if constexpr (std::is_same_v<K, Float>)
+      return B::float_into_data(prim_);
+    else if constexpr (std::is_same_v<K, Int>)
+      return B::int_into_data(prim_);
+    else
+      return B::bool_into_data(prim_);
   }
   TensorData to_data() const { return into_data(); }
   /// Values converted to T, row-major.
@@ -272,13 +292,16 @@ class Tensor : public detail::ElementwiseApi<B, D, K>,
   /// Bool). Throws ShapeError if numel != 1.
   auto into_scalar() const {
     if (numel() != 1) {
-      detail::fail<ShapeError>("into_scalar", "tensor of shape ", shape(),
-                               " has ", numel(), " elements, expected 1");
+      detail::fail<ShapeError>("into_scalar", "tensor of shape ", shape(), " has ", numel(),
+                               " elements, expected 1");
     }
     const TensorData d = into_data();
-    if constexpr (std::is_same_v<K, Float>) return d.template to_vec<double>()[0];
-    else if constexpr (std::is_same_v<K, Int>) return d.template to_vec<std::int64_t>()[0];
-    else return static_cast<bool>(d.template to_vec<std::uint8_t>()[0]);
+    if constexpr (std::is_same_v<K, Float>)
+      return d.template to_vec<double>()[0];
+    else if constexpr (std::is_same_v<K, Int>)
+      return d.template to_vec<std::int64_t>()[0];
+    else
+      return static_cast<bool>(d.template to_vec<std::uint8_t>()[0]);
   }
 
   // ---- reshape & casts ----------------------------------------------------------------
@@ -286,7 +309,8 @@ class Tensor : public detail::ElementwiseApi<B, D, K>,
   /// at that position (Burn's rule). Throws ShapeError if numel differs or -1 is ambiguous.
   template <std::size_t D2>
   Tensor<B, D2, K> reshape(const std::int64_t (&dims)[D2]) const& {
-    return Tensor<B, D2, K>(reshape_prim(prim_, resolve_reshape(std::span<const std::int64_t>(dims, D2))));
+    return Tensor<B, D2, K>(
+        reshape_prim(prim_, resolve_reshape(std::span<const std::int64_t>(dims, D2))));
   }
   template <std::size_t D2>
   Tensor<B, D2, K> reshape(const std::int64_t (&dims)[D2]) && {
@@ -295,7 +319,8 @@ class Tensor : public detail::ElementwiseApi<B, D, K>,
   }
   template <std::size_t D2>
   Tensor<B, D2, K> reshape(const std::array<std::int64_t, D2>& dims) const {
-    return Tensor<B, D2, K>(reshape_prim(prim_, resolve_reshape(std::span<const std::int64_t>(dims))));
+    return Tensor<B, D2, K>(
+        reshape_prim(prim_, resolve_reshape(std::span<const std::int64_t>(dims))));
   }
   template <std::size_t D2>
   Tensor<B, D2, K> reshape(const Shape& s) const {
@@ -303,43 +328,61 @@ class Tensor : public detail::ElementwiseApi<B, D, K>,
       detail::fail<ShapeError>("reshape", "target shape ", s, " has rank ", s.rank(),
                                ", expected rank ", D2);
     }
-    return Tensor<B, D2, K>(reshape_prim(prim_, resolve_reshape(std::span<const std::int64_t>(s.dims))));
+    return Tensor<B, D2, K>(
+        reshape_prim(prim_, resolve_reshape(std::span<const std::int64_t>(s.dims))));
   }
 
   /// Same kind, other dtype (e.g. f32 -> f16). Throws DTypeError if dtype is of another kind.
   Tensor cast(DType dtype) const {
     check_kind_dtype("cast", dtype);
     if (dtype == this->dtype()) return *this;
-    if constexpr (std::is_same_v<K, Float>) return Tensor(B::float_cast(prim_, dtype));
-    else if constexpr (std::is_same_v<K, Int>) return Tensor(B::int_cast(prim_, dtype));
-    else return *this;
+    if constexpr (std::is_same_v<K, Float>)
+      return Tensor(B::float_cast(prim_, dtype));
+    else if constexpr (std::is_same_v<K, Int>)
+      return Tensor(B::int_cast(prim_, dtype));
+    else
+      return *this;
   }
   /// To Int (float values truncate toward zero, as torch's .long()).
   Tensor<B, D, Int> int_(DType dtype = DType::I64) const {
-    if (!is_int(dtype)) detail::fail<DTypeError>("int", "target dtype ", dtype, " is not an int dtype");
-    if constexpr (std::is_same_v<K, Float>) return Tensor<B, D, Int>(B::float_into_int(prim_, dtype));
-    else if constexpr (std::is_same_v<K, Int>) return cast(dtype);
-    else return Tensor<B, D, Int>(B::bool_into_int(prim_, dtype));
+    if (!is_int(dtype))
+      detail::fail<DTypeError>("int", "target dtype ", dtype, " is not an int dtype");
+    if constexpr (std::is_same_v<K, Float>)
+      return Tensor<B, D, Int>(B::float_into_int(prim_, dtype));
+    else if constexpr (std::is_same_v<K, Int>)
+      return cast(dtype);
+    else
+      return Tensor<B, D, Int>(B::bool_into_int(prim_, dtype));
   }
   /// To Float.
   Tensor<B, D, Float> float_(DType dtype = DType::F32) const {
-    if (!is_float(dtype)) detail::fail<DTypeError>("float", "target dtype ", dtype, " is not a float dtype");
-    if constexpr (std::is_same_v<K, Float>) return cast(dtype);
-    else if constexpr (std::is_same_v<K, Int>) return Tensor<B, D, Float>(B::int_into_float(prim_, dtype));
-    else return Tensor<B, D, Float>(B::bool_into_float(prim_, dtype));
+    if (!is_float(dtype))
+      detail::fail<DTypeError>("float", "target dtype ", dtype, " is not a float dtype");
+    if constexpr (std::is_same_v<K, Float>)
+      return cast(dtype);
+    else if constexpr (std::is_same_v<K, Int>)
+      return Tensor<B, D, Float>(B::int_into_float(prim_, dtype));
+    else
+      return Tensor<B, D, Float>(B::bool_into_float(prim_, dtype));
   }
   /// To Bool (value != 0).
   Tensor<B, D, Bool> bool_() const {
-    if constexpr (std::is_same_v<K, Bool>) return *this;
-    else if constexpr (std::is_same_v<K, Float>) return Tensor<B, D, Bool>(B::float_into_bool(prim_));
-    else return Tensor<B, D, Bool>(B::int_into_bool(prim_));
+    if constexpr (std::is_same_v<K, Bool>)
+      return *this;
+    else if constexpr (std::is_same_v<K, Float>)
+      return Tensor<B, D, Bool>(B::float_into_bool(prim_));
+    else
+      return Tensor<B, D, Bool>(B::int_into_bool(prim_));
   }
 
   /// Copy to another device of the same backend.
   Tensor to_device(const Device& device) const {
-    if constexpr (std::is_same_v<K, Float>) return Tensor(B::float_to_device(prim_, device));
-    else if constexpr (std::is_same_v<K, Int>) return Tensor(B::int_to_device(prim_, device));
-    else return Tensor(B::bool_to_device(prim_, device));
+    if constexpr (std::is_same_v<K, Float>)
+      return Tensor(B::float_to_device(prim_, device));
+    else if constexpr (std::is_same_v<K, Int>)
+      return Tensor(B::int_to_device(prim_, device));
+    else
+      return Tensor(B::bool_to_device(prim_, device));
   }
 
   // ---- helpers used by the mixins -----------------------------------------------------
@@ -352,17 +395,20 @@ class Tensor : public detail::ElementwiseApi<B, D, K>,
   }
   static void check_new_shape(const char* op, const Shape& shape) {
     if (shape.rank() != D) {
-      detail::fail<ShapeError>(op, "shape ", shape, " has rank ", shape.rank(),
-                               ", expected rank ", D);
+      detail::fail<ShapeError>(op, "shape ", shape, " has rank ", shape.rank(), ", expected rank ",
+                               D);
     }
     checked_numel(op, shape);
   }
 
  private:
   static PrimitiveOf<B, K> reshape_prim(Primitive p, const Shape& s) {
-    if constexpr (std::is_same_v<K, Float>) return B::float_reshape(std::move(p), s);
-    else if constexpr (std::is_same_v<K, Int>) return B::int_reshape(std::move(p), s);
-    else return B::bool_reshape(std::move(p), s);
+    if constexpr (std::is_same_v<K, Float>)
+      return B::float_reshape(std::move(p), s);
+    else if constexpr (std::is_same_v<K, Int>)
+      return B::int_reshape(std::move(p), s);
+    else
+      return B::bool_reshape(std::move(p), s);
   }
 
   Shape resolve_reshape(std::span<const std::int64_t> dims) const {
@@ -378,7 +424,8 @@ class Tensor : public detail::ElementwiseApi<B, D, K>,
         continue;
       }
       if (out[i] == 0 && i < in.rank()) out[i] = in[i];
-      if (out[i] < 0) detail::fail<ShapeError>("reshape", "invalid dim ", out[i], " in target ", out);
+      if (out[i] < 0)
+        detail::fail<ShapeError>("reshape", "invalid dim ", out[i], " in target ", out);
       if (__builtin_mul_overflow(known, out[i], &known)) {
         detail::fail<ShapeError>("reshape", "target ", out, " has more than 2^63 - 1 elements");
       }
@@ -397,9 +444,12 @@ class Tensor : public detail::ElementwiseApi<B, D, K>,
   }
 
   static Tensor from_prim_data(const TensorData& data, const Device& device) {
-    if constexpr (std::is_same_v<K, Float>) return Tensor(B::float_from_data(data, device));
-    else if constexpr (std::is_same_v<K, Int>) return Tensor(B::int_from_data(data, device));
-    else return Tensor(B::bool_from_data(data, device));
+    if constexpr (std::is_same_v<K, Float>)
+      return Tensor(B::float_from_data(data, device));
+    else if constexpr (std::is_same_v<K, Int>)
+      return Tensor(B::int_from_data(data, device));
+    else
+      return Tensor(B::bool_from_data(data, device));
   }
 
   template <class T, class L>
