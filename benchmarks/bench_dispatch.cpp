@@ -14,8 +14,10 @@ namespace {
 
 template <class B>
 typename B::Device device() {
-  if constexpr (std::is_same_v<B, Dispatch>) return Device::cpu();
-  else return typename B::Device{};
+  if constexpr (std::is_same_v<B, Dispatch>)
+    return Device::cpu();
+  else
+    return typename B::Device{};
 }
 
 template <class B, std::size_t D>
@@ -100,8 +102,8 @@ void BM_linear(benchmark::State& state) {
 
 }  // namespace
 
-#define EMBER_BENCH_BOTH(fn, ...)                   \
-  BENCHMARK_TEMPLATE(fn, Cpu)->__VA_ARGS__;      \
+#define EMBER_BENCH_BOTH(fn, ...)           \
+  BENCHMARK_TEMPLATE(fn, Cpu)->__VA_ARGS__; \
   BENCHMARK_TEMPLATE(fn, Dispatch)->__VA_ARGS__;
 
 EMBER_BENCH_BOTH(BM_add, Arg(8))

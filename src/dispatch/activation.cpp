@@ -4,9 +4,10 @@
 // stack defines it, and otherwise runs the front end's function on the stack's own tensors
 // (reshaped to a fixed rank: 1 for element-wise activations, 3 for the softmax family, 2 for
 // linear), which itself picks the stack's override or the composite.
+#include "ember/tensor/activation.hpp"
+
 #include <numeric>
 
-#include "ember/tensor/activation.hpp"
 #include "ember/tensor/module/nn.hpp"
 #include "stacks.hpp"
 
@@ -38,65 +39,63 @@ typename B::FloatTensor dim_composite(const typename B::FloatTensor& p, std::siz
 
 }  // namespace
 
-#define EMBER_DEF_ACT0(name)                                                              \
-  Dispatch::F Dispatch::float_##name(F x) {                                               \
-    return dispatch::forward<F>(                                                           \
-        "float_" #name,                                                                    \
-        []<class B>(typename B::FloatTensor p) {                                           \
-          if constexpr (requires { B::float_##name(std::move(p)); }) {                     \
-            return B::float_##name(std::move(p));                                          \
-          } else {                                                                         \
-            return flat_composite<B>(std::move(p), [](Tensor<B, 1> t) {                    \
-              return activation::name(std::move(t));                                       \
-            });                                                                            \
-          }                                                                                \
-        },                                                                                 \
-        std::move(x));                                                                     \
+#define EMBER_DEF_ACT0(name)                                                                  \
+  Dispatch::F Dispatch::float_##name(F x) {                                                   \
+    return dispatch::forward<F>(                                                              \
+        "float_" #name,                                                                       \
+        []<class B>(typename B::FloatTensor p) {                                              \
+          if constexpr (requires { B::float_##name(std::move(p)); }) {                        \
+            return B::float_##name(std::move(p));                                             \
+          } else {                                                                            \
+            return flat_composite<B>(                                                         \
+                std::move(p), [](Tensor<B, 1> t) { return activation::name(std::move(t)); }); \
+          }                                                                                   \
+        },                                                                                    \
+        std::move(x));                                                                        \
   }
-#define EMBER_DEF_ACT1(name)                                                              \
-  Dispatch::F Dispatch::float_##name(F x, double a) {                                     \
-    return dispatch::forward<F>(                                                           \
-        "float_" #name,                                                                    \
-        []<class B>(typename B::FloatTensor p, double a1) {                                \
-          if constexpr (requires { B::float_##name(std::move(p), a1); }) {                 \
-            return B::float_##name(std::move(p), a1);                                      \
-          } else {                                                                         \
-            return flat_composite<B>(std::move(p), [a1](Tensor<B, 1> t) {                  \
-              return activation::name(std::move(t), a1);                                   \
-            });                                                                            \
-          }                                                                                \
-        },                                                                                 \
-        std::move(x), a);                                                                  \
+#define EMBER_DEF_ACT1(name)                                               \
+  Dispatch::F Dispatch::float_##name(F x, double a) {                      \
+    return dispatch::forward<F>(                                           \
+        "float_" #name,                                                    \
+        []<class B>(typename B::FloatTensor p, double a1) {                \
+          if constexpr (requires { B::float_##name(std::move(p), a1); }) { \
+            return B::float_##name(std::move(p), a1);                      \
+          } else {                                                         \
+            return flat_composite<B>(std::move(p), [a1](Tensor<B, 1> t) {  \
+              return activation::name(std::move(t), a1);                   \
+            });                                                            \
+          }                                                                \
+        },                                                                 \
+        std::move(x), a);                                                  \
   }
-#define EMBER_DEF_ACT2(name)                                                              \
-  Dispatch::F Dispatch::float_##name(F x, double a, double b) {                           \
-    return dispatch::forward<F>(                                                           \
-        "float_" #name,                                                                    \
-        []<class B>(typename B::FloatTensor p, double a1, double a2) {                     \
-          if constexpr (requires { B::float_##name(std::move(p), a1, a2); }) {             \
-            return B::float_##name(std::move(p), a1, a2);                                  \
-          } else {                                                                         \
-            return flat_composite<B>(std::move(p), [a1, a2](Tensor<B, 1> t) {              \
-              return activation::name(std::move(t), a1, a2);                               \
-            });                                                                            \
-          }                                                                                \
-        },                                                                                 \
-        std::move(x), a, b);                                                               \
+#define EMBER_DEF_ACT2(name)                                                   \
+  Dispatch::F Dispatch::float_##name(F x, double a, double b) {                \
+    return dispatch::forward<F>(                                               \
+        "float_" #name,                                                        \
+        []<class B>(typename B::FloatTensor p, double a1, double a2) {         \
+          if constexpr (requires { B::float_##name(std::move(p), a1, a2); }) { \
+            return B::float_##name(std::move(p), a1, a2);                      \
+          } else {                                                             \
+            return flat_composite<B>(std::move(p), [a1, a2](Tensor<B, 1> t) {  \
+              return activation::name(std::move(t), a1, a2);                   \
+            });                                                                \
+          }                                                                    \
+        },                                                                     \
+        std::move(x), a, b);                                                   \
   }
-#define EMBER_DEF_SOFTMAX(name)                                                           \
-  Dispatch::F Dispatch::float_##name(const F& x, std::size_t dim) {                       \
-    return dispatch::forward<F>(                                                           \
-        "float_" #name,                                                                    \
-        []<class B>(const typename B::FloatTensor& p, std::size_t d) {                     \
-          if constexpr (requires { B::float_##name(p, d); }) {                             \
-            return B::float_##name(p, d);                                                  \
-          } else {                                                                         \
-            return dim_composite<B>(p, d, [](const Tensor<B, 3>& t) {                      \
-              return activation::name(t, 1);                                               \
-            });                                                                            \
-          }                                                                                \
-        },                                                                                 \
-        x, dim);                                                                           \
+#define EMBER_DEF_SOFTMAX(name)                                                                    \
+  Dispatch::F Dispatch::float_##name(const F& x, std::size_t dim) {                                \
+    return dispatch::forward<F>(                                                                   \
+        "float_" #name,                                                                            \
+        []<class B>(const typename B::FloatTensor& p, std::size_t d) {                             \
+          if constexpr (requires { B::float_##name(p, d); }) {                                     \
+            return B::float_##name(p, d);                                                          \
+          } else {                                                                                 \
+            return dim_composite<B>(p, d,                                                          \
+                                    [](const Tensor<B, 3>& t) { return activation::name(t, 1); }); \
+          }                                                                                        \
+        },                                                                                         \
+        x, dim);                                                                                   \
   }
 
 EMBER_DISPATCH_ACT0(EMBER_DEF_ACT0)
@@ -114,8 +113,8 @@ Dispatch::F Dispatch::float_linear(const F& x, const F& weight, const OptF& bias
         } else {
           Shape s = B::float_shape(px);
           const i64 in = s[s.rank() - 1];
-          const i64 rows = std::accumulate(s.dims.begin(), s.dims.end() - 1, i64{1},
-                                           std::multiplies<i64>());
+          const i64 rows =
+              std::accumulate(s.dims.begin(), s.dims.end() - 1, i64{1}, std::multiplies<i64>());
           Tensor<B, 2> x2(B::float_reshape(px, Shape{rows, in}));
           std::optional<Tensor<B, 1>> b;
           if (pb) b.emplace(*pb);

@@ -30,18 +30,17 @@ DispatchTensor<K> lift_on(const char* op, const Device& device, V&& value) {
 }
 
 [[noreturn]] void not_autodiff(const char* op, const Device& device) {
-  detail::fail<DeviceError>(op, "tensor on device ", device.to_string(),
-                            " does not record gradients: create it on ",
-                            device.autodiff().to_string(), " (Device::",
-                            device_kind_name(device.kind()), "().autodiff()) or move it there");
+  detail::fail<DeviceError>(
+      op, "tensor on device ", device.to_string(), " does not record gradients: create it on ",
+      device.autodiff().to_string(), " (Device::", device_kind_name(device.kind()),
+      "().autodiff()) or move it there");
 }
 
 void check_grads(const char* op, const Dispatch::F& t, const DispatchGradients& g) {
   if (!g.has_value()) detail::fail<ValueError>(op, "empty Gradients (default-constructed)");
   if (!(g.device() == t.device()) || Access::stack(g) != t.stack()) {
-    detail::fail<DeviceError>(op, "gradients of a backward pass on device ",
-                              g.device().to_string(), " asked for a tensor on device ",
-                              t.device().to_string());
+    detail::fail<DeviceError>(op, "gradients of a backward pass on device ", g.device().to_string(),
+                              " asked for a tensor on device ", t.device().to_string());
   }
 }
 

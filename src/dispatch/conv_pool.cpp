@@ -15,8 +15,7 @@ EMBER_DISPATCH_DEF4(F, conv_transpose3d, const F&, const F&, const OptF&,
 EMBER_DISPATCH_DEF6(F, deform_conv2d, const F&, const F&, const F&, const OptF&, const OptF&,
                     const DeformConvOptions&)
 EMBER_DISPATCH_DEF3(F, unfold4d, const F&, const PoolArg2&, const UnfoldOptions&)
-EMBER_DISPATCH_DEF4(F, fold4d, const F&, const PoolArg2&,
-                    const PoolArg2&, const UnfoldOptions&)
+EMBER_DISPATCH_DEF4(F, fold4d, const F&, const PoolArg2&, const PoolArg2&, const UnfoldOptions&)
 
 EMBER_DISPATCH_DEF6(F, float_max_pool2d, const F&, PoolArg2, PoolArg2, PoolArg2, PoolArg2, bool)
 EMBER_DISPATCH_DEF6(FI, float_max_pool2d_with_indices, const F&, PoolArg2, PoolArg2, PoolArg2,

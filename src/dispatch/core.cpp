@@ -19,26 +19,24 @@ void seed_all(std::uint64_t seed) {
 /// Kind-generic access to the core functions of backend B.
 template <class B, class K>
 struct KindOps;
-#define EMBER_KIND_OPS(Kind, X)                                                              \
-  template <class B>                                                                         \
-  struct KindOps<B, Kind> {                                                                  \
-    using P = PrimitiveOf<B, Kind>;                                                          \
-    static P to_device(P p, const typename B::Device& d) { return B::X##_to_device(std::move(p), d); } \
-    static TensorData into_data(const P& p) { return B::X##_into_data(p); }                  \
-    static P from_data(const TensorData& data, const typename B::Device& d) {                \
-      return B::X##_from_data(data, d);                                                      \
-    }                                                                                        \
-    static decltype(auto) inner(const P& p)                                                  \
-      requires requires { B::X##_inner(p); }                                                 \
-    {                                                                                        \
-      return B::X##_inner(p);                                                                \
-    }                                                                                        \
-    template <class IP>                                                                      \
-    static P from_inner(IP p)                                                                \
-      requires requires { B::X##_from_inner(std::move(p)); }                                 \
-    {                                                                                        \
-      return B::X##_from_inner(std::move(p));                                                \
-    }                                                                                        \
+#define EMBER_KIND_OPS(Kind, X)                                                    \
+  template <class B>                                                               \
+  struct KindOps<B, Kind> {                                                        \
+    using P = PrimitiveOf<B, Kind>;                                                \
+    static P to_device(P p, const typename B::Device& d) {                         \
+      return B::X##_to_device(std::move(p), d);                                    \
+    }                                                                              \
+    static TensorData into_data(const P& p) { return B::X##_into_data(p); }        \
+    static P from_data(const TensorData& data, const typename B::Device& d) {      \
+      return B::X##_from_data(data, d);                                            \
+    }                                                                              \
+    static decltype(auto) inner(const P& p) requires requires { B::X##_inner(p); } \
+    { return B::X##_inner(p); }                                                    \
+    template <class IP>                                                            \
+    static P from_inner(IP p) requires requires {                                  \
+      B::X##_from_inner(std::move(p));                                             \
+    }                                                                              \
+    { return B::X##_from_inner(std::move(p)); }                                    \
   };
 EMBER_KIND_OPS(Float, float)
 EMBER_KIND_OPS(Int, int)
@@ -50,7 +48,9 @@ struct InnerOf {
   using type = void;
 };
 template <class B>
-  requires requires { typename B::InnerBackend; }
+requires requires {
+  typename B::InnerBackend;
+}
 struct InnerOf<B> {
   using type = typename B::InnerBackend;
 };
@@ -94,7 +94,9 @@ DispatchTensor<K> to_device(DispatchTensor<K> t, const Device& device, const cha
 
 }  // namespace
 
-void Dispatch::seed(std::uint64_t seed) { seed_all(seed); }
+void Dispatch::seed(std::uint64_t seed) {
+  seed_all(seed);
+}
 
 void Dispatch::sync(const Device& device) {
   create<int>("sync", device, []<class B>(const typename B::Device& d) {
@@ -104,25 +106,25 @@ void Dispatch::sync(const Device& device) {
 }
 
 // ---- creation ----------------------------------------------------------------------------
-#define EMBER_DISPATCH_FROM_DATA(X, P)                                                  \
-  Dispatch::P Dispatch::X##_from_data(const TensorData& data, const Device& device) {  \
-    return create<P>(#X "_from_data", device, [&]<class B>(const typename B::Device& d) { \
-      return B::X##_from_data(data, d);                                                 \
-    });                                                                                 \
-  }                                                                                     \
+#define EMBER_DISPATCH_FROM_DATA(X, P)                                                     \
+  Dispatch::P Dispatch::X##_from_data(const TensorData& data, const Device& device) {      \
+    return create<P>(#X "_from_data", device, [&]<class B>(const typename B::Device& d) {  \
+      return B::X##_from_data(data, d);                                                    \
+    });                                                                                    \
+  }                                                                                        \
   Dispatch::P Dispatch::X##_empty(const Shape& shape, const Device& device, DType dtype) { \
-    return create<P>(#X "_empty", device, [&]<class B>(const typename B::Device& d) {   \
-      return B::X##_empty(shape, d, dtype);                                             \
-    });                                                                                 \
-  }                                                                                     \
-  Dispatch::P Dispatch::X##_full(const Shape& shape, double value, const Device& device, \
-                                 DType dtype) {                                         \
-    return create<P>(#X "_full", device, [&]<class B>(const typename B::Device& d) {    \
-      return B::X##_full(shape, value, d, dtype);                                       \
-    });                                                                                 \
-  }                                                                                     \
-  Dispatch::P Dispatch::X##_to_device(P t, const Device& device) {                      \
-    return to_device(std::move(t), device, #X "_to_device");                            \
+    return create<P>(#X "_empty", device, [&]<class B>(const typename B::Device& d) {      \
+      return B::X##_empty(shape, d, dtype);                                                \
+    });                                                                                    \
+  }                                                                                        \
+  Dispatch::P Dispatch::X##_full(const Shape& shape, double value, const Device& device,   \
+                                 DType dtype) {                                            \
+    return create<P>(#X "_full", device, [&]<class B>(const typename B::Device& d) {       \
+      return B::X##_full(shape, value, d, dtype);                                          \
+    });                                                                                    \
+  }                                                                                        \
+  Dispatch::P Dispatch::X##_to_device(P t, const Device& device) {                         \
+    return to_device(std::move(t), device, #X "_to_device");                               \
   }
 EMBER_DISPATCH_FROM_DATA(float, F)
 EMBER_DISPATCH_FROM_DATA(int, I)
@@ -226,9 +228,15 @@ CpuTensor cpu_primitive_of(const DispatchTensor<K>& t) {
 
 }  // namespace
 
-CpuTensor cpu_primitive(const DispatchTensor<Float>& t) { return cpu_primitive_of(t); }
-CpuTensor cpu_primitive(const DispatchTensor<Int>& t) { return cpu_primitive_of(t); }
-CpuTensor cpu_primitive(const DispatchTensor<Bool>& t) { return cpu_primitive_of(t); }
+CpuTensor cpu_primitive(const DispatchTensor<Float>& t) {
+  return cpu_primitive_of(t);
+}
+CpuTensor cpu_primitive(const DispatchTensor<Int>& t) {
+  return cpu_primitive_of(t);
+}
+CpuTensor cpu_primitive(const DispatchTensor<Bool>& t) {
+  return cpu_primitive_of(t);
+}
 
 template <class K>
 DispatchTensor<K> from_cpu_primitive(CpuTensor t, const Device& device) {

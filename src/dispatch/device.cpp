@@ -60,17 +60,25 @@ const char* device_kind_name(DeviceKind kind) {
 
 Device::Device() : Device(default_()) {}
 
-Device Device::cpu() { return Device(Raw{}, DeviceKind::Cpu, 0, false, false); }
+Device Device::cpu() {
+  return Device(Raw{}, DeviceKind::Cpu, 0, false, false);
+}
 
-Device Device::of(DeviceKind kind, int index) { return Device(Raw{}, kind, index, false, false); }
+Device Device::of(DeviceKind kind, int index) {
+  return Device(Raw{}, kind, index, false, false);
+}
 
 Device Device::autodiff() const {
   return Device(Raw{}, kind_, index_, true, checkpointing_);
 }
 
-Device Device::gradient_checkpointing() const { return Device(Raw{}, kind_, index_, true, true); }
+Device Device::gradient_checkpointing() const {
+  return Device(Raw{}, kind_, index_, true, true);
+}
 
-Device Device::without_autodiff() const { return Device(Raw{}, kind_, index_, false, false); }
+Device Device::without_autodiff() const {
+  return Device(Raw{}, kind_, index_, false, false);
+}
 
 std::string Device::to_string() const {
   std::string s = device_kind_name(kind_);
@@ -167,8 +175,7 @@ Device Device::parse(std::string_view text) {
   if (index >= count) {
     detail::fail<DeviceError>("device", d.to_string(), " does not exist: ", device_kind_name(kind),
                               " has ", count, count == 1 ? " device" : " devices", " (index 0",
-                              count > 1 ? " to " + std::to_string(count - 1) : std::string(),
-                              ")");
+                              count > 1 ? " to " + std::to_string(count - 1) : std::string(), ")");
   }
   if (!d.is_available()) {
     detail::fail<DeviceError>("device", d.to_string(),
@@ -214,7 +221,8 @@ int find_stack(const Device& device) {
           ? (found = static_cast<int>(Is), 0)
           : 0),
      ...);
-  }(std::make_index_sequence<kNumStacks>{});
+  }
+  (std::make_index_sequence<kNumStacks>{});
   return found;
 }
 

@@ -6,14 +6,14 @@ namespace ember {
 #define EMBER_DEF_FB(name) EMBER_DISPATCH_DEF2(F, float_##name, F, F)
 #define EMBER_DEF_FS(name) EMBER_DISPATCH_DEF2(F, float_##name##_scalar, F, double)
 #define EMBER_DEF_FU(name) EMBER_DISPATCH_DEF1(F, float_##name, F)
-#define EMBER_DEF_IB(name)                     \
+#define EMBER_DEF_IB(name)                 \
   EMBER_DISPATCH_DEF2(I, int_##name, I, I) \
   EMBER_DISPATCH_DEF2(I, int_##name##_scalar, I, i64)
 #define EMBER_DEF_IU(name) EMBER_DISPATCH_DEF1(I, int_##name, I)
-#define EMBER_DEF_CMP(name)                                                \
-  EMBER_DISPATCH_DEF2(Bo, float_##name, const F&, const F&)             \
-  EMBER_DISPATCH_DEF2(Bo, float_##name##_elem, const F&, double)        \
-  EMBER_DISPATCH_DEF2(Bo, int_##name, const I&, const I&)               \
+#define EMBER_DEF_CMP(name)                                      \
+  EMBER_DISPATCH_DEF2(Bo, float_##name, const F&, const F&)      \
+  EMBER_DISPATCH_DEF2(Bo, float_##name##_elem, const F&, double) \
+  EMBER_DISPATCH_DEF2(Bo, int_##name, const I&, const I&)        \
   EMBER_DISPATCH_DEF2(Bo, int_##name##_elem, const I&, i64)
 #define EMBER_DEF_BB(name) EMBER_DISPATCH_DEF2(Bo, bool_##name, Bo, Bo)
 

@@ -5,10 +5,10 @@
 
 namespace ember {
 
-#define EMBER_DEF_RD(name)                                             \
+#define EMBER_DEF_RD(name)                            \
   EMBER_DISPATCH_DEF2(F, float_##name, const F&, i64) \
   EMBER_DISPATCH_DEF2(I, int_##name, const I&, i64)
-#define EMBER_DEF_RP(name)                                              \
+#define EMBER_DEF_RP(name)                             \
   EMBER_DISPATCH_DEF2(FI, float_##name, const F&, i64) \
   EMBER_DISPATCH_DEF2(II, int_##name, const I&, i64)
 EMBER_DISPATCH_REDUCE_DIM(EMBER_DEF_RD)
@@ -27,55 +27,63 @@ EMBER_DISPATCH_DEF2(Bo, bool_all_dim, const Bo&, i64)
 EMBER_DISPATCH_DEF3(FF, float_var_mean, const F&, i64, i64)
 
 // ---- optional reductions -------------------------------------------------------------------
-#define EMBER_DEF_REDUCE_OPT(X, P)                                                         \
-  Dispatch::P Dispatch::X##_sum(const P& x) {                                             \
-    return dispatch::forward<P>(                                                           \
-        #X "_sum",                                                                         \
-        []<class B>(const auto& p) {                                                       \
-          if constexpr (requires { B::X##_sum(p); }) {                                     \
-            return B::X##_sum(p);                                                          \
-          } else {                                                                         \
-            const i64 n = B::X##_shape(p).numel();                                         \
-            return B::X##_sum_dim(B::X##_reshape(p, Shape{n}), 0);                         \
-          }                                                                                \
-        },                                                                                 \
-        x);                                                                                \
-  }                                                                                        \
-  Dispatch::P Dispatch::X##_max_dim(const P& x, i64 dim) {                                \
-    return dispatch::forward<P>(                                                           \
-        #X "_max_dim",                                                                     \
-        []<class B>(const auto& p, i64 d) {                                                \
-          if constexpr (requires { B::X##_max_dim(p, d); }) return B::X##_max_dim(p, d);   \
-          else return B::X##_max_dim_with_indices(p, d).first;                             \
-        },                                                                                 \
-        x, dim);                                                                           \
-  }                                                                                        \
-  Dispatch::P Dispatch::X##_min_dim(const P& x, i64 dim) {                                \
-    return dispatch::forward<P>(                                                           \
-        #X "_min_dim",                                                                     \
-        []<class B>(const auto& p, i64 d) {                                                \
-          if constexpr (requires { B::X##_min_dim(p, d); }) return B::X##_min_dim(p, d);   \
-          else return B::X##_min_dim_with_indices(p, d).first;                             \
-        },                                                                                 \
-        x, dim);                                                                           \
-  }                                                                                        \
-  Dispatch::I Dispatch::X##_argmax(const P& x, i64 dim) {                                 \
-    return dispatch::forward<I>(                                                           \
-        #X "_argmax",                                                                      \
-        []<class B>(const auto& p, i64 d) {                                                \
-          if constexpr (requires { B::X##_argmax(p, d); }) return B::X##_argmax(p, d);     \
-          else return B::X##_max_dim_with_indices(p, d).second;                           \
-        },                                                                                 \
-        x, dim);                                                                           \
-  }                                                                                        \
-  Dispatch::I Dispatch::X##_argmin(const P& x, i64 dim) {                                 \
-    return dispatch::forward<I>(                                                           \
-        #X "_argmin",                                                                      \
-        []<class B>(const auto& p, i64 d) {                                                \
-          if constexpr (requires { B::X##_argmin(p, d); }) return B::X##_argmin(p, d);     \
-          else return B::X##_min_dim_with_indices(p, d).second;                            \
-        },                                                                                 \
-        x, dim);                                                                           \
+#define EMBER_DEF_REDUCE_OPT(X, P)                                 \
+  Dispatch::P Dispatch::X##_sum(const P& x) {                      \
+    return dispatch::forward<P>(                                   \
+        #X "_sum",                                                 \
+        []<class B>(const auto& p) {                               \
+          if constexpr (requires { B::X##_sum(p); }) {             \
+            return B::X##_sum(p);                                  \
+          } else {                                                 \
+            const i64 n = B::X##_shape(p).numel();                 \
+            return B::X##_sum_dim(B::X##_reshape(p, Shape{n}), 0); \
+          }                                                        \
+        },                                                         \
+        x);                                                        \
+  }                                                                \
+  Dispatch::P Dispatch::X##_max_dim(const P& x, i64 dim) {         \
+    return dispatch::forward<P>(                                   \
+        #X "_max_dim",                                             \
+        []<class B>(const auto& p, i64 d) {                        \
+          if constexpr (requires { B::X##_max_dim(p, d); })        \
+            return B::X##_max_dim(p, d);                           \
+          else                                                     \
+            return B::X##_max_dim_with_indices(p, d).first;        \
+        },                                                         \
+        x, dim);                                                   \
+  }                                                                \
+  Dispatch::P Dispatch::X##_min_dim(const P& x, i64 dim) {         \
+    return dispatch::forward<P>(                                   \
+        #X "_min_dim",                                             \
+        []<class B>(const auto& p, i64 d) {                        \
+          if constexpr (requires { B::X##_min_dim(p, d); })        \
+            return B::X##_min_dim(p, d);                           \
+          else                                                     \
+            return B::X##_min_dim_with_indices(p, d).first;        \
+        },                                                         \
+        x, dim);                                                   \
+  }                                                                \
+  Dispatch::I Dispatch::X##_argmax(const P& x, i64 dim) {          \
+    return dispatch::forward<I>(                                   \
+        #X "_argmax",                                              \
+        []<class B>(const auto& p, i64 d) {                        \
+          if constexpr (requires { B::X##_argmax(p, d); })         \
+            return B::X##_argmax(p, d);                            \
+          else                                                     \
+            return B::X##_max_dim_with_indices(p, d).second;       \
+        },                                                         \
+        x, dim);                                                   \
+  }                                                                \
+  Dispatch::I Dispatch::X##_argmin(const P& x, i64 dim) {          \
+    return dispatch::forward<I>(                                   \
+        #X "_argmin",                                              \
+        []<class B>(const auto& p, i64 d) {                        \
+          if constexpr (requires { B::X##_argmin(p, d); })         \
+            return B::X##_argmin(p, d);                            \
+          else                                                     \
+            return B::X##_min_dim_with_indices(p, d).second;       \
+        },                                                         \
+        x, dim);                                                   \
   }
 EMBER_DEF_REDUCE_OPT(float, F)
 EMBER_DEF_REDUCE_OPT(int, I)

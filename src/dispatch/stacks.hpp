@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "ember/autodiff/cpu.hpp"
 #include "ember/cpu/cpu.hpp"
 #include "ember/dispatch/dispatch.hpp"
 
@@ -51,7 +52,10 @@ struct NativeDevice<DeviceKind::Cpu> {
 };
 
 // ==== THE REGISTRATION LIST ================================================================
-using Stacks = StackList<Stack<Cpu, DeviceKind::Cpu, Grad::None>>;
+using Stacks = StackList<Stack<Cpu, DeviceKind::Cpu, Grad::None>,                // "cpu"
+                         Stack<Autodiff<Cpu>, DeviceKind::Cpu, Grad::Autodiff>,  // "cpu+autodiff"
+                         Stack<Autodiff<Cpu, autodiff::BalancedCheckpointing>, DeviceKind::Cpu,
+                               Grad::Checkpointing>>;  // "cpu+autodiff+checkpointing"
 // ===========================================================================================
 
 inline constexpr std::size_t kNumStacks = Stacks::size;
@@ -212,7 +216,10 @@ R lift(const Device& device, V&& v) {
   if constexpr (kIsTensor<R>) {
     return Access::make<typename KindOf<R>::type>(static_cast<std::uint8_t>(I), device,
                                                   std::forward<V>(v));
-  } else if constexpr (requires { typename R::first_type; typename R::second_type; }) {
+  } else if constexpr (requires {
+                         typename R::first_type;
+                         typename R::second_type;
+                       }) {
     return R(lift<typename R::first_type, I>(device, std::move(v.first)),
              lift<typename R::second_type, I>(device, std::move(v.second)));
   } else {
@@ -243,7 +250,8 @@ R forward(const char* op, Call call, Args&&... args) {
     if constexpr (std::is_void_v<R>) {
       call.template operator()<B>(unwrap<I>(std::forward<Args>(args))...);
     } else {
-      return lift<R, I>(device, call.template operator()<B>(unwrap<I>(std::forward<Args>(args))...));
+      return lift<R, I>(device,
+                        call.template operator()<B>(unwrap<I>(std::forward<Args>(args))...));
     }
   });
 }
@@ -268,51 +276,60 @@ R create(const char* op, const Device& device, Call call) {
 
 // Definitions of Dispatch functions that forward their arguments unchanged to the same
 // function of the operands' stack: EMBER_DISPATCH_DEFn(result, name, parameter types...).
-#define EMBER_DISPATCH_DEF1(R, name, T1)                                                   \
+#define EMBER_DISPATCH_DEF1(R, name, T1)                                               \
   auto Dispatch::name(T1 a1)->R {                                                      \
     return ::ember::dispatch::forward<R>(#name, EMBER_OP(name), std::forward<T1>(a1)); \
   }
-#define EMBER_DISPATCH_DEF2(R, name, T1, T2)                                            \
-  auto Dispatch::name(T1 a1, T2 a2)->R {                                            \
+#define EMBER_DISPATCH_DEF2(R, name, T1, T2)                                          \
+  auto Dispatch::name(T1 a1, T2 a2)->R {                                              \
     return ::ember::dispatch::forward<R>(#name, EMBER_OP(name), std::forward<T1>(a1), \
-                                                   std::forward<T2>(a2));               \
+                                         std::forward<T2>(a2));                       \
   }
-#define EMBER_DISPATCH_DEF3(R, name, T1, T2, T3)                                        \
-  auto Dispatch::name(T1 a1, T2 a2, T3 a3)->R {                                     \
+#define EMBER_DISPATCH_DEF3(R, name, T1, T2, T3)                                      \
+  auto Dispatch::name(T1 a1, T2 a2, T3 a3)->R {                                       \
     return ::ember::dispatch::forward<R>(#name, EMBER_OP(name), std::forward<T1>(a1), \
-                                                   std::forward<T2>(a2), std::forward<T3>(a3)); \
+                                         std::forward<T2>(a2), std::forward<T3>(a3)); \
   }
-#define EMBER_DISPATCH_DEF4(R, name, T1, T2, T3, T4)                                    \
-  auto Dispatch::name(T1 a1, T2 a2, T3 a3, T4 a4)->R {                              \
+#define EMBER_DISPATCH_DEF4(R, name, T1, T2, T3, T4)                                  \
+  auto Dispatch::name(T1 a1, T2 a2, T3 a3, T4 a4)->R {                                \
     return ::ember::dispatch::forward<R>(#name, EMBER_OP(name), std::forward<T1>(a1), \
-                                                   std::forward<T2>(a2), std::forward<T3>(a3), \
-                                                   std::forward<T4>(a4));               \
+                                         std::forward<T2>(a2), std::forward<T3>(a3),  \
+                                         std::forward<T4>(a4));                       \
   }
-#define EMBER_DISPATCH_DEF5(R, name, T1, T2, T3, T4, T5)                                \
-  auto Dispatch::name(T1 a1, T2 a2, T3 a3, T4 a4, T5 a5)->R {                       \
+#define EMBER_DISPATCH_DEF5(R, name, T1, T2, T3, T4, T5)                              \
+  auto Dispatch::name(T1 a1, T2 a2, T3 a3, T4 a4, T5 a5)->R {                         \
     return ::ember::dispatch::forward<R>(#name, EMBER_OP(name), std::forward<T1>(a1), \
-                                                   std::forward<T2>(a2), std::forward<T3>(a3), \
-                                                   std::forward<T4>(a4), std::forward<T5>(a5)); \
+                                         std::forward<T2>(a2), std::forward<T3>(a3),  \
+                                         std::forward<T4>(a4), std::forward<T5>(a5)); \
   }
-#define EMBER_DISPATCH_DEF6(R, name, T1, T2, T3, T4, T5, T6)                            \
-  auto Dispatch::name(T1 a1, T2 a2, T3 a3, T4 a4, T5 a5, T6 a6)->R {                \
-    return ::ember::dispatch::forward<R>(                                     \
-        #name, EMBER_OP(name), std::forward<T1>(a1), std::forward<T2>(a2),              \
-        std::forward<T3>(a3), std::forward<T4>(a4), std::forward<T5>(a5), std::forward<T6>(a6)); \
+#define EMBER_DISPATCH_DEF6(R, name, T1, T2, T3, T4, T5, T6)                                     \
+  auto Dispatch::name(T1 a1, T2 a2, T3 a3, T4 a4, T5 a5, T6 a6)->R {                             \
+    return ::ember::dispatch::forward<R>(                                                        \
+        #name, EMBER_OP(name), std::forward<T1>(a1), std::forward<T2>(a2), std::forward<T3>(a3), \
+        std::forward<T4>(a4), std::forward<T5>(a5), std::forward<T6>(a6));                       \
   }
 
 /// Definition of an optional Dispatch function that has no composite: forwards to the stack
-/// when it defines `name`, else throws UnsupportedError "[name] not implemented by <stack>".
-#define EMBER_DISPATCH_OPTIONAL(R, name, params, ...)                              \
-  auto Dispatch::name params->R {                                                           \
-    return ::ember::dispatch::forward<R>(                                                     \
-        #name,                                                                                \
-        []<class B_>(auto&&... a_) -> PrimitiveOf<B_, ::ember::dispatch::KindOfR<R>> {        \
-          if constexpr (requires { B_::name(std::forward<decltype(a_)>(a_)...); }) {          \
-            return B_::name(std::forward<decltype(a_)>(a_)...);                               \
-          } else {                                                                            \
-            detail::fail<UnsupportedError>(#name, "not implemented by backend ", B_::name()); \
-          }                                                                                   \
-        },                                                                                    \
-        __VA_ARGS__);                                                                         \
+/// when it defines `fn` (or to its inner backend when the primitives are the inner's own),
+/// else throws UnsupportedError "[fn] not implemented by backend <name>".
+#define EMBER_DISPATCH_OPTIONAL(R, fn, params, ...)                                         \
+  auto Dispatch::fn params->R {                                                             \
+    return ::ember::dispatch::forward<R>(                                                   \
+        #fn,                                                                                \
+        []<class B_>(auto&&... a_) -> PrimitiveOf<B_, ::ember::dispatch::KindOfR<R>> {      \
+          if constexpr (requires { B_::fn(std::forward<decltype(a_)>(a_)...); }) {          \
+            return B_::fn(std::forward<decltype(a_)>(a_)...);                               \
+          } else if constexpr (requires {                                                   \
+                                 {                                                          \
+                                   B_::InnerBackend::fn(std::forward<decltype(a_)>(a_)...)  \
+                                   } -> std::same_as<                                       \
+                                       PrimitiveOf<B_, ::ember::dispatch::KindOfR<R>>>;     \
+                               }) {                                                         \
+            /* int/bool tensors of a decorator are often its inner backend's own */         \
+            return B_::InnerBackend::fn(std::forward<decltype(a_)>(a_)...);                 \
+          } else {                                                                          \
+            detail::fail<UnsupportedError>(#fn, "not implemented by backend ", B_::name()); \
+          }                                                                                 \
+        },                                                                                  \
+        __VA_ARGS__);                                                                       \
   }

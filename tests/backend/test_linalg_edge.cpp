@@ -78,9 +78,9 @@ TYPED_TEST(LinalgTest, MatmulThreadCountDoesNotChangeResult) {
     const auto av = random_values(bs * m * m, 3), bv = random_values(bs * m * m, 4);
     const auto a = Tensor<B, 3>::from_data(TensorData(av, Shape{bs, m, m}));
     const auto b = Tensor<B, 3>::from_data(TensorData(bv, Shape{bs, m, m}));
-    B::set_num_threads(1);
+    Cpu::set_num_threads(1);
     const TensorData one = a.matmul(b).into_data();
-    B::set_num_threads(2);
+    Cpu::set_num_threads(2);
     const TensorData two = a.matmul(b).into_data();
     expect_approx(two, one, Tolerance::rel_abs(1e-5, 1e-5));
     // batch 0 against the naive product

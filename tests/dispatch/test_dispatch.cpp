@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 
+#include "ember/autodiff/cpu.hpp"
 #include "ember/cpu/cpu.hpp"
 #include "ember/dispatch/cpu.hpp"
 #include "ember/dispatch/dispatch.hpp"
@@ -37,12 +38,16 @@ class ScopedEnv {
  public:
   explicit ScopedEnv(const char* value) {
     if (const char* old = std::getenv("EMBER_DEVICE")) old_ = old, had_ = true;
-    if (value) setenv("EMBER_DEVICE", value, 1);
-    else unsetenv("EMBER_DEVICE");
+    if (value)
+      setenv("EMBER_DEVICE", value, 1);
+    else
+      unsetenv("EMBER_DEVICE");
   }
   ~ScopedEnv() {
-    if (had_) setenv("EMBER_DEVICE", old_.c_str(), 1);
-    else unsetenv("EMBER_DEVICE");
+    if (had_)
+      setenv("EMBER_DEVICE", old_.c_str(), 1);
+    else
+      unsetenv("EMBER_DEVICE");
   }
 
  private:
@@ -98,8 +103,9 @@ TEST(Device, AutodiffFlags) {
 }
 
 TEST(Device, ParseErrorsAreClear) {
-  EXPECT_EQ(device_error([] { Device::parse("cuda:0"); }).rfind(
-                "[device] cuda is not available in this build (available: cpu", 0),
+  EXPECT_EQ(device_error([] {
+              Device::parse("cuda:0");
+            }).rfind("[device] cuda is not available in this build (available: cpu", 0),
             0u);
   EXPECT_TRUE(contains(device_error([] { Device::parse("vulkan"); }),
                        "vulkan is not available in this build"));
@@ -265,4 +271,103 @@ TEST(Dispatch, SeedIsReproducible) {
   auto b = DTensor<1>::random({8}, Distribution::default_(), Device::cpu()).to_vec<float>();
   EXPECT_EQ(a, b);
   Dispatch::sync(Device::cpu());
+}
+
+// ---- autodiff as a device property ------------------------------------------------------
+
+namespace {
+/// loss = sum(relu(x W^T + b)^2), gradients of W and b on `dev`.
+std::pair<std::vector<float>, std::vector<float>> mlp_grads(const Device& dev) {
+  auto x = DTensor<2>::from_floats({{1, -2, 3}, {-4, 5, -6}}, dev);
+  auto w = DTensor<2>::from_floats({{0.5, -1, 2}, {1, 1, 1}}, dev).require_grad();
+  auto b = DTensor<1>::from_floats({0.25, -3}, dev).require_grad();
+  auto y = mlp_layer(x, w, b);
+  auto grads = (y * y).sum().backward();
+  auto gw = w.grad(grads);
+  auto gb = b.grad(grads);
+  EXPECT_TRUE(gw.has_value() && gb.has_value());
+  EXPECT_EQ(gw->device(), dev.without_autodiff());  // gradients live on the inner device
+  return {gw->to_vec<float>(), gb->to_vec<float>()};
+}
+}  // namespace
+
+TEST(DispatchAutodiff, GradientsOnAutodiffDevice) {
+  const Device ad = Device::cpu().autodiff();
+  ASSERT_TRUE(ad.is_available());
+  auto [gw, gb] = mlp_grads(ad);
+  // y = relu(x W^T + b): row 0 = [8.75, -1 -> 0], row 1 = [-18.75 -> 0, -8 -> 0];
+  // dL/dy = 2y; dW = dy^T x, db = sum_rows dy.
+  EXPECT_EQ(gw, (std::vector<float>{17.5, -35, 52.5, 0, 0, 0}));
+  EXPECT_EQ(gb, (std::vector<float>{17.5, 0}));
+}
+
+TEST(DispatchAutodiff, CheckpointingGivesIdenticalGradients) {
+  const Device ck = Device::cpu().gradient_checkpointing();
+  ASSERT_TRUE(ck.is_available());
+  EXPECT_EQ(mlp_grads(ck), mlp_grads(Device::cpu().autodiff()));
+}
+
+TEST(DispatchAutodiff, MatchesStaticAutodiffBackend) {
+  const Device ad = Device::cpu().autodiff();
+  auto x = DTensor<2>::from_floats({{0.5, -1.5}, {2, 0.25}}, ad).require_grad();
+  auto loss = (activation::sigmoid(x) * x.exp() + activation::silu(x)).sum();
+  auto g = x.grad(loss.backward());
+  ASSERT_TRUE(g.has_value());
+
+  using AD = Autodiff<Cpu>;
+  auto sx = Tensor<AD, 2>::from_data(x.into_data()).require_grad();
+  auto sl = (activation::sigmoid(sx) * sx.exp() + activation::silu(sx)).sum();
+  auto sg = sx.grad(sl.backward());
+  ASSERT_TRUE(sg.has_value());
+  const auto a = g->to_vec<float>(), b = sg->to_vec<float>();
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-6) << i;
+}
+
+TEST(DispatchAutodiff, PlainDeviceHasNoGradients) {
+  auto x = DTensor<1>::from_floats({1, 2}, Device::cpu());
+  EXPECT_FALSE(x.is_require_grad());
+  EXPECT_EQ(x.detach().to_vec<float>(), (std::vector<float>{1, 2}));
+  const std::string msg = device_error([&] { x.require_grad(); });
+  EXPECT_EQ(msg.rfind("[require_grad] tensor on device cpu does not record gradients: create it "
+                      "on cpu+autodiff",
+                      0),
+            0u)
+      << msg;
+  EXPECT_THROW(x.backward(), DeviceError);
+}
+
+TEST(DispatchAutodiff, InnerAndFromInnerMoveBetweenStacksWithoutCopy) {
+  const Device ad = Device::cpu().autodiff();
+  auto x = DTensor<1>::from_floats({1, 2, 3}, ad).require_grad();
+  auto y = x * 2.0;
+  auto inner = y.inner();
+  EXPECT_EQ(inner.device(), Device::cpu());
+  EXPECT_EQ(dispatch::cpu_primitive(inner.primitive()).storage,
+            dispatch::cpu_primitive(y.primitive()).storage);  // same buffer
+  auto back = DTensor<1>(Dispatch::float_from_inner(inner.primitive()));
+  EXPECT_EQ(back.device(), ad);
+  EXPECT_FALSE(back.is_require_grad());  // a constant
+  EXPECT_TRUE(y.is_require_grad());
+  // to_device between the stacks also works (and drops the graph)
+  EXPECT_FALSE(y.to_device(Device::cpu().gradient_checkpointing()).is_require_grad());
+  EXPECT_EQ(y.to_device(Device::cpu()).to_vec<float>(), (std::vector<float>{2, 4, 6}));
+}
+
+TEST(DispatchAutodiff, MixedPlainAndAutodiffThrows) {
+  auto x = DTensor<1>::from_floats({1, 2}, Device::cpu());
+  auto y = DTensor<1>::from_floats({3, 4}, Device::cpu().autodiff());
+  EXPECT_EQ(device_error([&] { x.add(y); }),
+            "[float_add] tensors are on different devices: cpu and cpu+autodiff");
+  EXPECT_EQ(device_error([&] { y.mul(x); }),
+            "[float_mul] tensors are on different devices: cpu+autodiff and cpu");
+}
+
+TEST(DispatchAutodiff, GradientsOfAnotherDeviceAreRejected) {
+  auto a = DTensor<1>::from_floats({1, 2}, Device::cpu().autodiff()).require_grad();
+  auto b = DTensor<1>::from_floats({1, 2}, Device::cpu().gradient_checkpointing()).require_grad();
+  auto ga = (a * a).sum().backward();
+  EXPECT_TRUE(contains(device_error([&] { b.grad(ga); }), "[grad] gradients of a backward pass"));
+  auto gb = (b * b).sum().backward();
+  EXPECT_EQ(b.grad(gb)->to_vec<float>(), (std::vector<float>{2, 4}));
 }

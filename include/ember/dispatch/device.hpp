@@ -89,6 +89,8 @@ class Device {
   std::int32_t index_ = 0;
 };
 
-inline std::ostream& operator<<(std::ostream& os, const Device& d) { return os << d.to_string(); }
+inline std::ostream& operator<<(std::ostream& os, const Device& d) {
+  return os << d.to_string();
+}
 
 }  // namespace ember

@@ -140,21 +140,24 @@ class DispatchGradients {
 #define EMBER_DISPATCH_FLOAT_BINARY(X) \
   X(add) X(sub) X(mul) X(div) X(remainder) X(powf) X(atan2) X(hypot) X(fmod) X(max_pair) X(min_pair)
 #define EMBER_DISPATCH_FLOAT_SCALAR(X) X(add) X(sub) X(mul) X(div) X(remainder) X(powf) X(fmod)
-#define EMBER_DISPATCH_FLOAT_UNARY(X)                                                           \
-  X(neg) X(abs) X(sign) X(square) X(recip) X(exp) X(log) X(log1p) X(sqrt) X(erf) X(sin) X(cos) \
-  X(tan) X(sinh) X(cosh) X(tanh) X(asin) X(acos) X(atan) X(asinh) X(acosh) X(atanh) X(round)   \
-  X(floor) X(ceil) X(trunc)
-#define EMBER_DISPATCH_INT_BINARY(X)                                                           \
-  X(add) X(sub) X(mul) X(div) X(remainder) X(powi) X(bitwise_and) X(bitwise_or) X(bitwise_xor) \
-  X(bitwise_left_shift) X(bitwise_right_shift)
+#define EMBER_DISPATCH_FLOAT_UNARY(X)                                                              \
+  X(neg)                                                                                           \
+  X(abs) X(sign) X(square) X(recip) X(exp) X(log) X(log1p) X(sqrt) X(erf) X(sin) X(cos) X(tan)     \
+      X(sinh) X(cosh) X(tanh) X(asin) X(acos) X(atan) X(asinh) X(acosh) X(atanh) X(round) X(floor) \
+          X(ceil) X(trunc)
+#define EMBER_DISPATCH_INT_BINARY(X)                                                    \
+  X(add)                                                                                \
+  X(sub) X(mul) X(div) X(remainder) X(powi) X(bitwise_and) X(bitwise_or) X(bitwise_xor) \
+      X(bitwise_left_shift) X(bitwise_right_shift)
 #define EMBER_DISPATCH_INT_UNARY(X) X(neg) X(abs) X(sign) X(square) X(bitwise_not)
 #define EMBER_DISPATCH_COMPARE(X) \
   X(equal) X(not_equal) X(greater) X(greater_equal) X(lower) X(lower_equal)
 #define EMBER_DISPATCH_BOOL_BINARY(X) X(and) X(or) X(xor) X(equal) X(not_equal)
 /// Element-wise activations without parameters / with one or two double parameters.
-#define EMBER_DISPATCH_ACT0(X)                                                                \
-  X(relu) X(relu6) X(gelu) X(gelu_tanh) X(silu) X(mish) X(sigmoid) X(hard_swish) X(log_sigmoid) \
-  X(softsign) X(selu) X(tanhshrink)
+#define EMBER_DISPATCH_ACT0(X)                                                          \
+  X(relu)                                                                               \
+  X(relu6) X(gelu) X(gelu_tanh) X(silu) X(mish) X(sigmoid) X(hard_swish) X(log_sigmoid) \
+      X(softsign) X(selu) X(tanhshrink)
 #define EMBER_DISPATCH_ACT1(X) X(leaky_relu) X(elu) X(celu) X(hard_shrink) X(soft_shrink)
 #define EMBER_DISPATCH_ACT2(X) X(hard_sigmoid) X(softplus)
 #define EMBER_DISPATCH_SOFTMAX(X) X(softmax) X(log_softmax) X(softmin) X(quiet_softmax)
@@ -165,11 +168,11 @@ class DispatchGradients {
 #define EMBER_DISPATCH_REDUCE_PAIR(X) \
   X(max_dim_with_indices) X(min_dim_with_indices) X(median_dim_with_indices)
 
-/// The run-time backend. Satisfies `Backend` and `AutodiffBackend`. Every function forwards to the operand's stack; functions with
-/// several tensor operands throw DeviceError "[<function>] tensors are on different devices:
-/// <a> and <b>" when the operands' devices differ, and creation functions throw DeviceError
-/// for a device that is not available in this build. Shapes, dims and dtypes are assumed
-/// valid (checked by the front end), as for every backend.
+/// The run-time backend. Satisfies `Backend` and `AutodiffBackend`. Every function forwards to the
+/// operand's stack; functions with several tensor operands throw DeviceError "[<function>] tensors
+/// are on different devices: <a> and <b>" when the operands' devices differ, and creation functions
+/// throw DeviceError for a device that is not available in this build. Shapes, dims and dtypes are
+/// assumed valid (checked by the front end), as for every backend.
 struct Dispatch {
   using Device = ember::Device;
   using FloatTensor = DispatchTensor<Float>;
@@ -254,10 +257,10 @@ struct Dispatch {
   static I int_##name(I lhs, I rhs); \
   static I int_##name##_scalar(I lhs, i64 rhs);
 #define EMBER_DISPATCH_DECL_IU(name) static I int_##name(I x);
-#define EMBER_DISPATCH_DECL_CMP(name)                   \
-  static Bo float_##name(const F& lhs, const F& rhs);   \
+#define EMBER_DISPATCH_DECL_CMP(name)                      \
+  static Bo float_##name(const F& lhs, const F& rhs);      \
   static Bo float_##name##_elem(const F& lhs, double rhs); \
-  static Bo int_##name(const I& lhs, const I& rhs);     \
+  static Bo int_##name(const I& lhs, const I& rhs);        \
   static Bo int_##name##_elem(const I& lhs, i64 rhs);
 #define EMBER_DISPATCH_DECL_BB(name) static Bo bool_##name(Bo lhs, Bo rhs);
   EMBER_DISPATCH_FLOAT_BINARY(EMBER_DISPATCH_DECL_FB)
@@ -288,25 +291,25 @@ struct Dispatch {
   static Bo bool_not(Bo x);
 
   // ---- layout (ember/backend/layout.hpp), incl. the optional unfold/squeeze/unsqueeze/pad
-#define EMBER_DISPATCH_DECL_LAYOUT(X, P)                                      \
-  static P X##_permute(P t, const Axes& axes);                                \
-  static P X##_expand(P t, const Shape& shape);                               \
-  static P X##_slice(P t, const Ranges& ranges);                              \
-  static P X##_flip(P t, const Axes& axes);                                   \
-  static P X##_cat(const std::vector<P>& tensors, std::size_t dim);           \
-  static P X##_unfold(P t, std::size_t dim, i64 size, i64 step);              \
-  static P X##_squeeze_dims(P t, const Axes& dims);                           \
-  static P X##_unsqueeze_dims(P t, const Axes& dims);                         \
-  static P X##_pad(const P& t, const Pads& pads, PadMode mode, double value); \
-  /* indexing (ember/backend/indexing.hpp) */                                 \
-  static P X##_slice_assign(P t, const Ranges& ranges, P values);             \
-  static P X##_select(const P& t, std::size_t dim, const I& indices);         \
+#define EMBER_DISPATCH_DECL_LAYOUT(X, P)                                              \
+  static P X##_permute(P t, const Axes& axes);                                        \
+  static P X##_expand(P t, const Shape& shape);                                       \
+  static P X##_slice(P t, const Ranges& ranges);                                      \
+  static P X##_flip(P t, const Axes& axes);                                           \
+  static P X##_cat(const std::vector<P>& tensors, std::size_t dim);                   \
+  static P X##_unfold(P t, std::size_t dim, i64 size, i64 step);                      \
+  static P X##_squeeze_dims(P t, const Axes& dims);                                   \
+  static P X##_unsqueeze_dims(P t, const Axes& dims);                                 \
+  static P X##_pad(const P& t, const Pads& pads, PadMode mode, double value);         \
+  /* indexing (ember/backend/indexing.hpp) */                                         \
+  static P X##_slice_assign(P t, const Ranges& ranges, P values);                     \
+  static P X##_select(const P& t, std::size_t dim, const I& indices);                 \
   static P X##_select_assign(P t, std::size_t dim, const I& indices, const P& values, \
-                             IndexUpdate update);                             \
-  static P X##_gather(std::size_t dim, const P& t, const I& indices);         \
-  static P X##_scatter(std::size_t dim, P t, const I& indices, const P& values, \
-                       IndexUpdate update);                                   \
-  static P X##_mask_where(P t, const Bo& mask, const P& values);              \
+                             IndexUpdate update);                                     \
+  static P X##_gather(std::size_t dim, const P& t, const I& indices);                 \
+  static P X##_scatter(std::size_t dim, P t, const I& indices, const P& values,       \
+                       IndexUpdate update);                                           \
+  static P X##_mask_where(P t, const Bo& mask, const P& values);                      \
   static P X##_mask_fill(P t, const Bo& mask, double value);
   EMBER_DISPATCH_DECL_LAYOUT(float, F)
   EMBER_DISPATCH_DECL_LAYOUT(int, I)
@@ -316,25 +319,25 @@ struct Dispatch {
 
   // ---- reduce (ember/backend/reduce.hpp), incl. the optional sum/max_dim/argmax ---------
 #define EMBER_DISPATCH_DECL_REDUCE(X, P, PI)                             \
-  static P X##_sum_dim(const P& x, i64 dim);                            \
-  static P X##_prod_dim(const P& x, i64 dim);                           \
-  static P X##_mean_dim(const P& x, i64 dim);                           \
-  static P X##_max_abs_dim(const P& x, i64 dim);                        \
-  static P X##_cumsum(const P& x, i64 dim);                             \
-  static P X##_cumprod(const P& x, i64 dim);                            \
-  static P X##_cummax(const P& x, i64 dim);                             \
-  static P X##_cummin(const P& x, i64 dim);                             \
-  static PI X##_max_dim_with_indices(const P& x, i64 dim);              \
-  static PI X##_min_dim_with_indices(const P& x, i64 dim);              \
-  static PI X##_median_dim_with_indices(const P& x, i64 dim);           \
+  static P X##_sum_dim(const P& x, i64 dim);                             \
+  static P X##_prod_dim(const P& x, i64 dim);                            \
+  static P X##_mean_dim(const P& x, i64 dim);                            \
+  static P X##_max_abs_dim(const P& x, i64 dim);                         \
+  static P X##_cumsum(const P& x, i64 dim);                              \
+  static P X##_cumprod(const P& x, i64 dim);                             \
+  static P X##_cummax(const P& x, i64 dim);                              \
+  static P X##_cummin(const P& x, i64 dim);                              \
+  static PI X##_max_dim_with_indices(const P& x, i64 dim);               \
+  static PI X##_min_dim_with_indices(const P& x, i64 dim);               \
+  static PI X##_median_dim_with_indices(const P& x, i64 dim);            \
   static PI X##_sort_with_indices(const P& x, i64 dim, bool descending); \
-  static PI X##_topk_with_indices(const P& x, i64 k, i64 dim);          \
-  static Bo X##_any_dim(const P& x, i64 dim);                           \
-  static Bo X##_all_dim(const P& x, i64 dim);                           \
-  static P X##_sum(const P& x);                                         \
-  static P X##_max_dim(const P& x, i64 dim);                            \
-  static P X##_min_dim(const P& x, i64 dim);                            \
-  static I X##_argmax(const P& x, i64 dim);                             \
+  static PI X##_topk_with_indices(const P& x, i64 k, i64 dim);           \
+  static Bo X##_any_dim(const P& x, i64 dim);                            \
+  static Bo X##_all_dim(const P& x, i64 dim);                            \
+  static P X##_sum(const P& x);                                          \
+  static P X##_max_dim(const P& x, i64 dim);                             \
+  static P X##_min_dim(const P& x, i64 dim);                             \
+  static I X##_argmax(const P& x, i64 dim);                              \
   static I X##_argmin(const P& x, i64 dim);
   EMBER_DISPATCH_DECL_REDUCE(float, F, FI)
   EMBER_DISPATCH_DECL_REDUCE(int, I, II)
