@@ -33,6 +33,18 @@ template <class B>
 inline constexpr bool kCpuBacked =
     std::is_same_v<typename B::FloatTensor, CpuTensor> || std::is_same_v<B, ember::Dispatch>;
 
+/// True when B's views and in-place reuse are observable as CPU storage sharing: Cpu-backed,
+/// and for Dispatch only on a plain cpu default device (an autodiff stack composes some
+/// layout ops from copies).
+template <class B>
+bool cpu_views_observable() {
+  if constexpr (std::is_same_v<B, ember::Dispatch>) {
+    return !ember::Device::default_().is_autodiff();
+  } else {
+    return kCpuBacked<B>;
+  }
+}
+
 /// The CpuTensor behind primitive `p` (shares its data).
 template <class P>
 CpuTensor cpu_of(const P& p) {
