@@ -114,7 +114,8 @@ static_assert(kHasFastSoftmax<ember::Cpu> && !kHasFastSoftmax<CpuComposite>,
 static_assert(kHasCompositeOps<ember::Cpu>,
               "an op used by the activation composites is missing from the front end");
 
-using ActivationBackends = ::testing::Types<ember::Cpu, CpuComposite>;
+using ActivationBackends =
+    ::testing::Types<ember::Cpu, CpuComposite, ember::Autodiff<ember::Cpu>, ember::Dispatch>;
 template <class F>
 void for_each_activation_backend(F&& f) {
   for_each_backend(f);

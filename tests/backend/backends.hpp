@@ -4,13 +4,20 @@
 
 #include <gtest/gtest.h>
 
+#include <type_traits>
+
 #include "ember/autodiff/cpu.hpp"
 #include "ember/cpu/cpu.hpp"
+#include "ember/dispatch/cpu.hpp"
+#include "ember/dispatch/dispatch.hpp"
 #include "ember/tensor/tensor.hpp"
 
 namespace ember::test {
 
-using ConformanceBackends = ::testing::Types<ember::Cpu, ember::Autodiff<ember::Cpu>>;
+/// Dispatch runs on the default device (EMBER_DEVICE, else cpu): the ctest entry
+/// ember_conformance_dispatch_autodiff reruns its cases with EMBER_DEVICE=cpu+autodiff.
+using ConformanceBackends =
+    ::testing::Types<ember::Cpu, ember::Autodiff<ember::Cpu>, ember::Dispatch>;
 
 /// Calls f.template operator()<B>() for every backend of the suite (for registering
 /// fixture-driven tests).
@@ -18,27 +25,53 @@ template <class F>
 void for_each_backend(F&& f) {
   f.template operator()<ember::Cpu>();
   f.template operator()<ember::Autodiff<ember::Cpu>>();
+  f.template operator()<ember::Dispatch>();
 }
 
-/// The CpuTensor under a primitive of a CPU-based stack (Cpu, Autodiff<Cpu>), for tests that
-/// build strided views by hand or inspect storage.
-template <class P>
-const CpuTensor& cpu_prim(const P& p) {
-  if constexpr (std::is_same_v<P, CpuTensor>)
-    return p;
-  else
-    return cpu_prim(p.inner);
-}
-/// `like` with its CpuTensor replaced by `c` (an untracked constant for Autodiff).
-template <class P>
-P with_cpu_prim(const P& like, CpuTensor c) {
-  if constexpr (std::is_same_v<P, CpuTensor>) {
-    return c;
+// ---- CPU storage of a primitive, for tests that build strided views by hand ----------------
+
+/// True when B's primitives hold a CpuTensor (Cpu and its test variants, Dispatch on a cpu
+/// device).
+template <class B>
+inline constexpr bool kCpuBacked = std::is_same_v<typename B::FloatTensor, CpuTensor> ||
+                                   std::is_same_v<B, ember::Dispatch> ||
+                                   std::is_same_v<B, ember::Autodiff<ember::Cpu>>;
+
+/// True when B's views and in-place reuse are observable as CPU storage sharing: Cpu-backed,
+/// and for Dispatch only on a plain cpu default device (an autodiff stack composes some
+/// layout ops from copies).
+template <class B>
+bool cpu_views_observable() {
+  if constexpr (std::is_same_v<B, ember::Dispatch>) {
+    return !ember::Device::default_().is_autodiff();
+  } else if constexpr (std::is_same_v<B, ember::Autodiff<ember::Cpu>>) {
+    return false;  // some layout ops are composites built from copies
   } else {
-    P out = like;
-    out.inner = with_cpu_prim(like.inner, std::move(c));
-    out.node = nullptr;
-    return out;
+    return kCpuBacked<B>;
+  }
+}
+
+/// The CpuTensor behind primitive `p` (shares its data).
+template <class P>
+CpuTensor cpu_of(const P& p) {
+  if constexpr (std::is_same_v<P, CpuTensor>) {
+    return p;
+  } else if constexpr (std::is_same_v<P, ember::autodiff::AdTensor<Cpu>>) {
+    return p.inner;
+  } else {
+    return ember::dispatch::cpu_primitive(p);
+  }
+}
+
+/// A primitive of `like`'s type (and device) holding `t`.
+template <class P>
+P with_cpu(const P& like, CpuTensor t) {
+  if constexpr (std::is_same_v<P, CpuTensor>) {
+    return t;
+  } else if constexpr (std::is_same_v<P, ember::autodiff::AdTensor<Cpu>>) {
+    return P{std::move(t), nullptr, like.checkpointing};
+  } else {
+    return ember::dispatch::from_cpu_primitive<typename P::Kind>(std::move(t), like.device());
   }
 }
 

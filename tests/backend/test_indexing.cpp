@@ -24,15 +24,15 @@ using F32 = std::vector<float>;
 template <class B, std::size_t D2, class K, std::size_t D>
 Tensor<B, D2, K> view(const Tensor<B, D, K>& t, Shape shape, std::vector<std::int64_t> strides,
                       std::int64_t offset = 0) {
-  CpuTensor p = ember::test::cpu_prim(t.primitive());
+  CpuTensor p = ember::test::cpu_of(t.primitive());
   p.shape = std::move(shape);
   p.strides = std::move(strides);
   p.offset = offset;
-  return Tensor<B, D2, K>(ember::test::with_cpu_prim(t.primitive(), std::move(p)));
+  return Tensor<B, D2, K>(ember::test::with_cpu(t.primitive(), std::move(p)));
 }
 
 template <class B>
-constexpr bool kIsCpu = std::is_same_v<B, Cpu>;
+constexpr bool kIsCpu = ember::test::kCpuBacked<B>;
 
 }  // namespace
 
@@ -127,11 +127,11 @@ TYPED_TEST(IndexingTest, RvalueUniqueInputIsWrittenInPlace) {
   auto x = Tensor<B, 2>::zeros({2, 3});
   auto m = Tensor<B, 2, Bool>::from_bools({{true, false, true}});
   if constexpr (kIsCpu<B>) {
-    const void* buf = x.primitive().storage.get();
+    const void* buf = ember::test::cpu_of(x.primitive()).storage.get();
     auto y = std::move(x).mask_fill(m, 5);
-    EXPECT_EQ(y.primitive().storage.get(), buf);
+    EXPECT_EQ(ember::test::cpu_of(y.primitive()).storage.get(), buf);
     auto z = std::move(y).slice_fill({s(1)}, 2);
-    EXPECT_EQ(z.primitive().storage.get(), buf);
+    EXPECT_EQ(ember::test::cpu_of(z.primitive()).storage.get(), buf);
     EXPECT_EQ(z.template to_vec<float>(), (F32{5, 0, 5, 2, 2, 2}));
   }
 }

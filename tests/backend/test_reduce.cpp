@@ -30,10 +30,10 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 /// layout a transpose() returns. CPU only.
 template <class B, std::size_t D, class K>
 Tensor<B, D, K> swap_last_view(const Tensor<B, D, K>& t) {
-  CpuTensor p = ember::test::cpu_prim(t.primitive());
+  CpuTensor p = ember::test::cpu_of(t.primitive());
   std::swap(p.shape[D - 1], p.shape[D - 2]);
   std::swap(p.strides[D - 1], p.strides[D - 2]);
-  return Tensor<B, D, K>(ember::test::with_cpu_prim(t.primitive(), std::move(p)));
+  return Tensor<B, D, K>(ember::test::with_cpu(t.primitive(), std::move(p)));
 }
 
 /// [rows, cols] host values, row-major.
@@ -56,7 +56,7 @@ TYPED_TEST(ReduceTest, TransposedViewReductionsMatchContiguous) {
   using B = TypeParam;
   const auto x = mat<B>(5, 7);        // [5, 7]
   const auto xt = swap_last_view(x);  // [7, 5] view, strides (1, 7)
-  ASSERT_FALSE(ember::test::cpu_prim(xt.primitive()).is_contiguous());
+  ASSERT_FALSE(ember::test::cpu_of(xt.primitive()).is_contiguous());
   const auto c = Tensor<B, 2>::from_data(xt.into_data());  // contiguous copy
   for (std::int64_t d : {0, 1}) {
     ember::test::expect_approx(xt.sum_dim(d).into_data(), c.sum_dim(d).into_data());
@@ -95,10 +95,10 @@ TYPED_TEST(ReduceTest, LargeTransposedViewUsesStrideOneLines) {
 TYPED_TEST(ReduceTest, ExpandedStrideZeroView) {
   using B = TypeParam;
   const auto base = Tensor<B, 1>::from_floats({1.0, 2.0, 3.0}).into_primitive();
-  CpuTensor p = ember::test::cpu_prim(base);
+  CpuTensor p = ember::test::cpu_of(base);
   p.shape = Shape{4, 3};
   p.strides = {0, 1};  // the row repeated 4 times
-  const Tensor<B, 2> x(ember::test::with_cpu_prim(base, std::move(p)));
+  const Tensor<B, 2> x(ember::test::with_cpu(base, std::move(p)));
   ember::test::expect_approx(x.sum_dim(0).into_data(),
                              TensorData(std::vector<float>{4, 8, 12}, Shape{1, 3}));
   ember::test::expect_approx(x.sum().into_data(), TensorData(std::vector<float>{24}, Shape{1}));
@@ -114,10 +114,11 @@ TYPED_TEST(ReduceTest, SlicedViewWithOffset) {
   // x = [[0..5],[6..11],[12..17]] as Int; view = x[1:, 2:5] via offset and strides
   std::vector<std::int64_t> v(18);
   std::iota(v.begin(), v.end(), 0);
-  auto p = Tensor<B, 2, Int>::from_data(TensorData(v, Shape{3, 6})).into_primitive();
+  const auto base = Tensor<B, 2, Int>::from_data(TensorData(v, Shape{3, 6})).into_primitive();
+  CpuTensor p = ember::test::cpu_of(base);
   p.offset = 8;
   p.shape = Shape{2, 3};
-  const Tensor<B, 2, Int> x(p);  // [[8, 9, 10], [14, 15, 16]]
+  const Tensor<B, 2, Int> x(ember::test::with_cpu(base, std::move(p)));  // [[8, 9, 10], [14, 15, 16]]
   ember::test::expect_eq(x.sum_dim(1).into_data(),
                          TensorData(std::vector<std::int64_t>{27, 45}, Shape{2, 1}));
   ember::test::expect_eq(x.sum().into_data(), TensorData(std::vector<std::int64_t>{72}, Shape{1}));

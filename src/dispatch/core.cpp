@@ -1,0 +1,266 @@
+// Dispatch: core functions (creation, read-back, reshape, casts, device moves).
+#include "ember/dispatch/cpu.hpp"
+#include "stacks.hpp"
+
+namespace ember {
+
+using dispatch::create;
+
+namespace {
+
+template <std::size_t I = 0>
+void seed_all(std::uint64_t seed) {
+  if constexpr (I < dispatch::kNumStacks) {
+    dispatch::BackendAt<I>::seed(seed);
+    seed_all<I + 1>(seed);
+  }
+}
+
+/// Kind-generic access to the core functions of backend B.
+template <class B, class K>
+struct KindOps;
+#define EMBER_KIND_OPS(Kind, X)                                                    \
+  template <class B>                                                               \
+  struct KindOps<B, Kind> {                                                        \
+    using P = PrimitiveOf<B, Kind>;                                                \
+    static P to_device(P p, const typename B::Device& d) {                         \
+      return B::X##_to_device(std::move(p), d);                                    \
+    }                                                                              \
+    static TensorData into_data(const P& p) { return B::X##_into_data(p); }        \
+    static P from_data(const TensorData& data, const typename B::Device& d) {      \
+      return B::X##_from_data(data, d);                                            \
+    }                                                                              \
+    static decltype(auto) inner(const P& p) requires requires { B::X##_inner(p); } \
+    { return B::X##_inner(p); }                                                    \
+    template <class IP>                                                            \
+    static P from_inner(IP p) requires requires {                                  \
+      B::X##_from_inner(std::move(p));                                             \
+    }                                                                              \
+    { return B::X##_from_inner(std::move(p)); }                                    \
+  };
+EMBER_KIND_OPS(Float, float)
+EMBER_KIND_OPS(Int, int)
+EMBER_KIND_OPS(Bool, bool)
+#undef EMBER_KIND_OPS
+
+template <class B>
+struct InnerOf {
+  using type = void;
+};
+template <class B>
+requires requires {
+  typename B::InnerBackend;
+}
+struct InnerOf<B> {
+  using type = typename B::InnerBackend;
+};
+
+/// Moves `t` (kind K) to `device`. Same stack: the stack's to_device. An autodiff stack and
+/// its inner stack (or two autodiff stacks over one inner backend): through inner /
+/// from_inner, without a copy (the graph is not carried over). Otherwise through TensorData.
+/// (This is the one function that visits a pair of stacks: N^2 small instantiations.)
+template <class K>
+DispatchTensor<K> to_device(DispatchTensor<K> t, const Device& device, const char* op) {
+  using dispatch::Access;
+  using DK = DispatchTensor<K>;
+  const std::uint8_t target = dispatch::stack_of(op, device);
+  return dispatch::visit<DK>(t.stack(), [&]<std::size_t I>() -> DK {
+    using BS = dispatch::BackendAt<I>;
+    using PS = dispatch::PrimAt<I, K>;
+    PS p = std::move(Access::get<PS>(t));
+    return dispatch::visit<DK>(target, [&]<std::size_t J>() -> DK {
+      using BT = dispatch::BackendAt<J>;
+      using OT = KindOps<BT, K>;
+      using IS = typename InnerOf<BS>::type;
+      using IT = typename InnerOf<BT>::type;
+      const auto native = dispatch::NativeDevice<dispatch::StackAt<J>::kind>::get(device);
+      if constexpr (I == J) {
+        return Access::make<K>(target, device, OT::to_device(std::move(p), native));
+      } else if constexpr (std::is_same_v<IT, BS> && requires { OT::from_inner(std::move(p)); }) {
+        return Access::make<K>(target, device, OT::to_device(OT::from_inner(std::move(p)), native));
+      } else if constexpr (std::is_same_v<IS, BT> && requires { KindOps<BS, K>::inner(p); }) {
+        return Access::make<K>(target, device, OT::to_device(KindOps<BS, K>::inner(p), native));
+      } else if constexpr (!std::is_void_v<IS> && std::is_same_v<IS, IT> &&
+                           requires { OT::from_inner(KindOps<BS, K>::inner(p)); }) {
+        return Access::make<K>(target, device,
+                               OT::to_device(OT::from_inner(KindOps<BS, K>::inner(p)), native));
+      } else {
+        const TensorData data = KindOps<BS, K>::into_data(p);
+        return Access::make<K>(target, device, OT::from_data(data, native));
+      }
+    });
+  });
+}
+
+}  // namespace
+
+void Dispatch::seed(std::uint64_t seed) {
+  seed_all(seed);
+}
+
+void Dispatch::sync(const Device& device) {
+  create<int>("sync", device, []<class B>(const typename B::Device& d) {
+    B::sync(d);
+    return 0;
+  });
+}
+
+// ---- creation ----------------------------------------------------------------------------
+#define EMBER_DISPATCH_FROM_DATA(X, P)                                                     \
+  Dispatch::P Dispatch::X##_from_data(const TensorData& data, const Device& device) {      \
+    return create<P>(#X "_from_data", device, [&]<class B>(const typename B::Device& d) {  \
+      return B::X##_from_data(data, d);                                                    \
+    });                                                                                    \
+  }                                                                                        \
+  Dispatch::P Dispatch::X##_empty(const Shape& shape, const Device& device, DType dtype) { \
+    return create<P>(#X "_empty", device, [&]<class B>(const typename B::Device& d) {      \
+      return B::X##_empty(shape, d, dtype);                                                \
+    });                                                                                    \
+  }                                                                                        \
+  Dispatch::P Dispatch::X##_full(const Shape& shape, double value, const Device& device,   \
+                                 DType dtype) {                                            \
+    return create<P>(#X "_full", device, [&]<class B>(const typename B::Device& d) {       \
+      return B::X##_full(shape, value, d, dtype);                                          \
+    });                                                                                    \
+  }                                                                                        \
+  Dispatch::P Dispatch::X##_to_device(P t, const Device& device) {                         \
+    return to_device(std::move(t), device, #X "_to_device");                               \
+  }
+EMBER_DISPATCH_FROM_DATA(float, F)
+EMBER_DISPATCH_FROM_DATA(int, I)
+EMBER_DISPATCH_FROM_DATA(bool, Bo)
+#undef EMBER_DISPATCH_FROM_DATA
+
+Dispatch::F Dispatch::float_random(const Shape& shape, Distribution dist, const Device& device,
+                                   DType dtype) {
+  return create<F>("float_random", device, [&]<class B>(const typename B::Device& d) {
+    return B::float_random(shape, dist, d, dtype);
+  });
+}
+
+Dispatch::I Dispatch::int_arange(i64 start, i64 end, i64 step, const Device& device, DType dtype) {
+  return create<I>("int_arange", device, [&]<class B>(const typename B::Device& d) {
+    return B::int_arange(start, end, step, d, dtype);
+  });
+}
+
+// ---- read-back and metadata ---------------------------------------------------------------
+EMBER_DISPATCH_DEF1(TensorData, float_into_data, const F&)
+EMBER_DISPATCH_DEF1(TensorData, int_into_data, const I&)
+EMBER_DISPATCH_DEF1(TensorData, bool_into_data, const Bo&)
+EMBER_DISPATCH_DEF1(Shape, float_shape, const F&)
+EMBER_DISPATCH_DEF1(Shape, int_shape, const I&)
+EMBER_DISPATCH_DEF1(Shape, bool_shape, const Bo&)
+EMBER_DISPATCH_DEF1(DType, float_dtype, const F&)
+EMBER_DISPATCH_DEF1(DType, int_dtype, const I&)
+EMBER_DISPATCH_DEF1(DType, bool_dtype, const Bo&)
+
+// ---- reshape and casts --------------------------------------------------------------------
+EMBER_DISPATCH_DEF2(F, float_reshape, F, const Shape&)
+EMBER_DISPATCH_DEF2(I, int_reshape, I, const Shape&)
+EMBER_DISPATCH_DEF2(Bo, bool_reshape, Bo, const Shape&)
+EMBER_DISPATCH_DEF2(F, float_cast, F, DType)
+EMBER_DISPATCH_DEF2(I, int_cast, I, DType)
+EMBER_DISPATCH_DEF2(I, float_into_int, F, DType)
+EMBER_DISPATCH_DEF2(F, int_into_float, I, DType)
+EMBER_DISPATCH_DEF2(I, bool_into_int, Bo, DType)
+EMBER_DISPATCH_DEF2(F, bool_into_float, Bo, DType)
+
+Dispatch::Bo Dispatch::float_into_bool(F t) {
+  return dispatch::forward<Bo>(
+      "float_into_bool",
+      []<class B>(typename B::FloatTensor p) {
+        if constexpr (requires { B::float_into_bool(std::move(p)); }) {
+          return B::float_into_bool(std::move(p));
+        } else {
+          return B::float_not_equal_elem(p, 0.0);
+        }
+      },
+      std::move(t));
+}
+
+Dispatch::Bo Dispatch::int_into_bool(I t) {
+  return dispatch::forward<Bo>(
+      "int_into_bool",
+      []<class B>(typename B::IntTensor p) {
+        if constexpr (requires { B::int_into_bool(std::move(p)); }) {
+          return B::int_into_bool(std::move(p));
+        } else {
+          return B::int_not_equal_elem(p, 0);
+        }
+      },
+      std::move(t));
+}
+
+}  // namespace ember
+
+// ---- interop with CpuTensor (ember/dispatch/cpu.hpp) ---------------------------------------
+namespace ember::dispatch {
+
+namespace {
+
+template <class K>
+CpuTensor cpu_primitive_of(const DispatchTensor<K>& t) {
+  return visit<CpuTensor>(t.stack(), [&]<std::size_t I>() -> CpuTensor {
+    using B = BackendAt<I>;
+    using P = PrimAt<I, K>;
+    const P& p = Access::get<P>(t);
+    if constexpr (std::is_same_v<P, CpuTensor>) {
+      return p;
+    } else if constexpr (std::is_same_v<K, Float> && requires {
+                           { B::float_inner(p) } -> std::same_as<CpuTensor>;
+                         }) {
+      return B::float_inner(p);
+    } else if constexpr (std::is_same_v<K, Int> && requires {
+                           { B::int_inner(p) } -> std::same_as<CpuTensor>;
+                         }) {
+      return B::int_inner(p);
+    } else if constexpr (std::is_same_v<K, Bool> && requires {
+                           { B::bool_inner(p) } -> std::same_as<CpuTensor>;
+                         }) {
+      return B::bool_inner(p);
+    } else {
+      detail::fail<DeviceError>("cpu_primitive", "tensor on device ", t.device().to_string(),
+                                " is not a cpu tensor");
+    }
+  });
+}
+
+}  // namespace
+
+CpuTensor cpu_primitive(const DispatchTensor<Float>& t) {
+  return cpu_primitive_of(t);
+}
+CpuTensor cpu_primitive(const DispatchTensor<Int>& t) {
+  return cpu_primitive_of(t);
+}
+CpuTensor cpu_primitive(const DispatchTensor<Bool>& t) {
+  return cpu_primitive_of(t);
+}
+
+template <class K>
+DispatchTensor<K> from_cpu_primitive(CpuTensor t, const Device& device) {
+  const std::uint8_t s = stack_of("from_cpu_primitive", device);
+  return visit<DispatchTensor<K>>(s, [&]<std::size_t I>() -> DispatchTensor<K> {
+    using B = BackendAt<I>;
+    using P = PrimAt<I, K>;
+    if constexpr (std::is_same_v<P, CpuTensor>) {
+      return Access::make<K>(s, device, std::move(t));
+    } else if constexpr (std::is_same_v<K, Float> && requires { B::float_from_inner(t); }) {
+      return Access::make<K>(s, device, B::float_from_inner(std::move(t)));
+    } else if constexpr (std::is_same_v<K, Int> && requires { B::int_from_inner(t); }) {
+      return Access::make<K>(s, device, B::int_from_inner(std::move(t)));
+    } else if constexpr (std::is_same_v<K, Bool> && requires { B::bool_from_inner(t); }) {
+      return Access::make<K>(s, device, B::bool_from_inner(std::move(t)));
+    } else {
+      detail::fail<DeviceError>("from_cpu_primitive", "device ", device.to_string(),
+                                " is not a cpu device");
+    }
+  });
+}
+
+template DispatchTensor<Float> from_cpu_primitive<Float>(CpuTensor, const Device&);
+template DispatchTensor<Int> from_cpu_primitive<Int>(CpuTensor, const Device&);
+template DispatchTensor<Bool> from_cpu_primitive<Bool>(CpuTensor, const Device&);
+
+}  // namespace ember::dispatch

@@ -1,0 +1,245 @@
+// ember::Device: parsing, the default device, availability.
+#include "ember/dispatch/device.hpp"
+
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+#include <string>
+
+#include "stacks.hpp"
+
+namespace ember {
+
+namespace {
+
+constexpr DeviceKind kKinds[] = {DeviceKind::Cpu, DeviceKind::Cuda, DeviceKind::Vulkan};
+
+/// Number of devices of `kind` in this build (0 when no stack runs it).
+template <std::size_t I = 0>
+int device_count(DeviceKind kind) {
+  if constexpr (I == dispatch::kNumStacks) {
+    return 0;
+  } else {
+    using S = dispatch::StackAt<I>;
+    if (S::kind == kind) return dispatch::NativeDevice<S::kind>::count();
+    return device_count<I + 1>(kind);
+  }
+}
+
+std::string available_list() {
+  std::string out;
+  for (const Device& d : Device::available()) {
+    if (!out.empty()) out += ", ";
+    out += d.to_string();
+  }
+  return out;
+}
+
+std::string lower_trimmed(std::string_view text) {
+  std::size_t b = 0, e = text.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(text[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(text[e - 1]))) --e;
+  std::string s(text.substr(b, e - b));
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+const char* device_kind_name(DeviceKind kind) {
+  switch (kind) {
+    case DeviceKind::Cpu:
+      return "cpu";
+    case DeviceKind::Cuda:
+      return "cuda";
+    case DeviceKind::Vulkan:
+      return "vulkan";
+  }
+  return "unknown";
+}
+
+Device::Device() : Device(default_()) {}
+
+Device Device::cpu() {
+  return Device(Raw{}, DeviceKind::Cpu, 0, false, false);
+}
+
+Device Device::of(DeviceKind kind, int index) {
+  return Device(Raw{}, kind, index, false, false);
+}
+
+Device Device::autodiff() const {
+  return Device(Raw{}, kind_, index_, true, checkpointing_);
+}
+
+Device Device::gradient_checkpointing() const {
+  return Device(Raw{}, kind_, index_, true, true);
+}
+
+Device Device::without_autodiff() const {
+  return Device(Raw{}, kind_, index_, false, false);
+}
+
+std::string Device::to_string() const {
+  std::string s = device_kind_name(kind_);
+  if (kind_ != DeviceKind::Cpu) {
+    s += ':';
+    s += std::to_string(index_);
+  }
+  if (autodiff_) s += "+autodiff";
+  if (checkpointing_) s += "+checkpointing";
+  return s;
+}
+
+bool Device::is_available() const {
+  return dispatch::find_stack(*this) >= 0 && index_ >= 0 && index_ < device_count(kind_);
+}
+
+std::vector<Device> Device::available() {
+  std::vector<Device> out;
+  for (const dispatch::Grad g :
+       {dispatch::Grad::None, dispatch::Grad::Autodiff, dispatch::Grad::Checkpointing}) {
+    for (const DeviceKind k : kKinds) {
+      for (int i = 0; i < device_count(k); ++i) {
+        Device d = Device::of(k, i);
+        if (g == dispatch::Grad::Autodiff) d = d.autodiff();
+        if (g == dispatch::Grad::Checkpointing) d = d.gradient_checkpointing();
+        if (d.is_available()) out.push_back(d);
+      }
+    }
+  }
+  return out;
+}
+
+Device Device::parse(std::string_view text) {
+  const std::string s = lower_trimmed(text);
+  const auto bad = [&](const std::string& why) -> Device {
+    detail::fail<DeviceError>("device", "cannot parse device '", std::string(text), "': ", why,
+                              " (syntax: <kind>[:<index>][+autodiff][+checkpointing], e.g. cpu, "
+                              "cpu+autodiff, cuda:0; available: ",
+                              available_list(), ")");
+  };
+  std::string_view rest(s);
+  const std::size_t plus = rest.find('+');
+  std::string_view head = rest.substr(0, plus);
+  std::string_view flags = plus == std::string_view::npos ? std::string_view{} : rest.substr(plus);
+
+  // kind[:index]
+  const std::size_t colon = head.find(':');
+  const std::string_view kind_name = head.substr(0, colon);
+  DeviceKind kind{};
+  bool known = false;
+  for (const DeviceKind k : kKinds) {
+    if (kind_name == device_kind_name(k)) {
+      kind = k;
+      known = true;
+    }
+  }
+  if (kind_name.empty()) return bad("no device kind");
+  if (!known) return bad("unknown device kind '" + std::string(kind_name) + "'");
+  int index = 0;
+  if (colon != std::string_view::npos) {
+    const std::string_view idx = head.substr(colon + 1);
+    const auto [ptr, ec] = std::from_chars(idx.data(), idx.data() + idx.size(), index);
+    if (idx.empty() || ec != std::errc{} || ptr != idx.data() + idx.size() || index < 0) {
+      return bad("invalid index '" + std::string(idx) + "'");
+    }
+  }
+
+  // +autodiff / +checkpointing, in any order, each at most once
+  bool autodiff = false, checkpointing = false;
+  while (!flags.empty()) {
+    flags.remove_prefix(1);  // '+'
+    const std::size_t next = flags.find('+');
+    const std::string_view flag = flags.substr(0, next);
+    if (flag == "autodiff" && !autodiff) {
+      autodiff = true;
+    } else if (flag == "checkpointing" && !checkpointing) {
+      checkpointing = true;
+    } else if (flag == "autodiff" || flag == "checkpointing") {
+      return bad("'+" + std::string(flag) + "' appears twice");
+    } else {
+      return bad("unknown option '+" + std::string(flag) +
+                 "' (options: +autodiff, +checkpointing)");
+    }
+    flags = next == std::string_view::npos ? std::string_view{} : flags.substr(next);
+  }
+
+  Device d(Raw{}, kind, index, autodiff || checkpointing, checkpointing);
+  const int count = device_count(kind);
+  if (count == 0) {
+    detail::fail<DeviceError>("device", device_kind_name(kind),
+                              " is not available in this build (available: ", available_list(),
+                              ")");
+  }
+  if (index >= count) {
+    detail::fail<DeviceError>("device", d.to_string(), " does not exist: ", device_kind_name(kind),
+                              " has ", count, count == 1 ? " device" : " devices", " (index 0",
+                              count > 1 ? " to " + std::to_string(count - 1) : std::string(), ")");
+  }
+  if (!d.is_available()) {
+    detail::fail<DeviceError>("device", d.to_string(),
+                              " is not available in this build: no autodiff stack is registered"
+                              " for ",
+                              device_kind_name(kind), " (available: ", available_list(), ")");
+  }
+  return d;
+}
+
+Device Device::default_() {
+  const char* env = std::getenv("EMBER_DEVICE");
+  if (env == nullptr || *env == '\0') {
+    // The best available device: the first plain device of the first kind with devices
+    // (kinds are listed in the order of preference: cuda, vulkan, cpu).
+    for (const DeviceKind k : {DeviceKind::Cuda, DeviceKind::Vulkan, DeviceKind::Cpu}) {
+      if (device_count(k) > 0) return Device::of(k, 0);
+    }
+    return Device::cpu();
+  }
+  // Parsing is cheap, but creation functions take Device{} by default: cache per thread.
+  thread_local std::string cached_text;
+  thread_local Device cached = Device::cpu();
+  if (cached_text != env) {
+    try {
+      cached = parse(env);
+    } catch (const DeviceError& e) {
+      std::string_view why = e.what();
+      if (why.starts_with("[device] ")) why.remove_prefix(9);
+      detail::fail<DeviceError>("device", "invalid EMBER_DEVICE='", env, "': ", why);
+    }
+    cached_text = env;
+  }
+  return cached;
+}
+
+namespace dispatch {
+
+int find_stack(const Device& device) {
+  int found = -1;
+  [&]<std::size_t... Is>(std::index_sequence<Is...>) {
+    ((found < 0 && StackAt<Is>::kind == device.kind() && StackAt<Is>::grad == grad_of(device)
+          ? (found = static_cast<int>(Is), 0)
+          : 0),
+     ...);
+  }
+  (std::make_index_sequence<kNumStacks>{});
+  return found;
+}
+
+std::uint8_t stack_of(const char* op, const Device& device) {
+  const int s = find_stack(device);
+  if (s < 0 || device.index() < 0 || device.index() >= device_count(device.kind())) {
+    detail::fail<DeviceError>(op, "device ", device.to_string(),
+                              " is not available in this build (available: ", available_list(),
+                              ")");
+  }
+  return static_cast<std::uint8_t>(s);
+}
+
+void throw_device_mismatch(const char* op, const Device& a, const Device& b) {
+  detail::fail<DeviceError>(op, "tensors are on different devices: ", a.to_string(), " and ",
+                            b.to_string());
+}
+
+}  // namespace dispatch
+}  // namespace ember
