@@ -33,9 +33,9 @@ void for_each_backend(F&& f) {
 /// True when B's primitives hold a CpuTensor (Cpu and its test variants, Dispatch on a cpu
 /// device).
 template <class B>
-inline constexpr bool kCpuBacked = std::is_same_v<typename B::FloatTensor, CpuTensor> ||
-                                   std::is_same_v<B, ember::Dispatch> ||
-                                   std::is_same_v<B, ember::Autodiff<ember::Cpu>>;
+inline constexpr bool kCpuBacked =
+    std::is_same_v<typename B::FloatTensor, CpuTensor> || std::is_same_v<B, ember::Dispatch> ||
+    std::is_same_v<B, ember::Autodiff<ember::Cpu>>;
 
 /// True when B's views and in-place reuse are observable as CPU storage sharing: Cpu-backed,
 /// and for Dispatch only on a plain cpu default device (an autodiff stack composes some

@@ -95,16 +95,16 @@ Tensor<B, D> sigmoid(Tensor<B, D> x) {
   else {
     bool tracked = false;
     if constexpr (AutodiffBackend<B>) tracked = x.is_require_grad();
+    // Untracked: rvalue chain, so each step may reuse the buffer.
+    if (!tracked) return std::move(x).neg().exp().add_scalar(1.0).recip();
     auto z = std::move(x).neg();
     auto e = z.exp();
-    if (tracked) {
-      // exp(-x) overflows for very negative x: sigmoid is 0 there, but exp's backward would
-      // give 0 * inf = NaN. Recompute exp with those entries zeroed, then put inf back
-      // (same values).
-      auto over = e.is_inf();
-      e = z.mask_fill(over, 0.0).exp().mask_fill(over, std::numeric_limits<double>::infinity());
-    }
-    return e.add_scalar(1.0).recip();
+    // exp(-x) overflows for very negative x: sigmoid is 0 there, but exp's backward would
+    // give 0 * inf = NaN. Recompute exp with those entries zeroed, then put inf back
+    // (same values).
+    auto over = e.is_inf();
+    e = z.mask_fill(over, 0.0).exp().mask_fill(over, std::numeric_limits<double>::infinity());
+    return std::move(e).add_scalar(1.0).recip();
   }
 }
 
