@@ -19,10 +19,21 @@
 
 #include "ember/autodiff/cpu.hpp"
 #include "ember/tensor/tensor.hpp"
+#ifdef EMBER_GRAD_DISPATCH
+#include "ember/dispatch/dispatch.hpp"
+#endif
 
 namespace ember::test {
 
+#ifdef EMBER_GRAD_DISPATCH
+/// The gradient suite over Dispatch: the ctest entry sets EMBER_DEVICE=cpu+autodiff, so
+/// tensors are created on the Autodiff<Cpu> stack behind Dispatch.
+using AD = Dispatch;
+using ADInner = Dispatch;
+#else
 using AD = Autodiff<Cpu>;
+using ADInner = Cpu;
+#endif
 
 struct GradCheckOptions {
   double eps = 1e-5;
@@ -58,8 +69,8 @@ template <std::size_t D>
 Tensor<AD, D> make_input(const TensorData& data, bool noncontiguous) {
   if (!noncontiguous || D < 2) return Tensor<AD, D>::from_data(data);
   // Store the values transposed (last two dims swapped), then view them back.
-  auto stored = Tensor<Cpu, D>::from_data(data).swap_dims(-2, -1);
-  auto copy = Tensor<Cpu, D>::from_data(stored.into_data());  // contiguous, transposed layout
+  auto stored = Tensor<ADInner, D>::from_data(data).swap_dims(-2, -1);
+  auto copy = Tensor<ADInner, D>::from_data(stored.into_data());  // contiguous, transposed layout
   return Tensor<AD, D>::from_inner(copy.swap_dims(-2, -1));
 }
 

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "ember/autodiff/cpu.hpp"
+#include "ember/tensor/activation.hpp"
 #include "ember/tensor/tensor.hpp"
 #include "fixtures.hpp"
 #include "gradcheck.hpp"
@@ -16,10 +17,10 @@ namespace {
 using T2 = Tensor<AD, 2>;
 using T1 = Tensor<AD, 1>;
 
-std::vector<double> vec(const Tensor<Cpu, 1>& t) {
+std::vector<double> vec(const Tensor<ADInner, 1>& t) {
   return t.to_vec<double>();
 }
-std::vector<double> vec(const Tensor<Cpu, 2>& t) {
+std::vector<double> vec(const Tensor<ADInner, 2>& t) {
   return t.to_vec<double>();
 }
 
@@ -100,7 +101,7 @@ TEST(AutodiffCore, SecondBackwardThroughFreedGraphThrows) {
 
 TEST(AutodiffCore, CreateGraphGivesSecondDerivative) {
   // y = x^3: dy/dx = 3x^2, d2y/dx2 = 6x.
-  auto x = T1::from_floats({1.0, 2.0, -3.0}, Cpu::Device{}, DType::F64).require_grad();
+  auto x = T1::from_floats({1.0, 2.0, -3.0}, AD::Device{}, DType::F64).require_grad();
   auto y = (x * x * x).sum();
   auto g1 = y.backward(/*create_graph=*/true);
   auto dx = *x.grad_graph(g1);
@@ -113,7 +114,7 @@ TEST(AutodiffCore, CreateGraphGivesSecondDerivative) {
 TEST(AutodiffCore, CreateGraphThroughExpAndSin) {
   // d2/dx2 exp(sin x) = exp(sin x) (cos^2 x - sin x)
   const double v = 0.7;
-  auto x = T1::from_floats({v}, Cpu::Device{}, DType::F64).require_grad();
+  auto x = T1::from_floats({v}, AD::Device{}, DType::F64).require_grad();
   auto y = x.sin().exp().sum();
   auto dx = *x.grad_graph(y.backward(true));
   auto d2 = vec(*x.grad(dx.sum().backward()))[0];
@@ -123,17 +124,47 @@ TEST(AutodiffCore, CreateGraphThroughExpAndSin) {
 TEST(AutodiffCore, GradRemoveAndReplace) {
   auto x = T1::from_floats({1.0, 2.0}).require_grad();
   auto grads = (x * 2.0).sum().backward();
-  x.grad_replace(grads, Tensor<Cpu, 1>::from_floats({7.0, 8.0}));
+  const auto inner_device = x.inner().device();  // gradients live on the inner backend
+  x.grad_replace(grads, Tensor<ADInner, 1>::from_floats({7.0, 8.0}, inner_device));
   EXPECT_EQ(vec(*x.grad(grads)), (std::vector<double>{7, 8}));
   auto removed = x.grad_remove(grads);
   ASSERT_TRUE(removed.has_value());
   EXPECT_FALSE(x.grad(grads).has_value());
-  EMBER_EXPECT_THROW_MSG(x.grad_replace(grads, Tensor<Cpu, 1>::from_floats({1.0})), ShapeError,
-                         "[grad_replace] gradient of shape [1] for a tensor of shape [2]");
+  EMBER_EXPECT_THROW_MSG(
+      x.grad_replace(grads, Tensor<ADInner, 1>::from_floats({1.0}, inner_device)), ShapeError,
+      "[grad_replace] gradient of shape [1] for a tensor of shape [2]");
+}
+
+TEST(AutodiffCore, GradReplaceChecksDtype) {
+  auto x = T1::from_floats({1.0, 2.0}).require_grad();
+  auto grads = (x * 2.0).sum().backward();
+  EMBER_EXPECT_THROW_MSG(
+      x.grad_replace(grads,
+                     Tensor<ADInner, 1>::from_floats({1.0, 2.0}, x.inner().device(), DType::F64)),
+      DTypeError, "[grad_replace] gradient of dtype f64 for a tensor of dtype f32");
+}
+
+TEST(AutodiffCore, RequireGradOnTrackedTensorIsANoOp) {
+  auto x = T1::from_floats({1.0, 2.0}).require_grad();
+  auto again = x.require_grad();              // the same leaf
+  auto y = (x * 3.0).require_grad();          // stays in the graph of x
+  auto grads = (again * y).sum().backward();  // d/dx 3x^2 = 6x
+  EXPECT_EQ(vec(*x.grad(grads)), (std::vector<double>{6, 12}));
+}
+
+TEST(AutodiffCore, ReluFamilyGradientsAtKinksMatchTorch) {
+  // torch: relu'(0) = 0, relu6'(0) = relu6'(6) = 0, leaky_relu'(0) = slope.
+  auto x = T1::from_floats({-1.0, 0.0, 6.0, 7.0}).require_grad();
+  auto g1 = ember::activation::relu(x).sum().backward();
+  EXPECT_EQ(vec(*x.grad(g1)), (std::vector<double>{0, 0, 1, 1}));
+  auto g2 = ember::activation::relu6(x).sum().backward();
+  EXPECT_EQ(vec(*x.grad(g2)), (std::vector<double>{0, 0, 0, 0}));
+  auto g3 = ember::activation::leaky_relu(x, 0.25).sum().backward();
+  EXPECT_EQ(vec(*x.grad(g3)), (std::vector<double>{0.25, 0.25, 1, 1}));
 }
 
 TEST(AutodiffCore, InnerAndFromInner) {
-  auto c = Tensor<Cpu, 2>::from_floats({{1.0, 2.0}});
+  auto c = Tensor<ADInner, 2>::from_floats({{1.0, 2.0}});
   auto a = T2::from_inner(c);
   EXPECT_FALSE(a.is_require_grad());
   EXPECT_EQ(a.inner().to_vec<double>(), (std::vector<double>{1, 2}));
@@ -238,7 +269,7 @@ TEST(AutodiffCore, LongChainIsFreedWithoutDeepRecursion) {
 }
 
 TEST(AutodiffCore, ForwardValuesUnchanged) {
-  auto c = Tensor<Cpu, 2>::from_data(random_data({3, 4}, 5));
+  auto c = Tensor<ADInner, 2>::from_data(random_data({3, 4}, 5));
   auto a = T2::from_inner(c).require_grad();
   auto expect = (c.exp() * c - c.sin()).sum_dim(1).to_vec<double>();
   auto got = (a.exp() * a - a.sin()).sum_dim(1).inner().to_vec<double>();

@@ -105,10 +105,10 @@ TEST(GradActivation, SoftmaxFamily) {
 TEST(GradActivation, SoftmaxWithTiedMaximaIsTheAnalyticGradient) {
   // Ties at the maximum: the shift is detached, so the gradient is exactly p (g - <g, p>).
   auto x =
-      Tensor<AD, 1>::from_floats({2.0, 2.0, -1.0, 0.5}, Cpu::Device{}, DType::F64).require_grad();
+      Tensor<AD, 1>::from_floats({2.0, 2.0, -1.0, 0.5}, AD::Device{}, DType::F64).require_grad();
   const std::vector<double> g{1.0, -2.0, 0.5, 3.0};
   auto p = act::softmax(x, 0);
-  auto grads = (p * Tensor<AD, 1>::from_floats({1.0, -2.0, 0.5, 3.0}, Cpu::Device{}, DType::F64))
+  auto grads = (p * Tensor<AD, 1>::from_floats({1.0, -2.0, 0.5, 3.0}, AD::Device{}, DType::F64))
                    .sum()
                    .backward();
   const auto pv = p.inner().to_vec<double>();
@@ -118,9 +118,9 @@ TEST(GradActivation, SoftmaxWithTiedMaximaIsTheAnalyticGradient) {
   for (std::size_t i = 0; i < 4; ++i) EXPECT_NEAR(gx[i], pv[i] * (g[i] - dot), 1e-15) << i;
   // log_softmax: g - p sum(g)
   auto y =
-      Tensor<AD, 1>::from_floats({2.0, 2.0, -1.0, 0.5}, Cpu::Device{}, DType::F64).require_grad();
+      Tensor<AD, 1>::from_floats({2.0, 2.0, -1.0, 0.5}, AD::Device{}, DType::F64).require_grad();
   auto gl = (act::log_softmax(y, 0) *
-             Tensor<AD, 1>::from_floats({1.0, -2.0, 0.5, 3.0}, Cpu::Device{}, DType::F64))
+             Tensor<AD, 1>::from_floats({1.0, -2.0, 0.5, 3.0}, AD::Device{}, DType::F64))
                 .sum()
                 .backward();
   const auto gy = y.grad(gl)->to_vec<double>();

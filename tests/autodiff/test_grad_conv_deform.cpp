@@ -147,7 +147,7 @@ TEST(GradConvDeform, ZeroOffsetMatchesConv2dGradients) {
   auto y1 = module::conv2d(x1, w1, std::nullopt,
                            ConvOptions<2>{o.stride, o.padding, o.dilation, o.weight_groups});
   const Shape ys = y1.shape();
-  auto off = T4::zeros(Shape{2, 2 * 6, ys[2], ys[3]}, Cpu::Device{}, DType::F64).require_grad();
+  auto off = T4::zeros(Shape{2, 2 * 6, ys[2], ys[3]}, AD::Device{}, DType::F64).require_grad();
   auto y2 = module::deform_conv2d(x2, off, w2, std::nullopt, std::nullopt, o);
   const auto r = T4::from_data(random_data(ys, 432));
   auto g1 = (y1 * r).sum().backward();

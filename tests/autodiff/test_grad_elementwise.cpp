@@ -217,7 +217,7 @@ TEST(GradElementwise, Reshape) {
 
 TEST(GradElementwise, ToDevice) {
   gradcheck<2>("to_device (cpu -> cpu)",
-               [](const V2& x) { return x[0].to_device(Cpu::Device{}).exp(); },
+               [](const V2& x) { return x[0].to_device(AD::Device{}).exp(); },
                {random_data(kShape, 165)});
 }
 
@@ -255,8 +255,8 @@ TEST(GradElementwise, CastChain) {
 TEST(GradElementwise, GradientsKeepTheOperandDtype) {
   // The front end promotes f32 (+) f64 to f64 with a recorded cast: each operand's gradient
   // comes back in its own dtype and shape.
-  auto a = T2::from_floats({{1.0, 2.0, 3.0}}, Cpu::Device{}, DType::F32).require_grad();
-  auto b = T2::from_floats({{0.5}, {-2.0}}, Cpu::Device{}, DType::F64).require_grad();
+  auto a = T2::from_floats({{1.0, 2.0, 3.0}}, AD::Device{}, DType::F32).require_grad();
+  auto b = T2::from_floats({{0.5}, {-2.0}}, AD::Device{}, DType::F64).require_grad();
   auto y = a * b;
   EXPECT_EQ(y.dtype(), DType::F64);
   auto grads = y.sum().backward();
@@ -268,7 +268,7 @@ TEST(GradElementwise, GradientsKeepTheOperandDtype) {
   EXPECT_EQ(ga.to_vec<double>(), (std::vector<double>{-1.5, -1.5, -1.5}));
   EXPECT_EQ(gb.to_vec<double>(), (std::vector<double>{6.0, 6.0}));
   // f32 unary chain: the gradient stays f32.
-  auto x = T2::from_floats({{0.25, -0.5}}, Cpu::Device{}, DType::F32).require_grad();
+  auto x = T2::from_floats({{0.25, -0.5}}, AD::Device{}, DType::F32).require_grad();
   auto gx = *x.grad(x.tanh().exp().sum().backward());
   EXPECT_EQ(gx.dtype(), DType::F32);
   const auto v = gx.to_vec<double>();
@@ -286,16 +286,16 @@ std::vector<double> grad_of(const T2& x, const AD::Gradients& grads) {
 
 TEST(GradElementwise, ClampPassesGradientAtTheBoundaries) {
   // derivatives.yaml clamp: grad * ((self >= min) & (self <= max)).
-  auto x = T2::from_floats({{-0.5, 0.5, 0.0, 1.0, -1.0}}, Cpu::Device{}, DType::F64).require_grad();
+  auto x = T2::from_floats({{-0.5, 0.5, 0.0, 1.0, -1.0}}, AD::Device{}, DType::F64).require_grad();
   EXPECT_EQ(grad_of(x, x.clamp(-0.5, 0.5).sum().backward()), (std::vector<double>{1, 1, 1, 0, 0}));
   EXPECT_EQ(grad_of(x, x.clamp_min(0.5).sum().backward()), (std::vector<double>{0, 1, 0, 1, 0}));
   EXPECT_EQ(grad_of(x, x.clamp_max(-0.5).sum().backward()), (std::vector<double>{1, 0, 0, 0, 1}));
 }
 
 TEST(GradElementwise, MaxMinPairTiesSplitTheGradient) {
-  auto a = T2::from_floats({{1.0, 2.0, 3.0}}, Cpu::Device{}, DType::F64).require_grad();
-  auto b = T2::from_floats({{1.0, 3.0, 2.0}}, Cpu::Device{}, DType::F64).require_grad();
-  auto w = T2::from_floats({{2.0, 4.0, 8.0}}, Cpu::Device{}, DType::F64);
+  auto a = T2::from_floats({{1.0, 2.0, 3.0}}, AD::Device{}, DType::F64).require_grad();
+  auto b = T2::from_floats({{1.0, 3.0, 2.0}}, AD::Device{}, DType::F64).require_grad();
+  auto w = T2::from_floats({{2.0, 4.0, 8.0}}, AD::Device{}, DType::F64);
   auto gmax = (a.max_pair(b) * w).sum().backward();
   EXPECT_EQ(grad_of(a, gmax), (std::vector<double>{1, 0, 8}));
   EXPECT_EQ(grad_of(b, gmax), (std::vector<double>{1, 4, 0}));
@@ -303,8 +303,8 @@ TEST(GradElementwise, MaxMinPairTiesSplitTheGradient) {
   EXPECT_EQ(grad_of(a, gmin), (std::vector<double>{1, 4, 0}));
   EXPECT_EQ(grad_of(b, gmin), (std::vector<double>{1, 0, 8}));
   // Broadcast ties: a [2, 1] against b [1, 2].
-  auto c = T2::from_floats({{1.0}, {2.0}}, Cpu::Device{}, DType::F64).require_grad();
-  auto d = T2::from_floats({{1.0, 2.0}}, Cpu::Device{}, DType::F64).require_grad();
+  auto c = T2::from_floats({{1.0}, {2.0}}, AD::Device{}, DType::F64).require_grad();
+  auto d = T2::from_floats({{1.0, 2.0}}, AD::Device{}, DType::F64).require_grad();
   auto gb = c.max_pair(d).sum().backward();
   // max: (1,1) tie, (1,2) d wins, (2,1) c wins, (2,2) tie.
   EXPECT_EQ(grad_of(c, gb), (std::vector<double>{0.5, 1.5}));
@@ -312,13 +312,13 @@ TEST(GradElementwise, MaxMinPairTiesSplitTheGradient) {
 }
 
 TEST(GradElementwise, AbsAtZeroHasZeroGradient) {
-  auto x = T2::from_floats({{0.0, -2.0, 3.0}}, Cpu::Device{}, DType::F64).require_grad();
+  auto x = T2::from_floats({{0.0, -2.0, 3.0}}, AD::Device{}, DType::F64).require_grad();
   EXPECT_EQ(grad_of(x, x.abs().sum().backward()), (std::vector<double>{0, -1, 1}));
 }
 
 TEST(GradElementwise, PowfScalarZeroHasZeroGradient) {
   // derivatives.yaml pow_backward: exponent == 0 -> zeros (also at x = 0).
-  auto x = T2::from_floats({{0.0, -2.0, 3.0}}, Cpu::Device{}, DType::F64).require_grad();
+  auto x = T2::from_floats({{0.0, -2.0, 3.0}}, AD::Device{}, DType::F64).require_grad();
   auto y = x.powf_scalar(0.0);
   EXPECT_EQ(y.inner().to_vec<double>(), (std::vector<double>{1, 1, 1}));
   EXPECT_EQ(grad_of(x, y.sum().backward()), (std::vector<double>{0, 0, 0}));
@@ -328,8 +328,8 @@ TEST(GradElementwise, PowfScalarZeroHasZeroGradient) {
 
 TEST(GradElementwise, PowfTensorConventionsAtZero) {
   // d/da a^b = b a^(b-1), 0 where b == 0; d/db a^b = a^b log a, 0 where a == 0 and b >= 0.
-  auto a = T2::from_floats({{0.0, 0.0, 2.0}}, Cpu::Device{}, DType::F64).require_grad();
-  auto b = T2::from_floats({{0.0, 2.0, 0.0}}, Cpu::Device{}, DType::F64).require_grad();
+  auto a = T2::from_floats({{0.0, 0.0, 2.0}}, AD::Device{}, DType::F64).require_grad();
+  auto b = T2::from_floats({{0.0, 2.0, 0.0}}, AD::Device{}, DType::F64).require_grad();
   auto grads = a.powf(b).sum().backward();
   EXPECT_EQ(grad_of(a, grads), (std::vector<double>{0, 0, 0}));
   const auto gb = grad_of(b, grads);

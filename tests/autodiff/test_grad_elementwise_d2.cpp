@@ -15,7 +15,7 @@ namespace {
 
 using T2 = Tensor<AD, 2>;
 
-std::vector<double> values(const Tensor<Cpu, 2>& t) {
+std::vector<double> values(const Tensor<ADInner, 2>& t) {
   return t.to_vec<double>();
 }
 
@@ -155,14 +155,14 @@ TEST(GradHigherOrder, ThroughLayoutAndIndexing) {
 
 TEST(GradHigherOrder, MaxPairAndClampAreLocallyLinear) {
   // Second derivatives of max_pair(a, b) * a and clamp(x)^2.
-  auto a = T2::from_floats({{1.0, -2.0, 3.0}}, Cpu::Device{}, DType::F64).require_grad();
-  auto b = T2::from_floats({{0.5, 1.0, 3.5}}, Cpu::Device{}, DType::F64).require_grad();
+  auto a = T2::from_floats({{1.0, -2.0, 3.0}}, AD::Device{}, DType::F64).require_grad();
+  auto b = T2::from_floats({{0.5, 1.0, 3.5}}, AD::Device{}, DType::F64).require_grad();
   // f = max(a, b) * a: where a wins f = a^2 (d2/da2 = 2), else f = b a (d2/da db = 1).
   auto g1 = (a.max_pair(b) * a).sum().backward(true);
   auto g2 = a.grad_graph(g1)->sum().backward();
   EXPECT_EQ(values(*a.grad(g2)), (std::vector<double>{2, 0, 0}));
   EXPECT_EQ(values(*b.grad(g2)), (std::vector<double>{0, 1, 1}));
-  auto x = T2::from_floats({{-2.0, 0.5, 2.0}}, Cpu::Device{}, DType::F64).require_grad();
+  auto x = T2::from_floats({{-2.0, 0.5, 2.0}}, AD::Device{}, DType::F64).require_grad();
   auto dx = *x.grad_graph(x.clamp(-1.0, 1.0).square().sum().backward(true));
   EXPECT_EQ(values(*x.grad(dx.sum().backward())), (std::vector<double>{0, 2, 0}));
 }

@@ -110,8 +110,8 @@ TEST(GradLinalg, CosineSimilarity) {
   // A zero vector (torch): its clamped norm is a constant, so d/da = b / (eps |b|) and
   // d/db = 0.
   const double eps = 1e-8;
-  auto a = Tensor<AD, 1>::from_floats({0.0, 0.0, 0.0}, Cpu::Device{}, DType::F64).require_grad();
-  auto b = Tensor<AD, 1>::from_floats({1.0, 2.0, 2.0}, Cpu::Device{}, DType::F64).require_grad();
+  auto a = Tensor<AD, 1>::from_floats({0.0, 0.0, 0.0}, AD::Device{}, DType::F64).require_grad();
+  auto b = Tensor<AD, 1>::from_floats({1.0, 2.0, 2.0}, AD::Device{}, DType::F64).require_grad();
   auto g = linalg::cosine_similarity(a, b, 0, eps).backward();
   const auto ga = a.grad(g)->to_vec<double>();
   EXPECT_NEAR(ga[0], 1.0 / (eps * 3.0), 1e-6 / eps);

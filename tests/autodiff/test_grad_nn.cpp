@@ -107,7 +107,7 @@ TEST(GradNn, RmsNorm) {
                {x, random_data({1, 1, 5}, 42, 0.5, 1.5)});
   gradcheck<3>("rms_norm no weight", [](const V3& xs) { return nn::rms_norm(xs[0]); }, {x});
   // A zero row: sqrt(0 + eps) is fine, d/dx = w / sqrt(eps).
-  auto z = Tensor<AD, 2>::zeros({1, 3}, Cpu::Device{}, DType::F64).require_grad();
+  auto z = Tensor<AD, 2>::zeros({1, 3}, AD::Device{}, DType::F64).require_grad();
   auto grads = nn::rms_norm(z, std::nullopt, 1e-4).sum().backward();
   for (double g : z.grad(grads)->to_vec<double>()) EXPECT_NEAR(g, 100.0, 1e-9);
 }
@@ -229,7 +229,7 @@ TEST(GradNn, AttentionCausal) {
 
 TEST(GradNn, CrossEntropy) {
   const auto logits = random_data({4, 5}, 81, -3.0, 3.0);
-  const auto raw = Tensor<Cpu, 2>::from_data(random_data({4, 5}, 82, 0.1, 1.0));
+  const auto raw = Tensor<ADInner, 2>::from_data(random_data({4, 5}, 82, 0.1, 1.0));
   const auto target = raw.div(raw.sum_dim(1));
   gradcheck<2>("cross_entropy probabilities",
                [](const V2& xs) { return loss::cross_entropy_with_logits(xs[0], xs[1]); },
@@ -241,7 +241,8 @@ TEST(GradNn, CrossEntropy) {
   // d/dlogits = (softmax - onehot) / N
   auto x = T2::from_data(logits).require_grad();
   auto grads = loss::cross_entropy_with_logits(x, cls).backward();
-  const auto p = ember::activation::softmax(Tensor<Cpu, 2>::from_data(logits), 1).to_vec<double>();
+  const auto p =
+      ember::activation::softmax(Tensor<ADInner, 2>::from_data(logits), 1).to_vec<double>();
   const auto g = x.grad(grads)->to_vec<double>();
   const std::int64_t c[4] = {0, 4, 2, 2};
   for (std::size_t i = 0; i < 20; ++i) {

@@ -227,7 +227,7 @@ TEST(GradReduce, UntrackedForwardUnchanged) {
   const auto d = random_data({3, 4}, 60);
   auto a = Tensor<AD, 2>::from_data(d);
   auto b = Tensor<AD, 2>::from_data(d).require_grad();
-  auto c = Tensor<Cpu, 2>::from_data(d);
+  auto c = Tensor<ADInner, 2>::from_data(d);
   EXPECT_EQ(b.cumprod(1).inner().to_vec<double>(), c.cumprod(1).to_vec<double>());
   EXPECT_EQ(b.cummax(0).inner().to_vec<double>(), c.cummax(0).to_vec<double>());
   EXPECT_EQ(b.prod_dim(1).inner().to_vec<double>(), c.prod_dim(1).to_vec<double>());

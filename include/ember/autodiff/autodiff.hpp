@@ -86,7 +86,10 @@ struct Autodiff : autodiff::AdOps<B> {
   /// A constant (untracked) tensor of this stack.
   static FloatTensor float_from_inner(typename B::FloatTensor t) { return wrap(std::move(t)); }
   /// The same values as a new leaf that requires a gradient.
+  /// A tensor that is already tracked (a leaf or a result) is returned unchanged, as torch's
+  /// requires_grad_() on a tensor that requires grad.
   static FloatTensor float_require_grad(const FloatTensor& t) {
+    if (t.node) return t;
     return autodiff::AdCoreOps<B>::make_leaf(t.inner, t.checkpointing || S::enabled);
   }
 

@@ -44,14 +44,23 @@ Tensor<B, D> softmax_shift(Tensor<B, D> m) {
 template <class B, std::size_t D>
 Tensor<B, D> relu(Tensor<B, D> x) {
   EMBER_ACT_DISPATCH(float_relu, x);
-  else return std::move(x).clamp_min(0.0);
+  else {
+    // mask_fill, not clamp_min: the gradient at x = 0 is 0 as in torch (clamp passes it).
+    auto nonpos = x.lower_equal_elem(0.0);
+    return std::move(x).mask_fill(nonpos, 0.0);
+  }
 }
 
 /// min(max(0, x), 6). Backend: float_relu6(p).
 template <class B, std::size_t D>
 Tensor<B, D> relu6(Tensor<B, D> x) {
   EMBER_ACT_DISPATCH(float_relu6, x);
-  else return std::move(x).clamp(0.0, 6.0);
+  else {
+    // Gradient 0 at x = 0 and x = 6 as in torch (hardtanh's open interval).
+    auto low = x.lower_equal_elem(0.0);
+    auto high = x.greater_equal_elem(6.0);
+    return std::move(x).mask_fill(low, 0.0).mask_fill(high, 6.0);
+  }
 }
 
 /// x if x >= 0 else slope * x (torch default slope 0.01). Backend: float_leaky_relu(p, slope).
@@ -59,7 +68,7 @@ template <class B, std::size_t D>
 Tensor<B, D> leaky_relu(Tensor<B, D> x, double slope = 0.01) {
   EMBER_ACT_DISPATCH(float_leaky_relu, x, slope);
   else {
-    auto neg = x.lower_elem(0.0);
+    auto neg = x.lower_equal_elem(0.0);  // gradient `slope` at x = 0 as in torch
     auto scaled = x.mul_scalar(slope);
     return std::move(x).mask_where(neg, scaled);
   }

@@ -19,7 +19,8 @@ class AutodiffApi {
   const Tensor<B, D, K>& self() const { return static_cast<const Tensor<B, D, K>&>(*this); }
 
  public:
-  /// The same values as a leaf that requires a gradient (torch's requires_grad_()).
+  /// The same values as a leaf that requires a gradient (torch's requires_grad_()); a tensor
+  /// that is already tracked is returned unchanged.
   auto require_grad() const requires(AutodiffBackend<B>&& std::same_as<K, Float>) {
     return Tensor<B, D, K>(B::float_require_grad(self().primitive()));
   }
@@ -69,8 +70,8 @@ class AutodiffApi {
     auto g = B::float_grad_remove(self().primitive(), grads);
     return g ? std::optional<T>(T(std::move(*g))) : std::nullopt;
   }
-  /// Sets this leaf's gradient. Throws ShapeError if `grad`'s shape differs from the
-  /// tensor's, Error if the tensor does not require grad.
+  /// Sets this leaf's gradient. Throws ShapeError / DTypeError if `grad`'s shape / dtype
+  /// differs from the tensor's, Error if the tensor does not require grad.
   template <class G, class T>
   void grad_replace(G& grads, const T& grad) const requires(
       AutodiffBackend<B>&& std::same_as<K, Float>&& std::same_as<G, typename B::Gradients>&&
@@ -78,6 +79,10 @@ class AutodiffApi {
     if (!(grad.shape() == self().shape())) {
       fail<ShapeError>("grad_replace", "gradient of shape ", grad.shape(),
                        " for a tensor of shape ", self().shape());
+    }
+    if (grad.dtype() != self().dtype()) {
+      fail<DTypeError>("grad_replace", "gradient of dtype ", grad.dtype(),
+                       " for a tensor of dtype ", self().dtype());
     }
     B::float_grad_replace(self().primitive(), grads, grad.primitive());
   }
