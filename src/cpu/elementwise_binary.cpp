@@ -12,17 +12,15 @@ namespace {
 template <class Op>
 CpuTensor float_binary(CpuTensor a, CpuTensor b) {
   const DType dt = a.dtype;
-  return ew::visit_float(dt, [&]<class T>() {
-    return ew::binary_typed<T, T>(std::move(a), std::move(b), dt, Op{});
-  });
+  return ew::visit_float(
+      dt, [&]<class T>() { return ew::binary_typed<T, T>(std::move(a), std::move(b), dt, Op{}); });
 }
 
 template <class Op>
 CpuTensor int_binary(CpuTensor a, CpuTensor b) {
   const DType dt = a.dtype;
-  return ew::visit_int(dt, [&]<class T>() {
-    return ew::binary_typed<T, T>(std::move(a), std::move(b), dt, Op{});
-  });
+  return ew::visit_int(
+      dt, [&]<class T>() { return ew::binary_typed<T, T>(std::move(a), std::move(b), dt, Op{}); });
 }
 
 template <class F>
@@ -32,13 +30,13 @@ CpuTensor bool_binary(CpuTensor a, CpuTensor b, F f) {
 
 }  // namespace
 
-#define EMBER_DEF_FB(name, Op)                                               \
-  CpuTensor ElementwiseOps::float_##name(CpuTensor lhs, CpuTensor rhs) {      \
-    return float_binary<scalar::Op>(std::move(lhs), std::move(rhs));         \
+#define EMBER_DEF_FB(name, Op)                                           \
+  CpuTensor ElementwiseOps::float_##name(CpuTensor lhs, CpuTensor rhs) { \
+    return float_binary<scalar::Op>(std::move(lhs), std::move(rhs));     \
   }
-#define EMBER_DEF_IB(name, Op)                                               \
-  CpuTensor ElementwiseOps::int_##name(CpuTensor lhs, CpuTensor rhs) {        \
-    return int_binary<scalar::Op>(std::move(lhs), std::move(rhs));           \
+#define EMBER_DEF_IB(name, Op)                                         \
+  CpuTensor ElementwiseOps::int_##name(CpuTensor lhs, CpuTensor rhs) { \
+    return int_binary<scalar::Op>(std::move(lhs), std::move(rhs));     \
   }
 EMBER_EW_FLOAT_BINARY(EMBER_DEF_FB)
 EMBER_EW_INT_BINARY(EMBER_DEF_IB)
@@ -48,24 +46,29 @@ EMBER_DEF_IB(min_pair, MinPair)
 #undef EMBER_DEF_IB
 
 CpuTensor ElementwiseOps::bool_and(CpuTensor lhs, CpuTensor rhs) {
-  return bool_binary(std::move(lhs), std::move(rhs),
-                     [](std::uint8_t x, std::uint8_t y) { return static_cast<std::uint8_t>(x & y); });
+  return bool_binary(std::move(lhs), std::move(rhs), [](std::uint8_t x, std::uint8_t y) {
+    return static_cast<std::uint8_t>(x & y);
+  });
 }
 CpuTensor ElementwiseOps::bool_or(CpuTensor lhs, CpuTensor rhs) {
-  return bool_binary(std::move(lhs), std::move(rhs),
-                     [](std::uint8_t x, std::uint8_t y) { return static_cast<std::uint8_t>(x | y); });
+  return bool_binary(std::move(lhs), std::move(rhs), [](std::uint8_t x, std::uint8_t y) {
+    return static_cast<std::uint8_t>(x | y);
+  });
 }
 CpuTensor ElementwiseOps::bool_xor(CpuTensor lhs, CpuTensor rhs) {
-  return bool_binary(std::move(lhs), std::move(rhs),
-                     [](std::uint8_t x, std::uint8_t y) { return static_cast<std::uint8_t>(x ^ y); });
+  return bool_binary(std::move(lhs), std::move(rhs), [](std::uint8_t x, std::uint8_t y) {
+    return static_cast<std::uint8_t>(x ^ y);
+  });
 }
 CpuTensor ElementwiseOps::bool_equal(CpuTensor lhs, CpuTensor rhs) {
-  return bool_binary(std::move(lhs), std::move(rhs),
-                     [](std::uint8_t x, std::uint8_t y) { return static_cast<std::uint8_t>(x == y); });
+  return bool_binary(std::move(lhs), std::move(rhs), [](std::uint8_t x, std::uint8_t y) {
+    return static_cast<std::uint8_t>(x == y);
+  });
 }
 CpuTensor ElementwiseOps::bool_not_equal(CpuTensor lhs, CpuTensor rhs) {
-  return bool_binary(std::move(lhs), std::move(rhs),
-                     [](std::uint8_t x, std::uint8_t y) { return static_cast<std::uint8_t>(x != y); });
+  return bool_binary(std::move(lhs), std::move(rhs), [](std::uint8_t x, std::uint8_t y) {
+    return static_cast<std::uint8_t>(x != y);
+  });
 }
 
 }  // namespace ember::cpu

@@ -20,7 +20,8 @@ CpuTensor float_cmp_elem(const CpuTensor& a, double s) {
   return ew::visit_float(a.dtype, [&]<class T>() {
     using C = compute_t<T>;
     const C c = static_cast<C>(s);
-    return ew::unary_typed<T, std::uint8_t>(a, DType::Bool, [c](C v) { return Op{}(v, c); }, false);
+    return ew::unary_typed<T, std::uint8_t>(
+        a, DType::Bool, [c](C v) { return Op{}(v, c); }, false);
   });
 }
 template <class Op>
@@ -47,24 +48,28 @@ CpuTensor float_class(const CpuTensor& a) {
 
 }  // namespace
 
-#define EMBER_DEF_CMP(name, Op)                                                               \
-  CpuTensor ElementwiseOps::float_##name(const CpuTensor& lhs, const CpuTensor& rhs) {        \
-    return float_cmp<scalar::Op>(lhs, rhs);                                                   \
-  }                                                                                           \
-  CpuTensor ElementwiseOps::float_##name##_elem(const CpuTensor& lhs, double rhs) {           \
-    return float_cmp_elem<scalar::Op>(lhs, rhs);                                              \
-  }                                                                                           \
-  CpuTensor ElementwiseOps::int_##name(const CpuTensor& lhs, const CpuTensor& rhs) {          \
-    return int_cmp<scalar::Op>(lhs, rhs);                                                     \
-  }                                                                                           \
-  CpuTensor ElementwiseOps::int_##name##_elem(const CpuTensor& lhs, std::int64_t rhs) {       \
-    return int_cmp_elem<scalar::Op>(lhs, rhs);                                                \
+#define EMBER_DEF_CMP(name, Op)                                                         \
+  CpuTensor ElementwiseOps::float_##name(const CpuTensor& lhs, const CpuTensor& rhs) {  \
+    return float_cmp<scalar::Op>(lhs, rhs);                                             \
+  }                                                                                     \
+  CpuTensor ElementwiseOps::float_##name##_elem(const CpuTensor& lhs, double rhs) {     \
+    return float_cmp_elem<scalar::Op>(lhs, rhs);                                        \
+  }                                                                                     \
+  CpuTensor ElementwiseOps::int_##name(const CpuTensor& lhs, const CpuTensor& rhs) {    \
+    return int_cmp<scalar::Op>(lhs, rhs);                                               \
+  }                                                                                     \
+  CpuTensor ElementwiseOps::int_##name##_elem(const CpuTensor& lhs, std::int64_t rhs) { \
+    return int_cmp_elem<scalar::Op>(lhs, rhs);                                          \
   }
 EMBER_EW_COMPARE(EMBER_DEF_CMP)
 #undef EMBER_DEF_CMP
 
-CpuTensor ElementwiseOps::float_is_nan(const CpuTensor& x) { return float_class<scalar::IsNan>(x); }
-CpuTensor ElementwiseOps::float_is_inf(const CpuTensor& x) { return float_class<scalar::IsInf>(x); }
+CpuTensor ElementwiseOps::float_is_nan(const CpuTensor& x) {
+  return float_class<scalar::IsNan>(x);
+}
+CpuTensor ElementwiseOps::float_is_inf(const CpuTensor& x) {
+  return float_class<scalar::IsInf>(x);
+}
 CpuTensor ElementwiseOps::float_is_finite(const CpuTensor& x) {
   return float_class<scalar::IsFinite>(x);
 }

@@ -49,8 +49,7 @@ Plan<N> make_plan(const Shape& out, const std::array<const CpuTensor*, N>& ins) 
     std::array<std::int64_t, N> st{};
     for (std::size_t k = 0; k < N; ++k) st[k] = ins[k]->shape[d] == 1 ? 0 : ins[k]->strides[d];
     bool merge = !p.shape.empty();
-    for (std::size_t k = 0; k < N && merge; ++k)
-      merge = p.strides[k].back() == st[k] * out[d];
+    for (std::size_t k = 0; k < N && merge; ++k) merge = p.strides[k].back() == st[k] * out[d];
     if (merge) {
       p.shape.back() *= out[d];
       for (std::size_t k = 0; k < N; ++k) p.strides[k].back() = st[k];
@@ -116,16 +115,17 @@ EMBER_SCALAR_INLINE C load(I v) {
 }
 template <class O, class R>
 EMBER_SCALAR_INLINE O store(R v) {
-  if constexpr (std::is_same_v<O, f16> || std::is_same_v<O, bf16>) return O(static_cast<float>(v));
-  else return static_cast<O>(v);
+  if constexpr (std::is_same_v<O, f16> || std::is_same_v<O, bf16>)
+    return O(static_cast<float>(v));
+  else
+    return static_cast<O>(v);
 }
 
-#define EMBER_EW_UNARY_LOOP                                 \
-  _Pragma("omp simd") for (std::int64_t i = 0; i < n; ++i) \
-      o[i] = store<O>(f(load<C>(a[i * SA])));
-#define EMBER_EW_BINARY_LOOP                                \
-  _Pragma("omp simd") for (std::int64_t i = 0; i < n; ++i) \
-      o[i] = store<O>(f(load<C>(a[i * SA]), load<C>(b[i * SB])));
+#define EMBER_EW_UNARY_LOOP \
+  _Pragma("omp simd") for (std::int64_t i = 0; i < n; ++i) o[i] = store<O>(f(load<C>(a[i * SA])));
+#define EMBER_EW_BINARY_LOOP                                      \
+  _Pragma("omp simd") for (std::int64_t i = 0; i < n; ++i) o[i] = \
+      store<O>(f(load<C>(a[i * SA]), load<C>(b[i * SB])));
 
 template <class I, class O, class C, int SA, class F>
 void unary_loop(const I* a, O* o, std::int64_t n, F f) {
@@ -146,7 +146,7 @@ void binary_loop(const I* a, const I* b, O* o, std::int64_t n, F f) {
 }
 template <class I, class O, class C, int SA, int SB, class F>
 __attribute__((target("avx2,fma"))) void binary_loop_avx2(const I* a, const I* b, O* o,
-                                                         std::int64_t n, F f) {
+                                                          std::int64_t n, F f) {
   EMBER_EW_BINARY_LOOP
 }
 template <class I, class O, class C, int SA, int SB, class F>
@@ -188,8 +188,10 @@ template <class I, class O, class F>
 CpuTensor unary_typed(CpuTensor a, DType out_dtype, F f, bool reuse = true) {
   using C = compute_t<I>;
   CpuTensor out;
-  if (reuse && std::is_same_v<I, O> && a.dtype == out_dtype && a.can_reuse()) out = a;
-  else out = alloc(a.shape, out_dtype);
+  if (reuse && std::is_same_v<I, O> && a.dtype == out_dtype && a.can_reuse())
+    out = a;
+  else
+    out = alloc(a.shape, out_dtype);
   const std::int64_t n = a.numel();
   if (n == 0) return out;
   const I* src = reinterpret_cast<const I*>(a.storage->data());
@@ -228,9 +230,12 @@ CpuTensor binary_typed(CpuTensor a, CpuTensor b, DType out_dtype, F f) {
     if (shape[d] == 1) shape[d] = b.shape[d];
   CpuTensor out;
   const bool same_t = std::is_same_v<I, O>;
-  if (same_t && a.dtype == out_dtype && a.shape == shape && a.can_reuse()) out = a;
-  else if (same_t && b.dtype == out_dtype && b.shape == shape && b.can_reuse()) out = b;
-  else out = alloc(shape, out_dtype);
+  if (same_t && a.dtype == out_dtype && a.shape == shape && a.can_reuse())
+    out = a;
+  else if (same_t && b.dtype == out_dtype && b.shape == shape && b.can_reuse())
+    out = b;
+  else
+    out = alloc(shape, out_dtype);
   const std::int64_t n = shape.numel();
   if (n == 0) return out;
   const I* pa = reinterpret_cast<const I*>(a.storage->data());
@@ -251,9 +256,12 @@ CpuTensor binary_typed(CpuTensor a, CpuTensor b, DType out_dtype, F f) {
                  const I* x = pa + off[0];
                  const I* y = pb + off[1];
                  O* o = dst + pos;
-                 if (st[0] == 1 && st[1] == 1) binary_dispatch<I, O, C, 1, 1>(x, y, o, len, f);
-                 else if (st[0] == 1 && st[1] == 0) binary_dispatch<I, O, C, 1, 0>(x, y, o, len, f);
-                 else if (st[0] == 0 && st[1] == 1) binary_dispatch<I, O, C, 0, 1>(x, y, o, len, f);
+                 if (st[0] == 1 && st[1] == 1)
+                   binary_dispatch<I, O, C, 1, 1>(x, y, o, len, f);
+                 else if (st[0] == 1 && st[1] == 0)
+                   binary_dispatch<I, O, C, 1, 0>(x, y, o, len, f);
+                 else if (st[0] == 0 && st[1] == 1)
+                   binary_dispatch<I, O, C, 0, 1>(x, y, o, len, f);
                  else {
                    for (std::int64_t i = 0; i < len; ++i)
                      o[i] = store<O>(f(load<C>(x[i * st[0]]), load<C>(y[i * st[1]])));
@@ -266,21 +274,30 @@ CpuTensor binary_typed(CpuTensor a, CpuTensor b, DType out_dtype, F f) {
 template <class G>
 decltype(auto) visit_float(DType d, G&& g) {
   switch (d) {
-    case DType::F64: return g.template operator()<double>();
-    case DType::F16: return g.template operator()<f16>();
-    case DType::BF16: return g.template operator()<bf16>();
-    default: return g.template operator()<float>();
+    case DType::F64:
+      return g.template operator()<double>();
+    case DType::F16:
+      return g.template operator()<f16>();
+    case DType::BF16:
+      return g.template operator()<bf16>();
+    default:
+      return g.template operator()<float>();
   }
 }
 /// Visits the storage type of an int dtype.
 template <class G>
 decltype(auto) visit_int(DType d, G&& g) {
   switch (d) {
-    case DType::I32: return g.template operator()<std::int32_t>();
-    case DType::I16: return g.template operator()<std::int16_t>();
-    case DType::I8: return g.template operator()<std::int8_t>();
-    case DType::U8: return g.template operator()<std::uint8_t>();
-    default: return g.template operator()<std::int64_t>();
+    case DType::I32:
+      return g.template operator()<std::int32_t>();
+    case DType::I16:
+      return g.template operator()<std::int16_t>();
+    case DType::I8:
+      return g.template operator()<std::int8_t>();
+    case DType::U8:
+      return g.template operator()<std::uint8_t>();
+    default:
+      return g.template operator()<std::int64_t>();
   }
 }
 

@@ -11,7 +11,9 @@ namespace ember::cpu {
 
 namespace ew {
 
-int simd_level() { return static_cast<int>(cpu_isa()); }
+int simd_level() {
+  return static_cast<int>(cpu_isa());
+}
 
 }  // namespace ew
 
@@ -20,7 +22,8 @@ namespace {
 template <class Op>
 CpuTensor float_unary(CpuTensor x) {
   const DType dt = x.dtype;
-  return ew::visit_float(dt, [&]<class T>() { return ew::unary_typed<T, T>(std::move(x), dt, Op{}); });
+  return ew::visit_float(dt,
+                         [&]<class T>() { return ew::unary_typed<T, T>(std::move(x), dt, Op{}); });
 }
 
 template <class Op>
@@ -36,7 +39,8 @@ CpuTensor float_scalar(CpuTensor x, double s) {
 template <class Op>
 CpuTensor int_unary(CpuTensor x) {
   const DType dt = x.dtype;
-  return ew::visit_int(dt, [&]<class T>() { return ew::unary_typed<T, T>(std::move(x), dt, Op{}); });
+  return ew::visit_int(dt,
+                       [&]<class T>() { return ew::unary_typed<T, T>(std::move(x), dt, Op{}); });
 }
 
 template <class Op>
@@ -50,17 +54,21 @@ CpuTensor int_scalar(CpuTensor x, std::int64_t s) {
 
 }  // namespace
 
-#define EMBER_DEF_FU(name, Op) \
-  CpuTensor ElementwiseOps::float_##name(CpuTensor x) { return float_unary<scalar::Op>(std::move(x)); }
-#define EMBER_DEF_FS(name, Op)                                                   \
-  CpuTensor ElementwiseOps::float_##name##_scalar(CpuTensor lhs, double rhs) {   \
-    return float_scalar<scalar::Op>(std::move(lhs), rhs);                        \
+#define EMBER_DEF_FU(name, Op)                          \
+  CpuTensor ElementwiseOps::float_##name(CpuTensor x) { \
+    return float_unary<scalar::Op>(std::move(x));       \
   }
-#define EMBER_DEF_IU(name, Op) \
-  CpuTensor ElementwiseOps::int_##name(CpuTensor x) { return int_unary<scalar::Op>(std::move(x)); }
-#define EMBER_DEF_IS(name, Op)                                                        \
-  CpuTensor ElementwiseOps::int_##name##_scalar(CpuTensor lhs, std::int64_t rhs) {    \
-    return int_scalar<scalar::Op>(std::move(lhs), rhs);                               \
+#define EMBER_DEF_FS(name, Op)                                                 \
+  CpuTensor ElementwiseOps::float_##name##_scalar(CpuTensor lhs, double rhs) { \
+    return float_scalar<scalar::Op>(std::move(lhs), rhs);                      \
+  }
+#define EMBER_DEF_IU(name, Op)                        \
+  CpuTensor ElementwiseOps::int_##name(CpuTensor x) { \
+    return int_unary<scalar::Op>(std::move(x));       \
+  }
+#define EMBER_DEF_IS(name, Op)                                                     \
+  CpuTensor ElementwiseOps::int_##name##_scalar(CpuTensor lhs, std::int64_t rhs) { \
+    return int_scalar<scalar::Op>(std::move(lhs), rhs);                            \
   }
 EMBER_EW_FLOAT_UNARY(EMBER_DEF_FU)
 EMBER_EW_FLOAT_SCALAR(EMBER_DEF_FS)

@@ -46,7 +46,7 @@ void parallel_for(std::int64_t n, std::int64_t grain, F&& f) {
     return;
   }
   const std::int64_t chunks = std::min<std::int64_t>(nt, (n + grain - 1) / grain);
-#pragma omp parallel for num_threads(static_cast<int>(chunks)) schedule(static)
+#pragma omp parallel for num_threads(static_cast <int>(chunks)) schedule(static)
   for (std::int64_t c = 0; c < chunks; ++c) {
     const std::int64_t b = n * c / chunks, e = n * (c + 1) / chunks;
     f(b, e);
@@ -57,7 +57,9 @@ void parallel_for(std::int64_t n, std::int64_t grain, F&& f) {
 template <class T>
 using compute_t = std::conditional_t<std::is_same_v<T, f16> || std::is_same_v<T, bf16>, float, T>;
 
-inline bool is_half(DType d) { return d == DType::F16 || d == DType::BF16; }
+inline bool is_half(DType d) {
+  return d == DType::F16 || d == DType::BF16;
+}
 
 /// Visits the offsets (in elements) of every element of `shape` under `strides`, in
 /// row-major order, calling f(offset) - a slow generic path for odd layouts.

@@ -61,8 +61,10 @@ double TensorData::value_as_double(std::int64_t i) const {
     } else {
       T v;
       std::memcpy(&v, bytes_.data() + static_cast<std::size_t>(i) * sizeof(T), sizeof(T));
-      if constexpr (std::is_same_v<T, f16> || std::is_same_v<T, bf16>) return static_cast<float>(v);
-      else return static_cast<double>(v);
+      if constexpr (std::is_same_v<T, f16> || std::is_same_v<T, bf16>)
+        return static_cast<float>(v);
+      else
+        return static_cast<double>(v);
     }
   });
 }
@@ -127,9 +129,12 @@ void TensorData::assert_approx_eq(const TensorData& expected, Tolerance tol) con
   for (std::int64_t i = 0; i < numel(); ++i) {
     const double a = value_as_double(i), b = expected.value_as_double(i);
     bool ok;
-    if (std::isnan(a) || std::isnan(b)) ok = std::isnan(a) && std::isnan(b);
-    else if (std::isinf(a) || std::isinf(b)) ok = a == b;
-    else ok = std::fabs(a - b) <= tol.absolute + tol.relative * std::fabs(b);
+    if (std::isnan(a) || std::isnan(b))
+      ok = std::isnan(a) && std::isnan(b);
+    else if (std::isinf(a) || std::isinf(b))
+      ok = a == b;
+    else
+      ok = std::fabs(a - b) <= tol.absolute + tol.relative * std::fabs(b);
     if (!ok && bad++ < 10) os << "\n  index " << i << ": " << a << " vs expected " << b;
   }
   if (bad) {
@@ -196,8 +201,7 @@ std::string format_tensor_values(const TensorData& data, std::size_t edge_items,
   if (data.numel() == 0) return "[]";
   std::ostringstream os;
   os.precision(6);
-  format_rec(data, os, 0, 0, edge_items,
-             static_cast<std::size_t>(data.numel()) > threshold);
+  format_rec(data, os, 0, 0, edge_items, static_cast<std::size_t>(data.numel()) > threshold);
   return os.str();
 }
 

@@ -26,16 +26,28 @@ DType dtype_from_name(std::string_view name) {
 FInfo finfo(DType d) {
   switch (d) {
     case DType::F64:
-      return {64, std::ldexp(1.0, -52), 1.7976931348623157e308, -1.7976931348623157e308,
-              std::ldexp(1.0, -1022), 1e-15};
+      return {64,
+              std::ldexp(1.0, -52),
+              1.7976931348623157e308,
+              -1.7976931348623157e308,
+              std::ldexp(1.0, -1022),
+              1e-15};
     case DType::F32:
-      return {32, std::ldexp(1.0, -23), 3.4028234663852886e38, -3.4028234663852886e38,
-              std::ldexp(1.0, -126), 1e-6};
+      return {32,
+              std::ldexp(1.0, -23),
+              3.4028234663852886e38,
+              -3.4028234663852886e38,
+              std::ldexp(1.0, -126),
+              1e-6};
     case DType::F16:
       return {16, std::ldexp(1.0, -10), 65504.0, -65504.0, std::ldexp(1.0, -14), 1e-3};
     case DType::BF16:
-      return {16, std::ldexp(1.0, -7), 3.3895313892515355e38, -3.3895313892515355e38,
-              std::ldexp(1.0, -126), 1e-2};
+      return {16,
+              std::ldexp(1.0, -7),
+              3.3895313892515355e38,
+              -3.3895313892515355e38,
+              std::ldexp(1.0, -126),
+              1e-2};
     default:
       break;
   }

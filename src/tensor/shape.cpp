@@ -58,9 +58,8 @@ Shape broadcast_shapes(std::string_view op, const Shape& a, const Shape& b) {
     if (a[i] == 1) {
       out[i] = b[i];
     } else if (b[i] != 1) {
-      detail::fail<ShapeError>(op, "shapes ", a, " and ", b,
-                               " are not broadcast-compatible (dim ", i, ": ", a[i], " vs ", b[i],
-                               ")");
+      detail::fail<ShapeError>(op, "shapes ", a, " and ", b, " are not broadcast-compatible (dim ",
+                               i, ": ", a[i], " vs ", b[i], ")");
     }
   }
   return out;

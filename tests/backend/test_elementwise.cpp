@@ -22,9 +22,15 @@ template <class B, std::size_t D>
 Tensor<B, D, Int> ints(std::vector<std::int64_t> v, Shape s) {
   return Tensor<B, D, Int>::from_data(TensorData(std::move(v), std::move(s)));
 }
-TensorData fdata(std::vector<float> v, Shape s) { return TensorData(std::move(v), std::move(s)); }
-TensorData idata(std::vector<std::int64_t> v, Shape s) { return TensorData(std::move(v), std::move(s)); }
-TensorData bdata(std::vector<bool> v, Shape s) { return TensorData(std::move(v), std::move(s)); }
+TensorData fdata(std::vector<float> v, Shape s) {
+  return TensorData(std::move(v), std::move(s));
+}
+TensorData idata(std::vector<std::int64_t> v, Shape s) {
+  return TensorData(std::move(v), std::move(s));
+}
+TensorData bdata(std::vector<bool> v, Shape s) {
+  return TensorData(std::move(v), std::move(s));
+}
 
 /// A CPU view with the given shape/strides/offset over `base`'s storage.
 template <class P>
@@ -272,8 +278,9 @@ TYPED_TEST(ElementwiseTest, ErrorBroadcastShapes) {
   using B = TypeParam;
   auto a = Tensor<B, 2>::zeros(Shape{2, 3});
   auto b = Tensor<B, 2>::zeros(Shape{4, 3});
-  EMBER_EXPECT_THROW_MSG(a.add(b), ShapeError,
-                         "[add] shapes [2, 3] and [4, 3] are not broadcast-compatible (dim 0: 2 vs 4)");
+  EMBER_EXPECT_THROW_MSG(
+      a.add(b), ShapeError,
+      "[add] shapes [2, 3] and [4, 3] are not broadcast-compatible (dim 0: 2 vs 4)");
   EMBER_EXPECT_THROW_MSG((a * b), ShapeError, "[mul] shapes [2, 3] and [4, 3]");
   EMBER_EXPECT_THROW_MSG(std::move(a).sub(b), ShapeError, "[sub] shapes [2, 3] and [4, 3]");
 }
@@ -316,6 +323,7 @@ TYPED_TEST(ElementwiseTest, ErrorNegativeIntPowAndTolerances) {
   EMBER_EXPECT_THROW_MSG(a.powi_scalar(-1), ValueError,
                          "[powi_scalar] integers to negative integer powers are not allowed");
   auto f = Tensor<B, 2>::ones(Shape{2, 2});
-  EMBER_EXPECT_THROW_MSG(f.is_close(f, -1.0), ValueError, "[is_close] rtol and atol must be non-negative");
+  EMBER_EXPECT_THROW_MSG(f.is_close(f, -1.0), ValueError,
+                         "[is_close] rtol and atol must be non-negative");
   EMBER_EXPECT_THROW_MSG(f.all_close(f, 1e-5, -1.0), ValueError, "[all_close] rtol and atol");
 }

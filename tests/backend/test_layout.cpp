@@ -32,8 +32,7 @@ template <class T1, class T2>
 bool same_storage(const T1& a, const T2& b) {
   if constexpr (ember::test::kCpuBacked<typename T1::Backend>) {
     if (!ember::test::cpu_views_observable<typename T1::Backend>()) return true;
-    return ember::test::cpu_of(a.primitive()).storage ==
-           ember::test::cpu_of(b.primitive()).storage;
+    return ember::test::cpu_of(a.primitive()).storage == ember::test::cpu_of(b.primitive()).storage;
   } else {
     return true;
   }

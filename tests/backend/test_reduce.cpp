@@ -118,7 +118,8 @@ TYPED_TEST(ReduceTest, SlicedViewWithOffset) {
   CpuTensor p = ember::test::cpu_of(base);
   p.offset = 8;
   p.shape = Shape{2, 3};
-  const Tensor<B, 2, Int> x(ember::test::with_cpu(base, std::move(p)));  // [[8, 9, 10], [14, 15, 16]]
+  const Tensor<B, 2, Int> x(
+      ember::test::with_cpu(base, std::move(p)));  // [[8, 9, 10], [14, 15, 16]]
   ember::test::expect_eq(x.sum_dim(1).into_data(),
                          TensorData(std::vector<std::int64_t>{27, 45}, Shape{2, 1}));
   ember::test::expect_eq(x.sum().into_data(), TensorData(std::vector<std::int64_t>{72}, Shape{1}));

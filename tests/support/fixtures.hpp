@@ -74,7 +74,8 @@ inline void expect_approx(const TensorData& actual, const TensorData& expected,
     ADD_FAILURE() << e.what();
   }
 }
-inline void expect_eq(const TensorData& actual, const TensorData& expected, bool check_dtype = true) {
+inline void expect_eq(const TensorData& actual, const TensorData& expected,
+                      bool check_dtype = true) {
   try {
     actual.assert_eq(expected, check_dtype);
   } catch (const std::exception& e) {
@@ -86,18 +87,18 @@ inline void expect_eq(const TensorData& actual, const TensorData& expected, bool
 
 /// Expects `stmt` to throw exception type `E` whose message contains `substr`.
 /// Wrap a statement containing commas in parentheses.
-#define EMBER_EXPECT_THROW_MSG(stmt, E, substr)                                           \
-  do {                                                                                    \
-    bool ember_thrown_ = false;                                                           \
-    try {                                                                                 \
-      stmt;                                                                               \
-    } catch (const E& e) {                                                                \
-      ember_thrown_ = true;                                                               \
-      EXPECT_NE(std::string(e.what()).find(substr), std::string::npos)                    \
-          << "message was: " << e.what();                                                 \
-    } catch (const std::exception& e) {                                                   \
-      ADD_FAILURE() << "threw the wrong exception type: " << e.what();                    \
-      ember_thrown_ = true;                                                               \
-    }                                                                                     \
-    if (!ember_thrown_) ADD_FAILURE() << "expected " #E " from: " #stmt;                  \
+#define EMBER_EXPECT_THROW_MSG(stmt, E, substr)                          \
+  do {                                                                   \
+    bool ember_thrown_ = false;                                          \
+    try {                                                                \
+      stmt;                                                              \
+    } catch (const E& e) {                                               \
+      ember_thrown_ = true;                                              \
+      EXPECT_NE(std::string(e.what()).find(substr), std::string::npos)   \
+          << "message was: " << e.what();                                \
+    } catch (const std::exception& e) {                                  \
+      ADD_FAILURE() << "threw the wrong exception type: " << e.what();   \
+      ember_thrown_ = true;                                              \
+    }                                                                    \
+    if (!ember_thrown_) ADD_FAILURE() << "expected " #E " from: " #stmt; \
   } while (0)

@@ -43,7 +43,7 @@ TEST(Half, F16RoundTripAndRounding) {
   EXPECT_EQ(f16(1.0f).bits, 0x3c00);
   EXPECT_EQ(f16(-2.0f).bits, 0xc000);
   EXPECT_EQ(f16(65504.0f).bits, 0x7bff);
-  EXPECT_EQ(f16(65520.0f).bits, 0x7c00);  // rounds to inf
+  EXPECT_EQ(f16(65520.0f).bits, 0x7c00);                // rounds to inf
   EXPECT_EQ(f16(5.960464477539063e-08f).bits, 0x0001);  // smallest subnormal
   EXPECT_EQ(f16(1.0f + 1.0f / 2048.0f).bits, 0x3c00);   // tie -> even
   EXPECT_EQ(f16(1.0f + 3.0f / 2048.0f).bits, 0x3c02);   // tie -> even (up)
@@ -64,10 +64,12 @@ TEST(ShapeTest, StridesAndDims) {
   EXPECT_EQ(s.contiguous_strides(), (std::vector<std::int64_t>{12, 4, 1}));
   EXPECT_EQ(s.to_string(), "[2, 3, 4]");
   EXPECT_EQ(normalize_dim("op", -1, 3), 2u);
-  EMBER_EXPECT_THROW_MSG(normalize_dim("sum_dim", 3, 3), ShapeError, "[sum_dim] dim 3 is out of range");
+  EMBER_EXPECT_THROW_MSG(normalize_dim("sum_dim", 3, 3), ShapeError,
+                         "[sum_dim] dim 3 is out of range");
   EXPECT_EQ(broadcast_shapes("add", Shape{2, 1}, Shape{1, 3}), (Shape{2, 3}));
-  EMBER_EXPECT_THROW_MSG(broadcast_shapes("add", Shape{2, 3}, Shape{4, 3}), ShapeError,
-                         "[add] shapes [2, 3] and [4, 3] are not broadcast-compatible (dim 0: 2 vs 4)");
+  EMBER_EXPECT_THROW_MSG(
+      broadcast_shapes("add", Shape{2, 3}, Shape{4, 3}), ShapeError,
+      "[add] shapes [2, 3] and [4, 3] are not broadcast-compatible (dim 0: 2 vs 4)");
 }
 
 TEST(TensorDataTest, ConvertAndCompare) {
@@ -76,12 +78,16 @@ TEST(TensorDataTest, ConvertAndCompare) {
   const auto b = d.convert(DType::Bool);
   EXPECT_EQ(b.to_vec<std::uint8_t>(), (std::vector<std::uint8_t>{1, 1, 0, 1}));
   d.assert_approx_eq(TensorData(std::vector<double>{1.5, -2.7, 0.0, 3.0}, Shape{2, 2}));
-  EXPECT_THROW(d.assert_approx_eq(TensorData(std::vector<double>{1.5, -2.6, 0.0, 3.0}, Shape{2, 2})), Error);
-  EXPECT_THROW(d.assert_eq(TensorData(std::vector<float>{1.5f, -2.7f, 0.0f, 3.0f}, Shape{4})), Error);
+  EXPECT_THROW(
+      d.assert_approx_eq(TensorData(std::vector<double>{1.5, -2.6, 0.0, 3.0}, Shape{2, 2})), Error);
+  EXPECT_THROW(d.assert_eq(TensorData(std::vector<float>{1.5f, -2.7f, 0.0f, 3.0f}, Shape{4})),
+               Error);
   // balanced tolerance: 0.5 % relative
   TensorData x(std::vector<float>{100.4f}, Shape{1});
   x.assert_approx_eq(TensorData(std::vector<float>{100.0f}, Shape{1}));
-  EXPECT_THROW(x.assert_approx_eq(TensorData(std::vector<float>{99.8f}, Shape{1}), Tolerance::strict()), Error);
+  EXPECT_THROW(
+      x.assert_approx_eq(TensorData(std::vector<float>{99.8f}, Shape{1}), Tolerance::strict()),
+      Error);
   EMBER_EXPECT_THROW_MSG(TensorData(std::vector<float>{1, 2, 3}, Shape{2, 2}), ShapeError,
                          "3 values given for shape [2, 2]");
   EMBER_EXPECT_THROW_MSG(d.as_span<double>(), DTypeError, "requested f64 but the data is f32");
@@ -116,8 +122,10 @@ TEST(TensorFront, CreationAndCasts) {
   EXPECT_EQ(r.to_vec<std::int64_t>(), (std::vector<std::int64_t>{5, 2, -1}));
   EXPECT_DOUBLE_EQ((Tensor<Cpu, 1>::from_floats({4.25}).into_scalar()), 4.25);
   EMBER_EXPECT_THROW_MSG((Tensor<Cpu, 1>::zeros({2}).into_scalar()), ShapeError, "[into_scalar]");
-  EMBER_EXPECT_THROW_MSG((Tensor<Cpu, 2>::zeros({2})), ShapeError, "[full] shape [2] has rank 1, expected rank 2");
-  EMBER_EXPECT_THROW_MSG((Tensor<Cpu, 1>::zeros({2}, {}, DType::I32)), DTypeError, "not a Float dtype");
+  EMBER_EXPECT_THROW_MSG((Tensor<Cpu, 2>::zeros({2})), ShapeError,
+                         "[full] shape [2] has rank 1, expected rank 2");
+  EMBER_EXPECT_THROW_MSG((Tensor<Cpu, 1>::zeros({2}, {}, DType::I32)), DTypeError,
+                         "not a Float dtype");
   auto bl = Tensor<Cpu, 1>::from_floats({0.0, -0.5, 3.0}).bool_();
   EXPECT_EQ(bl.to_vec<std::uint8_t>(), (std::vector<std::uint8_t>{0, 1, 1}));
 }
@@ -139,15 +147,17 @@ TEST(TensorFront, RandomIsSeededAndInRange) {
   double m = 0, v2 = 0;
   for (double x : n) m += x / n.size();
   for (double x : n) v2 += (x - m) * (x - m) / n.size();
-  EXPECT_NEAR(m, 1.0, 0.06);   // sd of the mean = 2/sqrt(20000) = 0.014
+  EXPECT_NEAR(m, 1.0, 0.06);  // sd of the mean = 2/sqrt(20000) = 0.014
   EXPECT_NEAR(v2, 4.0, 0.2);
-  EMBER_EXPECT_THROW_MSG((Tensor<Cpu, 1>::random({2}, Distribution::normal(0, -1))), ValueError, "std >= 0");
+  EMBER_EXPECT_THROW_MSG((Tensor<Cpu, 1>::random({2}, Distribution::normal(0, -1))), ValueError,
+                         "std >= 0");
 }
 
 TEST(TensorFront, PrintingShowsShapeDtypeDevice) {
   std::ostringstream os;
   os << Tensor<Cpu, 2>::from_floats({{1, 2}, {3, 4}});
-  EXPECT_EQ(os.str(), "Tensor { shape: [2, 2], dtype: f32, device: cpu, values: [[1, 2], [3, 4]] }");
+  EXPECT_EQ(os.str(),
+            "Tensor { shape: [2, 2], dtype: f32, device: cpu, values: [[1, 2], [3, 4]] }");
   std::ostringstream big;
   big << Tensor<Cpu, 1>::zeros({5000});
   EXPECT_NE(big.str().find("[0, 0, 0, ..., 0, 0, 0]"), std::string::npos) << big.str();

@@ -7,6 +7,7 @@
 #include "ember/autodiff/ops_core.hpp"
 
 // Float functions recorded by Autodiff (name only).
+// clang-format off
 #define EMBER_AD_FLOAT_BINARY(X) \
   X(add) X(sub) X(mul) X(div) X(remainder) X(powf) X(atan2) X(hypot) X(fmod) X(max_pair) X(min_pair)
 #define EMBER_AD_FLOAT_SCALAR(X) X(add) X(sub) X(mul) X(div) X(remainder) X(powf) X(fmod)
@@ -18,6 +19,7 @@
           X(trunc)
 #define EMBER_AD_COMPARE(X) \
   X(equal) X(not_equal) X(greater) X(greater_equal) X(lower) X(lower_equal)
+// clang-format on
 
 namespace ember::autodiff {
 

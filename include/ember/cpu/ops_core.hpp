@@ -52,9 +52,13 @@ struct CoreOps {
   static P float_empty(const Shape& s, const Dev& d, DType dt) { return empty(s, d, dt); }
   static P int_empty(const Shape& s, const Dev& d, DType dt) { return empty(s, d, dt); }
   static P bool_empty(const Shape& s, const Dev& d, DType) { return empty(s, d, DType::Bool); }
-  static P float_full(const Shape& s, double v, const Dev& d, DType dt) { return full(s, v, d, dt); }
+  static P float_full(const Shape& s, double v, const Dev& d, DType dt) {
+    return full(s, v, d, dt);
+  }
   static P int_full(const Shape& s, double v, const Dev& d, DType dt) { return full(s, v, d, dt); }
-  static P bool_full(const Shape& s, double v, const Dev& d, DType) { return full(s, v, d, DType::Bool); }
+  static P bool_full(const Shape& s, double v, const Dev& d, DType) {
+    return full(s, v, d, DType::Bool);
+  }
   static P float_reshape(P t, const Shape& s) { return reshape(std::move(t), s); }
   static P int_reshape(P t, const Shape& s) { return reshape(std::move(t), s); }
   static P bool_reshape(P t, const Shape& s) { return reshape(std::move(t), s); }

@@ -9,6 +9,7 @@
 #include "ember/cpu/tensor.hpp"
 
 // X(name) lists, shared by the declarations here and the definitions in src/cpu.
+// clang-format off
 #define EMBER_EW_FLOAT_BINARY(X)                                                           \
   X(add, Add)                                                                              \
   X(sub, Sub) X(mul, Mul) X(div, Div) X(remainder, Remainder) X(powf, Pow) X(atan2, Atan2) \
@@ -33,6 +34,7 @@
   X(equal, Equal)                                                                           \
   X(not_equal, NotEqual) X(greater, Greater) X(greater_equal, GreaterEqual) X(lower, Lower) \
       X(lower_equal, LowerEqual)
+// clang-format on
 
 namespace ember::cpu {
 

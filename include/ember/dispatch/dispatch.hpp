@@ -137,6 +137,7 @@ class DispatchGradients {
 };
 
 // X-macro lists shared by the declarations below and the definitions in src/dispatch.
+// clang-format off
 #define EMBER_DISPATCH_FLOAT_BINARY(X) \
   X(add) X(sub) X(mul) X(div) X(remainder) X(powf) X(atan2) X(hypot) X(fmod) X(max_pair) X(min_pair)
 #define EMBER_DISPATCH_FLOAT_SCALAR(X) X(add) X(sub) X(mul) X(div) X(remainder) X(powf) X(fmod)
@@ -167,6 +168,7 @@ class DispatchGradients {
 /// Reductions returning (values, int indices): X(name) for pair<P, I>(const P&, int64 dim).
 #define EMBER_DISPATCH_REDUCE_PAIR(X) \
   X(max_dim_with_indices) X(min_dim_with_indices) X(median_dim_with_indices)
+// clang-format on
 
 /// The run-time backend. Satisfies `Backend` and `AutodiffBackend`. Every function forwards to the
 /// operand's stack; functions with several tensor operands throw DeviceError "[<function>] tensors

@@ -110,12 +110,13 @@ To convert_value(From v) {
   } else if constexpr (std::is_integral_v<To> &&
                        (std::is_floating_point_v<From> || std::is_same_v<From, f16> ||
                         std::is_same_v<From, bf16>)) {
-    const double d = static_cast<double>(static_cast<float>(v) == static_cast<float>(v)
-                                             ? static_cast<double>(v)
-                                             : 0.0);
+    const double d = static_cast<double>(
+        static_cast<float>(v) == static_cast<float>(v) ? static_cast<double>(v) : 0.0);
     if (d != d) return To(0);
-    if (d >= static_cast<double>(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
-    if (d <= static_cast<double>(std::numeric_limits<To>::lowest())) return std::numeric_limits<To>::lowest();
+    if (d >= static_cast<double>(std::numeric_limits<To>::max()))
+      return std::numeric_limits<To>::max();
+    if (d <= static_cast<double>(std::numeric_limits<To>::lowest()))
+      return std::numeric_limits<To>::lowest();
     return static_cast<To>(d);
   } else if constexpr (std::is_same_v<From, f16> || std::is_same_v<From, bf16>) {
     return static_cast<To>(static_cast<float>(v));

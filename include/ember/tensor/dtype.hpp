@@ -77,7 +77,7 @@ inline std::uint16_t f16::from_float(float v) {
   std::memcpy(&u, &v, 4);
   const std::uint32_t sign = (u >> 16) & 0x8000u;
   const std::uint32_t absu = u & 0x7fffffffu;
-  if (absu > 0x7f800000u) return static_cast<std::uint16_t>(sign | 0x7e00u);  // NaN
+  if (absu > 0x7f800000u) return static_cast<std::uint16_t>(sign | 0x7e00u);   // NaN
   if (absu >= 0x477ff000u) return static_cast<std::uint16_t>(sign | 0x7c00u);  // overflow -> inf
   if (absu < 0x38800000u) {  // subnormal or zero in f16
     if (absu < 0x33000000u) return static_cast<std::uint16_t>(sign);
@@ -123,22 +123,36 @@ constexpr bool is_float(DType d) {
 constexpr bool is_int(DType d) {
   return d == DType::I64 || d == DType::I32 || d == DType::I16 || d == DType::I8 || d == DType::U8;
 }
-constexpr bool is_bool(DType d) { return d == DType::Bool; }
-constexpr bool is_signed(DType d) { return d != DType::U8 && d != DType::Bool; }
+constexpr bool is_bool(DType d) {
+  return d == DType::Bool;
+}
+constexpr bool is_signed(DType d) {
+  return d != DType::U8 && d != DType::Bool;
+}
 
 /// Lower-case name as PyTorch's short names: "f32", "i64", "bool", ...
 constexpr std::string_view dtype_name(DType d) {
   switch (d) {
-    case DType::F64: return "f64";
-    case DType::F32: return "f32";
-    case DType::F16: return "f16";
-    case DType::BF16: return "bf16";
-    case DType::I64: return "i64";
-    case DType::I32: return "i32";
-    case DType::I16: return "i16";
-    case DType::I8: return "i8";
-    case DType::U8: return "u8";
-    case DType::Bool: return "bool";
+    case DType::F64:
+      return "f64";
+    case DType::F32:
+      return "f32";
+    case DType::F16:
+      return "f16";
+    case DType::BF16:
+      return "bf16";
+    case DType::I64:
+      return "i64";
+    case DType::I32:
+      return "i32";
+    case DType::I16:
+      return "i16";
+    case DType::I8:
+      return "i8";
+    case DType::U8:
+      return "u8";
+    case DType::Bool:
+      return "bool";
   }
   return "?";
 }
@@ -147,7 +161,9 @@ constexpr std::string_view dtype_name(DType d) {
 /// Throws DTypeError for an unknown name.
 DType dtype_from_name(std::string_view name);
 
-inline std::ostream& operator<<(std::ostream& os, DType d) { return os << dtype_name(d); }
+inline std::ostream& operator<<(std::ostream& os, DType d) {
+  return os << dtype_name(d);
+}
 
 /// Numerical properties of a float dtype, as torch.finfo.
 struct FInfo {
@@ -165,17 +181,28 @@ FInfo finfo(DType d);
 /// Maps a C++ element type to its DType.
 template <class T>
 constexpr DType dtype_of() {
-  if constexpr (std::is_same_v<T, double>) return DType::F64;
-  else if constexpr (std::is_same_v<T, float>) return DType::F32;
-  else if constexpr (std::is_same_v<T, f16>) return DType::F16;
-  else if constexpr (std::is_same_v<T, bf16>) return DType::BF16;
-  else if constexpr (std::is_same_v<T, std::int64_t>) return DType::I64;
-  else if constexpr (std::is_same_v<T, std::int32_t>) return DType::I32;
-  else if constexpr (std::is_same_v<T, std::int16_t>) return DType::I16;
-  else if constexpr (std::is_same_v<T, std::int8_t>) return DType::I8;
-  else if constexpr (std::is_same_v<T, std::uint8_t>) return DType::U8;
-  else if constexpr (std::is_same_v<T, bool>) return DType::Bool;
-  else static_assert(sizeof(T) == 0, "type has no Ember dtype");
+  if constexpr (std::is_same_v<T, double>)
+    return DType::F64;
+  else if constexpr (std::is_same_v<T, float>)
+    return DType::F32;
+  else if constexpr (std::is_same_v<T, f16>)
+    return DType::F16;
+  else if constexpr (std::is_same_v<T, bf16>)
+    return DType::BF16;
+  else if constexpr (std::is_same_v<T, std::int64_t>)
+    return DType::I64;
+  else if constexpr (std::is_same_v<T, std::int32_t>)
+    return DType::I32;
+  else if constexpr (std::is_same_v<T, std::int16_t>)
+    return DType::I16;
+  else if constexpr (std::is_same_v<T, std::int8_t>)
+    return DType::I8;
+  else if constexpr (std::is_same_v<T, std::uint8_t>)
+    return DType::U8;
+  else if constexpr (std::is_same_v<T, bool>)
+    return DType::Bool;
+  else
+    static_assert(sizeof(T) == 0, "type has no Ember dtype");
 }
 
 /// Calls f.template operator()<T>() with T the C++ type of `d`.
@@ -183,16 +210,26 @@ constexpr DType dtype_of() {
 template <class F>
 decltype(auto) visit_dtype(DType d, F&& f) {
   switch (d) {
-    case DType::F64: return f.template operator()<double>();
-    case DType::F32: return f.template operator()<float>();
-    case DType::F16: return f.template operator()<f16>();
-    case DType::BF16: return f.template operator()<bf16>();
-    case DType::I64: return f.template operator()<std::int64_t>();
-    case DType::I32: return f.template operator()<std::int32_t>();
-    case DType::I16: return f.template operator()<std::int16_t>();
-    case DType::I8: return f.template operator()<std::int8_t>();
-    case DType::U8: return f.template operator()<std::uint8_t>();
-    case DType::Bool: return f.template operator()<bool>();
+    case DType::F64:
+      return f.template operator()<double>();
+    case DType::F32:
+      return f.template operator()<float>();
+    case DType::F16:
+      return f.template operator()<f16>();
+    case DType::BF16:
+      return f.template operator()<bf16>();
+    case DType::I64:
+      return f.template operator()<std::int64_t>();
+    case DType::I32:
+      return f.template operator()<std::int32_t>();
+    case DType::I16:
+      return f.template operator()<std::int16_t>();
+    case DType::I8:
+      return f.template operator()<std::int8_t>();
+    case DType::U8:
+      return f.template operator()<std::uint8_t>();
+    case DType::Bool:
+      return f.template operator()<bool>();
   }
   throw DTypeError("[visit_dtype] invalid dtype value");
 }
