@@ -309,27 +309,15 @@ R create(const char* op, const Device& device, Call call) {
         std::forward<T4>(a4), std::forward<T5>(a5), std::forward<T6>(a6));                       \
   }
 
-/// Definition of an optional Dispatch function that has no composite: forwards to the stack
-/// when it defines `fn` (or to its inner backend when the primitives are the inner's own),
-/// else throws UnsupportedError "[fn] not implemented by backend <name>".
-#define EMBER_DISPATCH_OPTIONAL(R, fn, params, ...)                                         \
-  auto Dispatch::fn params->R {                                                             \
-    return ::ember::dispatch::forward<R>(                                                   \
-        #fn,                                                                                \
-        []<class B_>(auto&&... a_) -> PrimitiveOf<B_, ::ember::dispatch::KindOfR<R>> {      \
-          if constexpr (requires { B_::fn(std::forward<decltype(a_)>(a_)...); }) {          \
-            return B_::fn(std::forward<decltype(a_)>(a_)...);                               \
-          } else if constexpr (requires {                                                   \
-                                 {                                                          \
-                                   B_::InnerBackend::fn(std::forward<decltype(a_)>(a_)...)  \
-                                   } -> std::same_as<                                       \
-                                       PrimitiveOf<B_, ::ember::dispatch::KindOfR<R>>>;     \
-                               }) {                                                         \
-            /* int/bool tensors of a decorator are often its inner backend's own */         \
-            return B_::InnerBackend::fn(std::forward<decltype(a_)>(a_)...);                 \
-          } else {                                                                          \
-            detail::fail<UnsupportedError>(#fn, "not implemented by backend ", B_::name()); \
-          }                                                                                 \
-        },                                                                                  \
-        __VA_ARGS__);                                                                       \
+/// Definition of a Dispatch function the front end needs but the backend contract lists as
+/// optional (no composite exists): every registered stack must define `fn`; a stack without
+/// it does not compile (no run-time fallback).
+#define EMBER_DISPATCH_OPTIONAL(R, fn, params, ...)                                    \
+  auto Dispatch::fn params->R {                                                        \
+    return ::ember::dispatch::forward<R>(                                              \
+        #fn,                                                                           \
+        []<class B_>(auto&&... a_) -> PrimitiveOf<B_, ::ember::dispatch::KindOfR<R>> { \
+          return B_::fn(std::forward<decltype(a_)>(a_)...);                            \
+        },                                                                             \
+        __VA_ARGS__);                                                                  \
   }

@@ -351,9 +351,9 @@ struct Dispatch {
   // ---- linalg (ember/backend/linalg.hpp) ------------------------------------------------
   static F float_matmul(const F& lhs, const F& rhs);
   static I int_matmul(const I& lhs, const I& rhs);
-  /// The optional linalg functions the front end needs (a stack without them throws
-  /// UnsupportedError): [..., m, n] -> [..., min(m, n)] diagonal; cross product of 3-vectors
-  /// along dim; torch.linalg.vector_norm with the dim kept; cosine similarity along dim.
+  /// The optional linalg functions the front end needs (every registered stack must define
+  /// them, checked at compile time): [..., m, n] -> [..., min(m, n)] diagonal; cross product of
+  /// 3-vectors along dim; torch.linalg.vector_norm with the dim kept; cosine similarity along dim.
   static F float_diag(const F& t);
   static I int_diag(const I& t);
   static F float_cross(const F& lhs, const F& rhs, std::size_t dim);
