@@ -29,7 +29,9 @@ typename B::Device dev() {
     return typename B::Device{};
 }
 
-inline Tolerance tol() { return Tolerance::rel_abs(1e-4, 1e-5); }
+inline Tolerance tol() {
+  return Tolerance::rel_abs(1e-4, 1e-5);
+}
 
 template <class B, std::size_t D, class K = Float>
 Tensor<B, D, K> ten(const FixtureCase& c, const std::string& key) {
@@ -98,7 +100,7 @@ Tensor<B, 1> weighted(const Tensor<B, D>& out, const FixtureCase& c, const std::
 
 /// Registers one test per case of fixture `file` whose "kind" is `kind`, on both backends,
 /// as "<suite>/<backend>.<case>".
-template <template <class> class Run>
+template <template <class> class CaseRunner>
 struct Registrar {
   Registrar(const std::string& suite, const std::string& file, const std::string& kind) {
     add<AdCpu>(suite, file, kind);
@@ -112,7 +114,7 @@ struct Registrar {
                               __FILE__, __LINE__, [c]() -> ::testing::Test* {
                                 struct T : ::testing::Test {
                                   FixtureCase fc;
-                                  void TestBody() override { Run<B>{}(fc); }
+                                  void TestBody() override { CaseRunner<B>{}(fc); }
                                 };
                                 auto* t = new T();
                                 t->fc = c;

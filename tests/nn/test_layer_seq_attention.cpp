@@ -180,8 +180,8 @@ TYPED_TEST(SeqMhaTest, FullyMaskedRowsGiveZeros) {
   const auto c = case_named("mha_pad");
   auto m = mha_from<B>(c);
   const auto x = ten<B, 3>(c, "x").require_grad();
-  auto pad = Tensor<B, 2, Bool>::from_bools({{false, false, false, false}, {true, true, true, true}},
-                                            dev<B>());
+  auto pad = Tensor<B, 2, Bool>::from_bools(
+      {{false, false, false, false}, {true, true, true, true}}, dev<B>());
   auto out = m.forward(nn::MhaInput<B>::self_attn(x).with_mask_pad(pad));
   const auto w = out.weights.narrow(0, 1, 1).template to_vec<double>();
   for (double v : w) EXPECT_EQ(v, 0.0);
@@ -229,9 +229,9 @@ TYPED_TEST(SeqMhaTest, InitShapesAndBounds) {
   EXPECT_GT(mx, 0.1);
   EXPECT_DOUBLE_EQ(m.dropout, 0.1);
 
-  auto kv = nn::MultiHeadAttentionConfig{.d_model = 8, .n_heads = 4, .bias = false, .kdim = 6,
-                                         .vdim = 3}
-                .template init<B>(dev<B>());
+  auto kv =
+      nn::MultiHeadAttentionConfig{.d_model = 8, .n_heads = 4, .bias = false, .kdim = 6, .vdim = 3}
+          .template init<B>(dev<B>());
   EXPECT_FALSE(kv.in_proj_weight.has_value());
   EXPECT_FALSE(kv.in_proj_bias.has_value());
   EXPECT_FALSE(kv.out_proj.bias.has_value());
@@ -249,15 +249,14 @@ TYPED_TEST(SeqMhaTest, BadInputThrows) {
   const auto d = dev<B>();
   auto m = nn::MultiHeadAttentionConfig{.d_model = 8, .n_heads = 2}.template init<B>(d);
   auto x = Tensor<B, 3>::ones(Shape{2, 3, 8}, d);
-  EMBER_EXPECT_THROW_MSG(m.forward(nn::MhaInput<B>::self_attn(Tensor<B, 3>::ones(Shape{2, 3, 6}, d))),
-                         ShapeError, "[MultiHeadAttention]");
   EMBER_EXPECT_THROW_MSG(
-      m.forward(nn::MhaInput<B>{x, Tensor<B, 3>::ones(Shape{1, 4, 8}, d),
-                                Tensor<B, 3>::ones(Shape{1, 4, 8}, d)}),
-      ShapeError, "[MultiHeadAttention]");
-  EMBER_EXPECT_THROW_MSG(
-      m.forward(nn::MhaInput<B>{x, x, Tensor<B, 3>::ones(Shape{2, 4, 8}, d)}), ShapeError,
+      m.forward(nn::MhaInput<B>::self_attn(Tensor<B, 3>::ones(Shape{2, 3, 6}, d))), ShapeError,
       "[MultiHeadAttention]");
+  EMBER_EXPECT_THROW_MSG(m.forward(nn::MhaInput<B>{x, Tensor<B, 3>::ones(Shape{1, 4, 8}, d),
+                                                   Tensor<B, 3>::ones(Shape{1, 4, 8}, d)}),
+                         ShapeError, "[MultiHeadAttention]");
+  EMBER_EXPECT_THROW_MSG(m.forward(nn::MhaInput<B>{x, x, Tensor<B, 3>::ones(Shape{2, 4, 8}, d)}),
+                         ShapeError, "[MultiHeadAttention]");
   EMBER_EXPECT_THROW_MSG(m.forward(nn::MhaInput<B>::self_attn(x).with_mask_pad(
                              Tensor<B, 2, Bool>::full(Shape{2, 4}, 0.0, d))),
                          ShapeError, "mask_pad");
@@ -269,10 +268,12 @@ TYPED_TEST(SeqMhaTest, BadInputThrows) {
   EMBER_EXPECT_THROW_MSG(
       m.forward_cache(nn::MhaInput<B>::self_attn(Tensor<B, 3>::ones(Shape{1, 1, 8}, d)), cache),
       ShapeError, "cache holds batch size 2");
-  EMBER_EXPECT_THROW_MSG((nn::MultiHeadAttentionConfig{.d_model = 8, .n_heads = 3}.template init<B>(d)),
-                         ValueError, "[MultiHeadAttentionConfig]");
   EMBER_EXPECT_THROW_MSG(
-      (nn::MultiHeadAttentionConfig{.d_model = 8, .n_heads = 2, .dropout = 1.5}.template init<B>(d)),
+      (nn::MultiHeadAttentionConfig{.d_model = 8, .n_heads = 3}.template init<B>(d)), ValueError,
+      "[MultiHeadAttentionConfig]");
+  EMBER_EXPECT_THROW_MSG(
+      (nn::MultiHeadAttentionConfig{.d_model = 8, .n_heads = 2, .dropout = 1.5}.template init<B>(
+          d)),
       ValueError, "dropout");
 }
 

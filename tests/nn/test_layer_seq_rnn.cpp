@@ -52,7 +52,7 @@ struct RunRnn {
   void operator()(const FixtureCase& c) {
     auto cfg = rcfg<nn::RnnConfig>(c);
     cfg.nonlinearity = c.param<std::string>("nonlinearity") == "relu" ? nn::RnnNonlinearity::Relu
-                                                                       : nn::RnnNonlinearity::Tanh;
+                                                                      : nn::RnnNonlinearity::Tanh;
     auto m = cfg.template init<B>(dev<B>());
     load_params(m, c);
     auto x = ten<B, 3>(c, "x").require_grad();
@@ -108,10 +108,10 @@ struct RunLstm {
 template <class B>
 struct RunPosEncoding {
   void operator()(const FixtureCase& c) {
-    auto m = nn::PositionalEncodingConfig{
-        .max_sequence_size = c.param<std::int64_t>("max_sequence_size"),
-        .d_model = c.param<std::int64_t>("d_model"),
-        .max_timescale = c.param<std::int64_t>("max_timescale")}
+    auto m = nn::PositionalEncodingConfig{.max_sequence_size =
+                                              c.param<std::int64_t>("max_sequence_size"),
+                                          .d_model = c.param<std::int64_t>("d_model"),
+                                          .max_timescale = c.param<std::int64_t>("max_timescale")}
                  .template init<B>(dev<B>());
     auto x = ten<B, 3>(c, "x").require_grad();
     auto out = m.forward(x);
@@ -124,11 +124,11 @@ struct RunPosEncoding {
 
 template <class B, std::size_t D>
 void run_rotary(const FixtureCase& c) {
-  auto m = nn::RotaryEncodingConfig{
-      .max_sequence_length = c.param<std::int64_t>("max_sequence_length"),
-      .d_model = c.param<std::int64_t>("d_model"),
-      .theta = c.param<double>("theta")}
-               .template init<B>(dev<B>());
+  auto m =
+      nn::RotaryEncodingConfig{.max_sequence_length = c.param<std::int64_t>("max_sequence_length"),
+                               .d_model = c.param<std::int64_t>("d_model"),
+                               .theta = c.param<double>("theta")}
+          .template init<B>(dev<B>());
   auto x = ten<B, D>(c, "x").require_grad();
   const auto start = c.param<std::int64_t>("start");
   auto out = start == 0 ? m.forward(x) : m.apply(x, start);
@@ -162,10 +162,11 @@ TYPED_TEST_SUITE(SeqRecurrentTest, Backends);
 TYPED_TEST(SeqRecurrentTest, SinusoidsBurnValues) {
   using B = TypeParam;
   auto s = nn::generate_sinusoids<B>(3, 6, 10000, dev<B>());
-  auto expected = Tensor<B, 2>::from_floats({{0.00000, 1.00000, 0.00000, 1.00000, 0.00000, 1.00000},
-                                             {0.84147, 0.54030, 0.04640, 0.99892, 0.00215, 1.00000},
-                                             {0.90930, -0.41615, 0.09270, 0.99569, 0.00431, 0.99999}},
-                                            dev<B>());
+  auto expected =
+      Tensor<B, 2>::from_floats({{0.00000, 1.00000, 0.00000, 1.00000, 0.00000, 1.00000},
+                                 {0.84147, 0.54030, 0.04640, 0.99892, 0.00215, 1.00000},
+                                 {0.90930, -0.41615, 0.09270, 0.99569, 0.00431, 0.99999}},
+                                dev<B>());
   expect_approx(s.into_data(), expected.into_data(), Tolerance::rel_abs(0, 1e-5));
   // The offset continues the table: positions 1..2 are rows 1..2.
   auto tail = nn::generate_sinusoids<B>(2, 6, 10000, dev<B>(), 1);
@@ -176,8 +177,8 @@ TYPED_TEST(SeqRecurrentTest, SinusoidsBurnValues) {
 // apply(x, start) on a slice equals the rows of the full forward (the KV-cache use).
 TYPED_TEST(SeqRecurrentTest, RotaryBurnValuesAndOffset) {
   using B = TypeParam;
-  auto rope = nn::RotaryEncodingConfig{.max_sequence_length = 10, .d_model = 4}.template init<B>(
-      dev<B>());
+  auto rope =
+      nn::RotaryEncodingConfig{.max_sequence_length = 10, .d_model = 4}.template init<B>(dev<B>());
   auto x = Tensor<B, 3>::from_floats({{{1, 2, 3, 4}, {5, 6, 7, 8}}}, dev<B>());
   auto expected = Tensor<B, 3>::from_floats(
       {{{1.0, 2.0, 3.0, 4.0}, {-2.3473, 7.4492, 6.9197, 8.0696}}}, dev<B>());
@@ -191,8 +192,8 @@ TYPED_TEST(SeqRecurrentTest, RotaryBurnValuesAndOffset) {
 // PositionalEncoding's start offset continues the sequence.
 TYPED_TEST(SeqRecurrentTest, PositionalEncodingOffset) {
   using B = TypeParam;
-  auto pe = nn::PositionalEncodingConfig{.max_sequence_size = 8, .d_model = 4}.template init<B>(
-      dev<B>());
+  auto pe =
+      nn::PositionalEncodingConfig{.max_sequence_size = 8, .d_model = 4}.template init<B>(dev<B>());
   auto x = Tensor<B, 3>::random(Shape{2, 6, 4}, Distribution::default_(), dev<B>());
   auto full = pe.forward(x);
   expect_approx(pe.forward(x.narrow(1, 3, 3), 3).into_data(), full.narrow(1, 3, 3).into_data(),
@@ -220,7 +221,8 @@ TYPED_TEST(SeqRecurrentTest, GruResetBefore) {
     auto z = ember::activation::sigmoid(lin(xt, wi, bi, 4, 4).add(lin(h, wh, bh, 4, 4)));
     auto n = lin(xt, wi, bi, 8, 4).add(lin(r.mul(h), wh, bh, 8, 4)).tanh();
     h = z.neg().add_scalar(1.0).mul(n).add(z.mul(h));
-    expect_approx(out.output.narrow(1, t, 1).template reshape<2>(std::array<std::int64_t, 2>{2, 4})
+    expect_approx(out.output.narrow(1, t, 1)
+                      .template reshape<2>(std::array<std::int64_t, 2>{2, 4})
                       .into_data(),
                   h.into_data(), Tolerance::rel_abs(1e-5, 1e-6));
   }
@@ -231,18 +233,18 @@ TYPED_TEST(SeqRecurrentTest, GruResetBefore) {
 // Burn's default init (Xavier normal per gate) with torch's names, layouts and order.
 TYPED_TEST(SeqRecurrentTest, InitStructure) {
   using B = TypeParam;
-  auto m = nn::LstmConfig{.d_input = 3, .d_hidden = 5, .bidirectional = true}.template init<B>(
-      dev<B>());
+  auto m =
+      nn::LstmConfig{.d_input = 3, .d_hidden = 5, .bidirectional = true}.template init<B>(dev<B>());
   std::vector<std::string> names;
   std::vector<Shape> shapes;
   for (const auto& [k, v] : nn::state_dict(m)) {
     names.push_back(k);
     shapes.push_back(v.shape());
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"weight_ih_l0", "weight_hh_l0", "bias_ih_l0",
-                                             "bias_hh_l0", "weight_ih_l0_reverse",
-                                             "weight_hh_l0_reverse", "bias_ih_l0_reverse",
-                                             "bias_hh_l0_reverse"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0",
+                                      "weight_ih_l0_reverse", "weight_hh_l0_reverse",
+                                      "bias_ih_l0_reverse", "bias_hh_l0_reverse"}));
   EXPECT_EQ(shapes[0], (Shape{20, 3}));
   EXPECT_EQ(shapes[1], (Shape{20, 5}));
   EXPECT_EQ(shapes[2], (Shape{20}));
@@ -269,10 +271,9 @@ TYPED_TEST(SeqRecurrentTest, BadInputThrows) {
   EMBER_EXPECT_THROW_MSG(rnn.forward(x, Tensor<B, 3>::zeros(Shape{1, 3, 5}, d)), ShapeError,
                          "[Rnn]");
   auto lstm4 = nn::LstmConfig{.d_input = 4, .d_hidden = 5}.template init<B>(d);
-  EMBER_EXPECT_THROW_MSG(
-      lstm4.forward(x, nn::LstmState<B>{Tensor<B, 3>::zeros(Shape{1, 2, 4}, d),
-                                        Tensor<B, 3>::zeros(Shape{1, 2, 5}, d)}),
-      ShapeError, "cell state");
+  EMBER_EXPECT_THROW_MSG(lstm4.forward(x, nn::LstmState<B>{Tensor<B, 3>::zeros(Shape{1, 2, 4}, d),
+                                                           Tensor<B, 3>::zeros(Shape{1, 2, 5}, d)}),
+                         ShapeError, "cell state");
   EMBER_EXPECT_THROW_MSG((nn::RnnConfig{.d_input = 0, .d_hidden = 5}.template init<B>(d)),
                          ValueError, "d_input");
 

@@ -249,20 +249,21 @@ TYPED_TEST(SeqTransformerTest, InitStructure) {
   for (const auto& [k, v] : nn::state_dict(m)) {
     if (k.rfind("layers.1.", 0) == 0) names.push_back(k.substr(9));
   }
-  EXPECT_EQ(names, (std::vector<std::string>{
-                       "self_attn.in_proj_weight", "self_attn.in_proj_bias",
-                       "self_attn.out_proj.weight", "self_attn.out_proj.bias",
-                       "multihead_attn.in_proj_weight", "multihead_attn.in_proj_bias",
-                       "multihead_attn.out_proj.weight", "multihead_attn.out_proj.bias",
-                       "linear1.weight", "linear1.bias", "linear2.weight", "linear2.bias",
-                       "norm1.weight", "norm1.bias", "norm2.weight", "norm2.bias", "norm3.weight",
-                       "norm3.bias"}));
+  EXPECT_EQ(
+      names,
+      (std::vector<std::string>{
+          "self_attn.in_proj_weight", "self_attn.in_proj_bias", "self_attn.out_proj.weight",
+          "self_attn.out_proj.bias", "multihead_attn.in_proj_weight", "multihead_attn.in_proj_bias",
+          "multihead_attn.out_proj.weight", "multihead_attn.out_proj.bias", "linear1.weight",
+          "linear1.bias", "linear2.weight", "linear2.bias", "norm1.weight", "norm1.bias",
+          "norm2.weight", "norm2.bias", "norm3.weight", "norm3.bias"}));
   // 2 x (2 MHA of 4*64+4*8, linears 8*16+16 + 16*8+8, 3 norms of 16)
   EXPECT_EQ(nn::num_params(m), 2 * (2 * 288 + 280 + 48));
 
-  auto enc = nn::TransformerEncoderConfig{.d_model = 8, .d_ff = 16, .n_heads = 2, .n_layers = 1,
-                                          .bias = false, .final_norm = true}
-                 .template init<B>(dev<B>());
+  auto enc =
+      nn::TransformerEncoderConfig{
+          .d_model = 8, .d_ff = 16, .n_heads = 2, .n_layers = 1, .bias = false, .final_norm = true}
+          .template init<B>(dev<B>());
   ASSERT_TRUE(enc.norm.has_value());
   EXPECT_FALSE(enc.norm->bias.has_value());
   EXPECT_FALSE(enc.layers[0].linear1.bias.has_value());
@@ -301,7 +302,8 @@ TYPED_TEST(SeqTransformerTest, BadInputThrows) {
            .template init<B>(d)),
       ValueError, "[TransformerEncoderConfig]");
   EMBER_EXPECT_THROW_MSG(
-      (nn::PositionWiseFeedForwardConfig{.d_model = 8, .d_ff = 4, .dropout = -0.1}.template init<B>(d)),
+      (nn::PositionWiseFeedForwardConfig{.d_model = 8, .d_ff = 4, .dropout = -0.1}.template init<B>(
+          d)),
       ValueError, "[PositionWiseFeedForwardConfig]");
 }
 

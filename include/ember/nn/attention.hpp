@@ -48,8 +48,8 @@ template <class B, std::size_t D>
 Tensor<B, D> seq_dropout(const Tensor<B, D>& x, double p, bool training) {
   if (!training || p <= 0.0) return x;
   if (p >= 1.0) return x.mul_scalar(0.0);
-  auto keep = Tensor<B, D>::random(x.shape(), Distribution::bernoulli(1.0 - p), x.device(),
-                                   x.dtype());
+  auto keep =
+      Tensor<B, D>::random(x.shape(), Distribution::bernoulli(1.0 - p), x.device(), x.dtype());
   return x.mul(keep).mul_scalar(1.0 / (1.0 - p));
 }
 
@@ -263,8 +263,7 @@ struct MultiHeadAttention {
     std::optional<Tensor<B, 1>> bias;
     if (in_proj_bias) bias = in_proj_bias->val().narrow(0, which * e, e);
     auto y = ember::module::linear(x, w, bias);
-    return y
-        .template reshape<4>(std::array<std::int64_t, 4>{x.dim(0), x.dim(1), n_heads, d_head()})
+    return y.template reshape<4>(std::array<std::int64_t, 4>{x.dim(0), x.dim(1), n_heads, d_head()})
         .swap_dims(1, 2);
   }
 
@@ -351,8 +350,8 @@ template <Backend B>
 MultiHeadAttention<B> MultiHeadAttentionConfig::init(const typename B::Device& device) const {
   const char* op = "MultiHeadAttentionConfig";
   if (d_model <= 0 || n_heads <= 0 || d_model % n_heads != 0) {
-    ember::detail::fail<ValueError>(op, "n_heads ", n_heads, " must be positive and divide d_model ",
-                                    d_model);
+    ember::detail::fail<ValueError>(op, "n_heads ", n_heads,
+                                    " must be positive and divide d_model ", d_model);
   }
   if (kdim < 0 || vdim < 0) {
     ember::detail::fail<ValueError>(op, "kdim ", kdim, " and vdim ", vdim, " must be >= 0");

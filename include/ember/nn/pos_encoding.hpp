@@ -24,7 +24,8 @@ namespace ember::nn {
 
 /// Burn's generate_sinusoids for positions [start, start + length): row p, columns k (even)
 /// and k + 1 hold sin(p * w_k) and cos(p * w_k) with w_k = exp(-k ln(max_timescale) /
-/// d_model). -> [length, d_model] (f32, computed in f64). Throws ValueError when d_model is odd or not positive.
+/// d_model). -> [length, d_model] (f32, computed in f64). Throws ValueError when d_model is odd or
+/// not positive.
 template <Backend B>
 Tensor<B, 2> generate_sinusoids(std::int64_t length, std::int64_t d_model,
                                 std::int64_t max_timescale, const typename B::Device& device = {},
@@ -85,8 +86,8 @@ struct PositionalEncoding {
     }
     if (start < 0 || start + s[1] > max_sequence_size) {
       ember::detail::fail<ShapeError>("PositionalEncoding", "positions [", start, ", ",
-                                      start + s[1], ") of input ", s,
-                                      " exceed max_sequence_size ", max_sequence_size);
+                                      start + s[1], ") of input ", s, " exceed max_sequence_size ",
+                                      max_sequence_size);
     }
     auto pe = generate_sinusoids<B>(s[1], d_model, max_timescale, input.device(), start)
                   .cast(input.dtype());
@@ -174,12 +175,12 @@ struct RotaryEncoding {
       }
     }
     const std::int64_t rows = seq == 0 || half == 0 ? 0 : x.numel() / (seq * d);
-    auto cosv = Tensor<B, 4>::from_data(TensorData(std::move(cv), Shape{1, seq, half, 1}),
-                                        x.device())
-                    .cast(x.dtype());
-    auto sinv = Tensor<B, 4>::from_data(TensorData(std::move(sv), Shape{1, seq, half, 1}),
-                                        x.device())
-                    .cast(x.dtype());
+    auto cosv =
+        Tensor<B, 4>::from_data(TensorData(std::move(cv), Shape{1, seq, half, 1}), x.device())
+            .cast(x.dtype());
+    auto sinv =
+        Tensor<B, 4>::from_data(TensorData(std::move(sv), Shape{1, seq, half, 1}), x.device())
+            .cast(x.dtype());
     auto x4 = x.template reshape<4>(std::array<std::int64_t, 4>{rows, seq, half, 2});
     auto x0 = x4.narrow(3, 0, 1), x1 = x4.narrow(3, 1, 1);
     auto r0 = x0.mul(cosv).sub(x1.mul(sinv));

@@ -20,11 +20,10 @@
 
 #include <array>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "ember/module/config.hpp"
 #include "ember/module/initializer.hpp"
@@ -37,8 +36,8 @@ namespace ember::nn {
 /// Non-linearity of Rnn (torch's `nonlinearity`).
 enum class RnnNonlinearity { Tanh, Relu };
 
-NLOHMANN_JSON_SERIALIZE_ENUM(RnnNonlinearity, {{RnnNonlinearity::Tanh, "tanh"},
-                                               {RnnNonlinearity::Relu, "relu"}})
+NLOHMANN_JSON_SERIALIZE_ENUM(RnnNonlinearity,
+                             {{RnnNonlinearity::Tanh, "tanh"}, {RnnNonlinearity::Relu, "relu"}})
 
 namespace detail {
 
@@ -123,6 +122,9 @@ std::pair<Tensor<B, 3>, State> run_direction(const Tensor<B, 3>& gi, bool revers
 /// x W_ih^T + b_ih for every time step: [batch, seq, in] -> [batch, seq, G*H].
 template <Backend B>
 Tensor<B, 3> input_projection(const Tensor<B, 3>& x, const RecurrentWeights<B>& w) {
+  if (x.dim(1) == 0) {  // empty sequence: no product (linear's reshape cannot express [0, in])
+    return Tensor<B, 3>::zeros(Shape{x.dim(0), 0, w.w_ih.dim(0)}, x.device(), x.dtype());
+  }
   return ember::module::linear(x, w.w_ih, w.b_ih);
 }
 
@@ -141,28 +143,30 @@ auto opt_val(const std::optional<P>& p) {
 }  // namespace detail
 
 // The parameter fields shared by the three layers (torch's names, in torch's order).
-#define EMBER_RECURRENT_PARAMS                                          \
-  Param<Tensor<B, 2>> weight_ih_l0;                                     \
-  Param<Tensor<B, 2>> weight_hh_l0;                                     \
-  std::optional<Param<Tensor<B, 1>>> bias_ih_l0;                        \
-  std::optional<Param<Tensor<B, 1>>> bias_hh_l0;                        \
-  std::optional<Param<Tensor<B, 2>>> weight_ih_l0_reverse;              \
-  std::optional<Param<Tensor<B, 2>>> weight_hh_l0_reverse;              \
-  std::optional<Param<Tensor<B, 1>>> bias_ih_l0_reverse;                \
-  std::optional<Param<Tensor<B, 1>>> bias_hh_l0_reverse;                \
-  std::int64_t d_input = 0;                                             \
-  std::int64_t d_hidden = 0;                                            \
-  bool bias = true;                                                     \
-  bool bidirectional = false;                                           \
-  /** Number of directions (1 or 2). */                                 \
-  std::int64_t num_directions() const { return bidirectional ? 2 : 1; } \
-  /** The parameters of direction d (0 forward, 1 backward). */         \
-  detail::RecurrentWeights<B> weights(std::int64_t d) const {           \
-    if (d == 0)                                                         \
-      return {weight_ih_l0.val(), weight_hh_l0.val(), detail::opt_val(bias_ih_l0),             \
-              detail::opt_val(bias_hh_l0)};                             \
-    return {weight_ih_l0_reverse->val(), weight_hh_l0_reverse->val(),   \
-            detail::opt_val(bias_ih_l0_reverse), detail::opt_val(bias_hh_l0_reverse)};         \
+#define EMBER_RECURRENT_PARAMS                                                         \
+  Param<Tensor<B, 2>> weight_ih_l0;                                                    \
+  Param<Tensor<B, 2>> weight_hh_l0;                                                    \
+  std::optional<Param<Tensor<B, 1>>> bias_ih_l0;                                       \
+  std::optional<Param<Tensor<B, 1>>> bias_hh_l0;                                       \
+  std::optional<Param<Tensor<B, 2>>> weight_ih_l0_reverse;                             \
+  std::optional<Param<Tensor<B, 2>>> weight_hh_l0_reverse;                             \
+  std::optional<Param<Tensor<B, 1>>> bias_ih_l0_reverse;                               \
+  std::optional<Param<Tensor<B, 1>>> bias_hh_l0_reverse;                               \
+  std::int64_t d_input = 0;                                                            \
+  std::int64_t d_hidden = 0;                                                           \
+  bool bias = true;                                                                    \
+  bool bidirectional = false;                                                          \
+  /** Number of directions (1 or 2). */                                                \
+  std::int64_t num_directions() const {                                                \
+    return bidirectional ? 2 : 1;                                                      \
+  }                                                                                    \
+  /** The parameters of direction d (0 forward, 1 backward). */                        \
+  detail::RecurrentWeights<B> weights(std::int64_t d) const {                          \
+    if (d == 0)                                                                        \
+      return {weight_ih_l0.val(), weight_hh_l0.val(), detail::opt_val(bias_ih_l0),     \
+              detail::opt_val(bias_hh_l0)};                                            \
+    return {weight_ih_l0_reverse->val(), weight_hh_l0_reverse->val(),                  \
+            detail::opt_val(bias_ih_l0_reverse), detail::opt_val(bias_hh_l0_reverse)}; \
   }
 
 namespace detail {
@@ -189,7 +193,8 @@ void init_recurrent(M& m, const Initializer& init, std::int64_t gates, std::int6
     m.weight_ih_l0_reverse = Param<Tensor<B, 2>>(init_gates<B>(init, gates, h, d_input, device));
     m.weight_hh_l0_reverse = Param<Tensor<B, 2>>(init_gates<B>(init, gates, h, h, device));
     if (bias) {
-      m.bias_ih_l0_reverse = Param<Tensor<B, 1>>(init_gate_bias<B>(init, gates, h, d_input, device));
+      m.bias_ih_l0_reverse =
+          Param<Tensor<B, 1>>(init_gate_bias<B>(init, gates, h, d_input, device));
       m.bias_hh_l0_reverse = Param<Tensor<B, 1>>(init_gate_bias<B>(init, gates, h, h, device));
     }
   }
@@ -254,10 +259,10 @@ struct Rnn {
         auto pre = gi.add(detail::hidden_projection(h, w));
         return nonlinearity == RnnNonlinearity::Tanh ? pre.tanh() : ember::activation::relu(pre);
       };
-      auto [out, hn] = detail::run_direction<B>(
-          detail::input_projection(input, w), d == 1,
-          detail::initial_state<B>(state, d, batch, d_hidden, input), d_hidden, step,
-          [](const Tensor<B, 2>& h) { return h; });
+      auto [out, hn] =
+          detail::run_direction<B>(detail::input_projection(input, w), d == 1,
+                                   detail::initial_state<B>(state, d, batch, d_hidden, input),
+                                   d_hidden, step, [](const Tensor<B, 2>& h) { return h; });
       outs.push_back(out);
       finals.push_back(hn);
     }
@@ -327,8 +332,8 @@ struct Lstm {
     const std::int64_t dirs = num_directions(), h = d_hidden, batch = input.dim(0);
     detail::check_recurrent<B>("Lstm", input, d_input, state ? &state->hidden : nullptr,
                                "hidden state", dirs, h);
-    detail::check_recurrent<B>("Lstm", input, d_input, state ? &state->cell : nullptr,
-                               "cell state", dirs, h);
+    detail::check_recurrent<B>("Lstm", input, d_input, state ? &state->cell : nullptr, "cell state",
+                               dirs, h);
     std::optional<Tensor<B, 3>> h0, c0;
     if (state) {
       h0 = state->hidden;
@@ -356,9 +361,8 @@ struct Lstm {
       hs.push_back(sn.first);
       cs.push_back(sn.second);
     }
-    return {Tensor<B, 3>::cat(outs, 2),
-            LstmState<B>{Tensor<B, 2>::template stack<3>(cs, 0),
-                         Tensor<B, 2>::template stack<3>(hs, 0)}};
+    return {Tensor<B, 3>::cat(outs, 2), LstmState<B>{Tensor<B, 2>::template stack<3>(cs, 0),
+                                                     Tensor<B, 2>::template stack<3>(hs, 0)}};
   }
 };
 
@@ -439,10 +443,9 @@ struct Gru {
         // h' = (1 - z) * n + z * h = n + z * (h - n)
         return n.add(z.mul(hp.sub(n)));
       };
-      auto [out, hn] = detail::run_direction<B>(
-          detail::input_projection(input, w), d == 1,
-          detail::initial_state<B>(state, d, batch, h, input), h, step,
-          [](const Tensor<B, 2>& s) { return s; });
+      auto [out, hn] = detail::run_direction<B>(detail::input_projection(input, w), d == 1,
+                                                detail::initial_state<B>(state, d, batch, h, input),
+                                                h, step, [](const Tensor<B, 2>& s) { return s; });
       outs.push_back(out);
       finals.push_back(hn);
     }
@@ -465,5 +468,4 @@ Gru<B> GruConfig::init(const typename B::Device& device) const {
 EMBER_CONFIG(ember::nn::RnnConfig, d_input, d_hidden, bias, bidirectional, nonlinearity,
              initializer)
 EMBER_CONFIG(ember::nn::LstmConfig, d_input, d_hidden, bias, bidirectional, initializer)
-EMBER_CONFIG(ember::nn::GruConfig, d_input, d_hidden, bias, bidirectional, reset_after,
-             initializer)
+EMBER_CONFIG(ember::nn::GruConfig, d_input, d_hidden, bias, bidirectional, reset_after, initializer)

@@ -27,10 +27,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "ember/module/config.hpp"
 #include "ember/module/initializer.hpp"
@@ -52,8 +51,7 @@ NLOHMANN_JSON_SERIALIZE_ENUM(TransformerActivation, {{TransformerActivation::Rel
 namespace detail {
 template <class B, std::size_t D>
 Tensor<B, D> ffn_activation(const Tensor<B, D>& x, TransformerActivation a) {
-  return a == TransformerActivation::Gelu ? ember::activation::gelu(x)
-                                          : ember::activation::relu(x);
+  return a == TransformerActivation::Gelu ? ember::activation::gelu(x) : ember::activation::relu(x);
 }
 
 inline void check_model_dim(const char* op, const char* what, const Shape& s,
@@ -223,8 +221,10 @@ void check_transformer_config(const char* op, const Cfg& c) {
   if (c.d_model <= 0 || c.d_ff <= 0 || c.n_heads <= 0 || c.n_layers < 0 ||
       c.d_model % c.n_heads != 0) {
     ember::detail::fail<ValueError>(op, "d_model ", c.d_model, ", d_ff ", c.d_ff, ", n_heads ",
-                                    c.n_heads, " must be positive with n_heads dividing d_model, "
-                                    "n_layers ", c.n_layers, " >= 0");
+                                    c.n_heads,
+                                    " must be positive with n_heads dividing d_model, "
+                                    "n_layers ",
+                                    c.n_layers, " >= 0");
   }
   check_dropout(op, c.dropout);
 }
@@ -542,8 +542,7 @@ struct TransformerDecoder {
 
   /// An empty cache for forward_cache.
   TransformerDecoderCache<B> new_cache() const {
-    return TransformerDecoderCache<B>{
-        std::vector<TransformerDecoderLayerCache<B>>(layers.size())};
+    return TransformerDecoderCache<B>{std::vector<TransformerDecoderLayerCache<B>>(layers.size())};
   }
 
   /// Incremental decoding: input.target [batch, n, d_model] holds the next n target
