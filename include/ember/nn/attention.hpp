@@ -31,6 +31,7 @@
 #include <optional>
 #include <vector>
 
+#include "ember/dispatch/dispatch.hpp"
 #include "ember/module/config.hpp"
 #include "ember/module/initializer.hpp"
 #include "ember/module/module.hpp"
@@ -385,7 +386,7 @@ MultiHeadAttention<B> MultiHeadAttentionConfig::init(const typename B::Device& d
   return m;
 }
 
-}  // namespace ember::nn
+EMBER_CONFIG(MultiHeadAttentionConfig, d_model, n_heads, dropout, bias, kdim, vdim, quiet_softmax,
+             initializer)
 
-EMBER_CONFIG(ember::nn::MultiHeadAttentionConfig, d_model, n_heads, dropout, bias, kdim, vdim,
-             quiet_softmax, initializer)
+}  // namespace ember::nn

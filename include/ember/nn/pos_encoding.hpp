@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "ember/dispatch/dispatch.hpp"
 #include "ember/module/config.hpp"
 #include "ember/module/module.hpp"
 #include "ember/tensor/tensor.hpp"
@@ -203,7 +204,7 @@ RotaryEncoding<B> RotaryEncodingConfig::init(const typename B::Device&) const {
   return RotaryEncoding<B>{max_sequence_length, d_model, theta};
 }
 
-}  // namespace ember::nn
+EMBER_CONFIG(PositionalEncodingConfig, max_sequence_size, d_model, max_timescale)
+EMBER_CONFIG(RotaryEncodingConfig, max_sequence_length, d_model, theta)
 
-EMBER_CONFIG(ember::nn::PositionalEncodingConfig, max_sequence_size, d_model, max_timescale)
-EMBER_CONFIG(ember::nn::RotaryEncodingConfig, max_sequence_length, d_model, theta)
+}  // namespace ember::nn

@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "ember/dispatch/dispatch.hpp"
 #include "ember/module/config.hpp"
 #include "ember/module/initializer.hpp"
 #include "ember/module/module.hpp"
@@ -463,9 +464,8 @@ Gru<B> GruConfig::init(const typename B::Device& device) const {
 
 #undef EMBER_RECURRENT_PARAMS
 
-}  // namespace ember::nn
+EMBER_CONFIG(RnnConfig, d_input, d_hidden, bias, bidirectional, nonlinearity, initializer)
+EMBER_CONFIG(LstmConfig, d_input, d_hidden, bias, bidirectional, initializer)
+EMBER_CONFIG(GruConfig, d_input, d_hidden, bias, bidirectional, reset_after, initializer)
 
-EMBER_CONFIG(ember::nn::RnnConfig, d_input, d_hidden, bias, bidirectional, nonlinearity,
-             initializer)
-EMBER_CONFIG(ember::nn::LstmConfig, d_input, d_hidden, bias, bidirectional, initializer)
-EMBER_CONFIG(ember::nn::GruConfig, d_input, d_hidden, bias, bidirectional, reset_after, initializer)
+}  // namespace ember::nn

@@ -31,6 +31,7 @@
 #include <optional>
 #include <vector>
 
+#include "ember/dispatch/dispatch.hpp"
 #include "ember/module/config.hpp"
 #include "ember/module/initializer.hpp"
 #include "ember/module/module.hpp"
@@ -593,11 +594,10 @@ TransformerDecoder<B> TransformerDecoderConfig::init(const typename B::Device& d
   return m;
 }
 
-}  // namespace ember::nn
+EMBER_CONFIG(PositionWiseFeedForwardConfig, d_model, d_ff, dropout, initializer, activation)
+EMBER_CONFIG(TransformerEncoderConfig, d_model, d_ff, n_heads, n_layers, dropout, norm_first,
+             quiet_softmax, initializer, activation, layer_norm_eps, bias, final_norm)
+EMBER_CONFIG(TransformerDecoderConfig, d_model, d_ff, n_heads, n_layers, dropout, norm_first,
+             quiet_softmax, initializer, activation, layer_norm_eps, bias, final_norm)
 
-EMBER_CONFIG(ember::nn::PositionWiseFeedForwardConfig, d_model, d_ff, dropout, initializer,
-             activation)
-EMBER_CONFIG(ember::nn::TransformerEncoderConfig, d_model, d_ff, n_heads, n_layers, dropout,
-             norm_first, quiet_softmax, initializer, activation, layer_norm_eps, bias, final_norm)
-EMBER_CONFIG(ember::nn::TransformerDecoderConfig, d_model, d_ff, n_heads, n_layers, dropout,
-             norm_first, quiet_softmax, initializer, activation, layer_norm_eps, bias, final_norm)
+}  // namespace ember::nn
