@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 
 #include "ember/nn/attention.hpp"
 #include "seq_support.hpp"
@@ -275,6 +276,57 @@ TYPED_TEST(SeqMhaTest, BadInputThrows) {
       (nn::MultiHeadAttentionConfig{.d_model = 8, .n_heads = 2, .dropout = 1.5}.template init<B>(
           d)),
       ValueError, "dropout");
+}
+
+}  // namespace
+
+namespace {
+
+// A torch state dict loads through the core's load_state_dict with no adapter (kdim/vdim
+// layout), and valid() (no autodiff, eval mode) gives torch's output.
+TYPED_TEST(SeqMhaTest, LoadStateDictAndValid) {
+  using B = TypeParam;
+  const auto c = case_named("mha_kdim_vdim");
+  auto m = nn::MultiHeadAttentionConfig{.d_model = 8, .n_heads = 2, .kdim = 6, .vdim = 4}
+               .template init<B>(dev<B>());
+  std::map<std::string, TensorData> sd;
+  for (const auto& k : keys_with(c, "p.")) sd[k] = c.tensor("p." + k);
+  const auto report = m.load_state_dict(sd);
+  EXPECT_EQ(report.loaded.size(), sd.size());
+  auto v = m.valid();
+  EXPECT_FALSE(v.training);
+  const auto vd = v.out_proj.weight.val().device();
+  using VB = typename std::remove_cvref_t<decltype(v.out_proj.weight.val())>::Backend;
+  auto q = Tensor<VB, 3>::from_data(c.tensor("query"), vd);
+  auto k = Tensor<VB, 3>::from_data(c.tensor("key"), vd);
+  auto val = Tensor<VB, 3>::from_data(c.tensor("value"), vd);
+  auto pad = Tensor<VB, 2, Bool>::from_data(c.tensor("key_padding_mask"), vd);
+  auto out = v.forward(nn::MhaInput<VB>{q, k, val}.with_mask_pad(pad));
+  expect_approx(out.context.into_data(), c.tensor("out"), tol());
+}
+
+TEST(SeqMhaConfig, JsonRoundTrip) {
+  nn::MultiHeadAttentionConfig cfg{
+      .d_model = 16, .n_heads = 4, .dropout = 0.0, .bias = false, .kdim = 3, .quiet_softmax = true};
+  const auto j = nn::config_to_json(cfg);
+  EXPECT_EQ(j.at("kdim"), 3);
+  const auto back = nn::config_from_json<nn::MultiHeadAttentionConfig>(j);
+  EXPECT_EQ(back.d_model, 16);
+  EXPECT_EQ(back.n_heads, 4);
+  EXPECT_EQ(back.dropout, 0.0);
+  EXPECT_FALSE(back.bias);
+  EXPECT_EQ(back.kdim, 3);
+  EXPECT_EQ(back.vdim, 0);
+  EXPECT_TRUE(back.quiet_softmax);
+  EXPECT_EQ(nn::config_to_json(back), j);
+  // Missing keys keep Burn's defaults.
+  const auto partial =
+      nn::config_from_json<nn::MultiHeadAttentionConfig>(nlohmann::json{{"d_model", 8}});
+  EXPECT_EQ(partial.d_model, 8);
+  EXPECT_DOUBLE_EQ(partial.dropout, 0.1);
+  EXPECT_TRUE(partial.bias);
+  EXPECT_EQ(nn::config_to_json(partial.initializer),
+            nn::config_to_json(nn::Initializer::kaiming_uniform(1.0 / std::sqrt(3.0), false)));
 }
 
 }  // namespace

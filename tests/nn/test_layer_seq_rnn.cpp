@@ -293,3 +293,37 @@ TYPED_TEST(SeqRecurrentTest, BadInputThrows) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(SeqRecurrentConfig, JsonRoundTrip) {
+  nn::RnnConfig rc{.d_input = 3,
+                   .d_hidden = 4,
+                   .bidirectional = true,
+                   .nonlinearity = nn::RnnNonlinearity::Relu};
+  auto j = nn::config_to_json(rc);
+  EXPECT_EQ(j.at("nonlinearity"), "relu");
+  auto r = nn::config_from_json<nn::RnnConfig>(j);
+  EXPECT_EQ(r.nonlinearity, nn::RnnNonlinearity::Relu);
+  EXPECT_TRUE(r.bidirectional);
+  EXPECT_EQ(r.d_hidden, 4);
+  auto g = nn::config_from_json<nn::GruConfig>(
+      nn::config_to_json(nn::GruConfig{.d_input = 2, .d_hidden = 5, .reset_after = false}));
+  EXPECT_FALSE(g.reset_after);
+  EXPECT_TRUE(g.bias);
+  auto l = nn::config_from_json<nn::LstmConfig>(nlohmann::json{{"d_input", 7}});
+  EXPECT_EQ(l.d_input, 7);
+  EXPECT_EQ(nn::config_to_json(l.initializer),
+            nn::config_to_json(nn::Initializer::xavier_normal(1.0)));
+  auto pe = nn::config_from_json<nn::PositionalEncodingConfig>(nlohmann::json{{"d_model", 6}});
+  EXPECT_EQ(pe.max_sequence_size, 5000);
+  EXPECT_EQ(pe.max_timescale, 10000);
+  auto rope = nn::config_from_json<nn::RotaryEncodingConfig>(
+      nn::config_to_json(nn::RotaryEncodingConfig{.max_sequence_length = 9, .d_model = 4}));
+  EXPECT_EQ(rope.max_sequence_length, 9);
+  EXPECT_DOUBLE_EQ(rope.theta, 10000.0);
+  EXPECT_THROW(nn::config_from_json<nn::RnnConfig>(nlohmann::json{{"d_input", "three"}}),
+               ValueError);
+}
+
+}  // namespace
