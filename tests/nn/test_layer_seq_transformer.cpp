@@ -7,6 +7,8 @@
 // KV caches of the stacks against the full causal forward, dropout, configs and errors.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "ember/nn/transformer.hpp"
 #include "seq_support.hpp"
 
@@ -305,6 +307,59 @@ TYPED_TEST(SeqTransformerTest, BadInputThrows) {
       (nn::PositionWiseFeedForwardConfig{.d_model = 8, .d_ff = 4, .dropout = -0.1}.template init<B>(
           d)),
       ValueError, "[PositionWiseFeedForwardConfig]");
+}
+
+}  // namespace
+
+namespace {
+
+TEST(SeqTransformerConfig, JsonRoundTrip) {
+  nn::TransformerDecoderConfig cfg{.d_model = 8,
+                                   .d_ff = 16,
+                                   .n_heads = 2,
+                                   .n_layers = 3,
+                                   .norm_first = true,
+                                   .activation = nn::TransformerActivation::Relu,
+                                   .layer_norm_eps = 1e-6,
+                                   .final_norm = true};
+  const auto j = nn::config_to_json(cfg);
+  EXPECT_EQ(j.at("activation"), "relu");
+  const auto back = nn::config_from_json<nn::TransformerDecoderConfig>(j);
+  EXPECT_EQ(back.n_layers, 3);
+  EXPECT_TRUE(back.norm_first);
+  EXPECT_TRUE(back.final_norm);
+  EXPECT_EQ(back.activation, nn::TransformerActivation::Relu);
+  EXPECT_DOUBLE_EQ(back.layer_norm_eps, 1e-6);
+  EXPECT_EQ(nn::config_to_json(back), j);
+  const auto enc = nn::config_from_json<nn::TransformerEncoderConfig>(
+      nlohmann::json{{"d_model", 4}, {"activation", "gelu"}});
+  EXPECT_EQ(enc.activation, nn::TransformerActivation::Gelu);
+  EXPECT_DOUBLE_EQ(enc.dropout, 0.1);
+  EXPECT_FALSE(enc.norm_first);
+  EXPECT_DOUBLE_EQ(enc.layer_norm_eps, 1e-5);
+  const auto pw = nn::config_from_json<nn::PositionWiseFeedForwardConfig>(nn::config_to_json(
+      nn::PositionWiseFeedForwardConfig{.d_model = 4, .d_ff = 8, .dropout = 0.0}));
+  EXPECT_EQ(pw.d_ff, 8);
+  EXPECT_EQ(pw.dropout, 0.0);
+  EXPECT_EQ(pw.activation, nn::TransformerActivation::Gelu);
+}
+
+// A whole torch TransformerEncoder state dict loads through load_state_dict; wrong shapes
+// are reported and leave the model unchanged.
+TYPED_TEST(SeqTransformerTest, LoadStateDict) {
+  using B = TypeParam;
+  const auto c = case_named("encoder_post_norm");
+  auto m = cfg_from<nn::TransformerEncoderConfig>(c).template init<B>(dev<B>());
+  std::map<std::string, TensorData> sd;
+  for (const auto& k : keys_with(c, "p.")) sd[k] = c.tensor("p." + k);
+  auto bad = sd;
+  bad["layers.1.linear1.weight"] = c.tensor("p.layers.1.linear2.weight");
+  const auto before = m.layers[0].norm1.weight.val().into_data();
+  EXPECT_THROW(m.load_state_dict(bad), nn::LoadError);
+  ember::test::expect_eq(m.layers[0].norm1.weight.val().into_data(), before);
+  EXPECT_EQ(m.load_state_dict(sd).loaded.size(), sd.size());
+  m.eval();
+  expect_approx(m.forward(enc_input<B>(c, ten<B, 3>(c, "x"))).into_data(), c.tensor("out"), tol());
 }
 
 }  // namespace

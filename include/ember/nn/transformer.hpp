@@ -36,9 +36,7 @@
 #include "ember/module/initializer.hpp"
 #include "ember/module/module.hpp"
 #include "ember/nn/attention.hpp"
-#include "ember/nn/dropout.hpp"
 #include "ember/nn/linear.hpp"
-#include "ember/nn/norm.hpp"
 #include "ember/tensor/activation.hpp"
 
 namespace ember::nn {
@@ -54,6 +52,37 @@ template <class B, std::size_t D>
 Tensor<B, D> ffn_activation(const Tensor<B, D>& x, TransformerActivation a) {
   return a == TransformerActivation::Gelu ? ember::activation::gelu(x) : ember::activation::relu(x);
 }
+
+/// The layer norms of the transformer: torch's LayerNorm(d_model, eps, bias) parameters
+/// (`weight` [d_model], ones; `bias` [d_model], zeros) over the functional layer_norm.
+template <Backend B>
+struct TransformerNorm {
+  Param<Tensor<B, 1>> weight;
+  std::optional<Param<Tensor<B, 1>>> bias;
+  std::int64_t d_model = 0;
+  double epsilon = 1e-5;
+
+  EMBER_MODULE(weight, bias, d_model, epsilon)
+
+  template <std::size_t D>
+  Tensor<B, D> forward(const Tensor<B, D>& x) const {
+    return ember::module::layer_norm(
+        x, weight.val(), bias ? std::optional<Tensor<B, 1>>(bias->val()) : std::nullopt, epsilon);
+  }
+};
+
+/// The dropouts of the transformer (torch's nn.Dropout: inverted, training mode only).
+struct TransformerDropout {
+  double prob = 0.1;
+  bool training = true;
+
+  EMBER_MODULE(prob, training)
+
+  template <class B, std::size_t D>
+  Tensor<B, D> forward(const Tensor<B, D>& x) const {
+    return seq_dropout(x, prob, training);
+  }
+};
 
 inline void check_model_dim(const char* op, const char* what, const Shape& s,
                             std::int64_t d_model) {
@@ -93,7 +122,7 @@ template <Backend B = Dispatch>
 struct PositionWiseFeedForward {
   Linear<B> linear_inner;
   Linear<B> linear_outer;
-  Dropout dropout;
+  detail::TransformerDropout dropout;
   TransformerActivation activation = TransformerActivation::Gelu;
 
   EMBER_MODULE(linear_inner, linear_outer, dropout, activation)
@@ -125,7 +154,7 @@ PositionWiseFeedForward<B> PositionWiseFeedForwardConfig::init(
                        .template init<B>(device);
   m.linear_outer = LinearConfig{.d_input = d_ff, .d_output = d_model, .initializer = initializer}
                        .template init<B>(device);
-  m.dropout = DropoutConfig{.prob = dropout}.init();
+  m.dropout = detail::TransformerDropout{.prob = dropout};
   m.activation = activation;
   return m;
 }
@@ -207,9 +236,13 @@ MultiHeadAttention<B> transformer_mha(const Cfg& c, const typename B::Device& de
       .template init<B>(device);
 }
 template <Backend B, class Cfg>
-LayerNorm<B> transformer_norm(const Cfg& c, const typename B::Device& device) {
-  return LayerNormConfig{.d_model = c.d_model, .epsilon = c.layer_norm_eps, .bias = c.bias}
-      .template init<B>(device);
+TransformerNorm<B> transformer_norm(const Cfg& c, const typename B::Device& device) {
+  TransformerNorm<B> n;
+  n.weight = Param<Tensor<B, 1>>(Tensor<B, 1>::ones(Shape{c.d_model}, device));
+  if (c.bias) n.bias = Param<Tensor<B, 1>>(Tensor<B, 1>::zeros(Shape{c.d_model}, device));
+  n.d_model = c.d_model;
+  n.epsilon = c.layer_norm_eps;
+  return n;
 }
 template <Backend B, class Cfg>
 Linear<B> transformer_linear(const Cfg& c, std::int64_t in, std::int64_t out,
@@ -273,13 +306,13 @@ template <Backend B = Dispatch>
 struct TransformerEncoderLayer {
   MultiHeadAttention<B> self_attn;
   Linear<B> linear1;
-  Dropout dropout;
+  detail::TransformerDropout dropout;
   Linear<B> linear2;
   bool norm_first = false;
-  LayerNorm<B> norm1;
-  LayerNorm<B> norm2;
-  Dropout dropout1;
-  Dropout dropout2;
+  detail::TransformerNorm<B> norm1;
+  detail::TransformerNorm<B> norm2;
+  detail::TransformerDropout dropout1;
+  detail::TransformerDropout dropout2;
   TransformerActivation activation = TransformerActivation::Gelu;
 
   EMBER_MODULE(self_attn, linear1, dropout, linear2, norm_first, norm1, norm2, dropout1, dropout2,
@@ -330,7 +363,7 @@ struct TransformerEncoderCache {
 template <Backend B = Dispatch>
 struct TransformerEncoder {
   std::vector<TransformerEncoderLayer<B>> layers;
-  std::optional<LayerNorm<B>> norm;
+  std::optional<detail::TransformerNorm<B>> norm;
   std::int64_t d_model = 0;
 
   EMBER_MODULE(layers, norm, d_model)
@@ -379,7 +412,7 @@ TransformerEncoderLayer<B> TransformerEncoderConfig::init_layer(
   m.linear2 = detail::transformer_linear<B>(*this, d_ff, d_model, device);
   m.norm1 = detail::transformer_norm<B>(*this, device);
   m.norm2 = detail::transformer_norm<B>(*this, device);
-  m.dropout = m.dropout1 = m.dropout2 = DropoutConfig{.prob = dropout}.init();
+  m.dropout = m.dropout1 = m.dropout2 = detail::TransformerDropout{.prob = dropout};
   m.norm_first = norm_first;
   m.activation = activation;
   return m;
@@ -459,15 +492,15 @@ struct TransformerDecoderLayer {
   MultiHeadAttention<B> self_attn;
   MultiHeadAttention<B> multihead_attn;
   Linear<B> linear1;
-  Dropout dropout;
+  detail::TransformerDropout dropout;
   Linear<B> linear2;
   bool norm_first = false;
-  LayerNorm<B> norm1;
-  LayerNorm<B> norm2;
-  LayerNorm<B> norm3;
-  Dropout dropout1;
-  Dropout dropout2;
-  Dropout dropout3;
+  detail::TransformerNorm<B> norm1;
+  detail::TransformerNorm<B> norm2;
+  detail::TransformerNorm<B> norm3;
+  detail::TransformerDropout dropout1;
+  detail::TransformerDropout dropout2;
+  detail::TransformerDropout dropout3;
   TransformerActivation activation = TransformerActivation::Gelu;
 
   EMBER_MODULE(self_attn, multihead_attn, linear1, dropout, linear2, norm_first, norm1, norm2,
@@ -527,7 +560,7 @@ struct TransformerDecoderCache {
 template <Backend B = Dispatch>
 struct TransformerDecoder {
   std::vector<TransformerDecoderLayer<B>> layers;
-  std::optional<LayerNorm<B>> norm;
+  std::optional<detail::TransformerNorm<B>> norm;
   std::int64_t d_model = 0;
 
   EMBER_MODULE(layers, norm, d_model)
@@ -578,7 +611,7 @@ TransformerDecoderLayer<B> TransformerDecoderConfig::init_layer(
   m.norm1 = detail::transformer_norm<B>(*this, device);
   m.norm2 = detail::transformer_norm<B>(*this, device);
   m.norm3 = detail::transformer_norm<B>(*this, device);
-  m.dropout = m.dropout1 = m.dropout2 = m.dropout3 = DropoutConfig{.prob = dropout}.init();
+  m.dropout = m.dropout1 = m.dropout2 = m.dropout3 = detail::TransformerDropout{.prob = dropout};
   m.norm_first = norm_first;
   m.activation = activation;
   return m;
