@@ -363,3 +363,28 @@ TYPED_TEST(SeqTransformerTest, LoadStateDict) {
 }
 
 }  // namespace
+
+namespace {
+
+// valid() rebuilds the decoder stack (vector of layers, optional final norm) without
+// autodiff, in eval mode, with torch's output.
+TYPED_TEST(SeqTransformerTest, ValidDecoder) {
+  using B = TypeParam;
+  const auto c = case_named("decoder_post_norm");
+  auto m = cfg_from<nn::TransformerDecoderConfig>(c).template init<B>(dev<B>());
+  load_params(m, c);
+  auto v = m.valid();
+  EXPECT_FALSE(v.is_training());
+  EXPECT_TRUE(v.norm.has_value());
+  const auto vd = v.layers[0].linear1.weight.val().device();
+  using VB = typename std::remove_cvref_t<decltype(v.layers[0].linear1.weight.val())>::Backend;
+  static_assert(!AutodiffBackend<VB> || std::is_same_v<VB, Dispatch>);
+  nn::TransformerDecoderInput<VB> in{Tensor<VB, 3>::from_data(c.tensor("x"), vd),
+                                     Tensor<VB, 3>::from_data(c.tensor("memory"), vd)};
+  in = in.with_target_mask_attn(Tensor<VB, 2, Bool>::from_data(c.tensor("tgt_mask"), vd))
+           .with_memory_mask_pad(
+               Tensor<VB, 2, Bool>::from_data(c.tensor("memory_key_padding_mask"), vd));
+  expect_approx(v.forward(in).into_data(), c.tensor("out"), tol());
+}
+
+}  // namespace
