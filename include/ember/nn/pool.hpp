@@ -161,15 +161,17 @@ Tensor<B, N + 2> avg_pool_nd(const Tensor<B, N + 2>& x, const std::array<std::in
   }
   const auto zero = filled<N>(0);
   const auto arg = pad_arg<N>(lo, hi);
-  auto y = run_avg_pool<N>(x.pad(arg), k, s, zero, true, ceil_mode);
-  if (!count_include_pad) {
-    // The op divided by the window clipped to the padded input; rescale to the input part.
-    Shape os{1, 1};
-    for (auto v : in) os.dims.push_back(v);
-    const auto ones = Tensor<B, N + 2>::ones(os, x.device(), x.dtype());
-    y = y / run_avg_pool<N>(ones.pad(arg), k, s, zero, true, ceil_mode);
-  }
-  return trim_pooled<N>(std::move(y), in, lo, hi, k, s, one, ceil_mode);
+  // Windows that the padded input gives beyond PyTorch's count are dropped before any
+  // division (they may hold no input element).
+  auto y = trim_pooled<N>(run_avg_pool<N>(x.pad(arg), k, s, zero, true, ceil_mode), in, lo, hi, k,
+                          s, one, ceil_mode);
+  if (count_include_pad) return y;
+  // The op divided by the window clipped to the padded input; rescale to the input part.
+  Shape os{1, 1};
+  for (auto v : in) os.dims.push_back(v);
+  const auto ones = Tensor<B, N + 2>::ones(os, x.device(), x.dtype());
+  return y / trim_pooled<N>(run_avg_pool<N>(ones.pad(arg), k, s, zero, true, ceil_mode), in, lo, hi,
+                            k, s, one, ceil_mode);
 }
 
 }  // namespace detail
