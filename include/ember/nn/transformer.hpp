@@ -12,6 +12,9 @@
 // [d_model, d_ff]`, `norm1`, `norm2` (decoder `norm3`) LayerNorms, dropouts `dropout`
 // (inside the feed-forward block), `dropout1`, `dropout2` (decoder `dropout3`) on the
 // residual branches. Stacks: `layers.N` and an optional final `norm` (torch's `norm=`).
+// The norms and dropouts are detail::TransformerNorm (torch's LayerNorm parameters `weight`,
+// `bias` over module::layer_norm) and detail::TransformerDropout (inverted dropout, training
+// mode only); both are swappable for nn::LayerNorm / nn::Dropout without changing keys.
 //
 // Post-norm (norm_first = false, torch's default):
 //   x = norm1(x + sa(x));  [decoder: x = norm2(x + ca(x, memory));]  x = normK(x + ff(x))
