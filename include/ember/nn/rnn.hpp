@@ -108,15 +108,17 @@ template <class B, class State, class Step, class Hidden>
 std::pair<Tensor<B, 3>, State> run_direction(const Tensor<B, 3>& gi, bool reverse, State state,
                                              std::int64_t h, Step step, Hidden hidden) {
   const std::int64_t batch = gi.dim(0), seq = gi.dim(1), g = gi.dim(2);
-  std::vector<Tensor<B, 2>> outs(static_cast<std::size_t>(seq),
-                                 Tensor<B, 2>::zeros(Shape{batch, h}, gi.device(), gi.dtype()));
+  std::vector<std::optional<Tensor<B, 2>>> steps(static_cast<std::size_t>(seq));
   for (std::int64_t i = 0; i < seq; ++i) {
     const std::int64_t t = reverse ? seq - 1 - i : i;
     auto gt = gi.narrow(1, t, 1).template reshape<2>(std::array<std::int64_t, 2>{batch, g});
     state = step(gt, state);
-    outs[static_cast<std::size_t>(t)] = hidden(state);
+    steps[static_cast<std::size_t>(t)] = hidden(state);
   }
   if (seq == 0) return {Tensor<B, 3>::zeros(Shape{batch, 0, h}, gi.device(), gi.dtype()), state};
+  std::vector<Tensor<B, 2>> outs;
+  outs.reserve(steps.size());
+  for (auto& s : steps) outs.push_back(std::move(*s));
   return {Tensor<B, 2>::template stack<3>(outs, 1), state};
 }
 
