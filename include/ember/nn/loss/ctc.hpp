@@ -1,0 +1,321 @@
+// Connectionist Temporal Classification loss (Graves et al. 2006; torch.nn.functional.ctc_loss,
+// Burn's CTCLoss).
+//
+//   auto lp = activation::log_softmax(logits, 2);                  // [T, N, C]
+//   auto l = nn::loss::ctc_loss(lp, targets, input_lengths, target_lengths);
+//   auto ctc = nn::CTCLossConfig{.blank = 0, .zero_infinity = true}.init<B>();
+//
+// Shapes: log_probs [T, N, C] (time, batch, classes incl. blank); targets Int [N, S] padded
+// (row n holds target_lengths[n] labels, the rest is ignored) or Int [sum(target_lengths)]
+// concatenated; input_lengths and target_lengths Int [N].
+//
+// The forward is the alpha recursion of the paper in log space, vectorised over the batch
+// and the extended label sequence (blank, l1, blank, l2, ..., blank), written with tensor
+// ops so that autodiff differentiates it. The gradient wrt log_probs is PyTorch's:
+// PyTorch's CTC kernels return exp(log_probs) - posterior (the gradient wrt logits when
+// log_probs = log_softmax(logits)), not the plain derivative -posterior; Ember adds the
+// zero-valued term sum(exp(lp)) - detach(sum(exp(lp))) over the valid time steps so that
+// autodiff gives the same values. The two agree on gradients through log_softmax, the
+// documented use.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "ember/dispatch/dispatch.hpp"
+#include "ember/nn/loss/reduction.hpp"
+#include "ember/tensor/tensor.hpp"
+
+namespace ember::nn::loss {
+
+/// Options of ctc_loss (PyTorch's keyword arguments and defaults).
+struct CtcOptions {
+  /// The blank label, in [0, C).
+  std::int64_t blank = 0;
+  /// Mean: each sample's loss divided by its target length (at least 1), then the batch
+  /// mean (PyTorch's rule); Sum; None: [N].
+  Reduction reduction = Reduction::Mean;
+  /// Infinite losses (an input too short for its target) and their gradients become 0.
+  bool zero_infinity = false;
+};
+
+namespace detail {
+
+/// The extended label sequences and transitions, built on the host from the checked
+/// targets: ext[n, s] is blank for even s and the ((s - 1) / 2)-th label for odd s;
+/// skip[n, s] allows the jump s - 2 -> s (a label different from the one two back).
+struct CtcPlan {
+  std::int64_t batch = 0, width = 1, steps = 0;
+  std::vector<std::int64_t> ext, in_len, tgt_len;
+  std::vector<std::uint8_t> skip;
+};
+
+inline CtcPlan ctc_plan(const Shape& lp, const std::vector<std::int64_t>& targets,
+                        const Shape& target_shape, bool padded,
+                        const std::vector<std::int64_t>& in_len,
+                        const std::vector<std::int64_t>& tgt_len, std::int64_t blank) {
+  const char* op = "ctc_loss";
+  const std::int64_t t_max = lp[0], n = lp[1], c = lp[2];
+  if (!(blank >= 0 && blank < c)) {
+    ember::detail::fail<ValueError>(op, "blank ", blank, " is out of range for ", c,
+                                    " classes (log_probs of shape ", lp, ")");
+  }
+  CtcPlan plan;
+  plan.batch = n;
+  plan.in_len = in_len;
+  plan.tgt_len = tgt_len;
+  std::int64_t s_max = 0, total = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    if (in_len[k] < 0 || in_len[k] > t_max) {
+      ember::detail::fail<ValueError>(op, "input length ", in_len[k], " of sample ", i,
+                                      " is out of range [0, ", t_max, "] (log_probs of shape ", lp,
+                                      ")");
+    }
+    if (tgt_len[k] < 0) {
+      ember::detail::fail<ValueError>(op, "target length ", tgt_len[k], " of sample ", i,
+                                      " is negative");
+    }
+    if (padded && tgt_len[k] > target_shape[1]) {
+      ember::detail::fail<ValueError>(op, "target length ", tgt_len[k], " of sample ", i,
+                                      " exceeds the padded targets' length ", target_shape[1],
+                                      " (targets of shape ", target_shape, ")");
+    }
+    s_max = std::max(s_max, tgt_len[k]);
+    plan.steps = std::max(plan.steps, in_len[k]);
+    total += tgt_len[k];
+  }
+  if (!padded && total != target_shape[0]) {
+    ember::detail::fail<ShapeError>(op, "concatenated targets of shape ", target_shape,
+                                    " do not hold the sum of the target lengths, ", total);
+  }
+  const std::int64_t w = 2 * s_max + 1;
+  plan.width = w;
+  plan.ext.assign(static_cast<std::size_t>(n * w), blank);
+  plan.skip.assign(static_cast<std::size_t>(n * w), 0);
+  std::int64_t offset = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::int64_t len = tgt_len[static_cast<std::size_t>(i)];
+    const std::int64_t base = padded ? i * target_shape[1] : offset;
+    for (std::int64_t j = 0; j < len; ++j) {
+      const std::int64_t v = targets[static_cast<std::size_t>(base + j)];
+      if (v < 0 || v >= c || v == blank) {
+        ember::detail::fail<ValueError>(op, "target label ", v, " (sample ", i, ", position ", j,
+                                        ") must be in [0, ", c, ") and differ from the blank ",
+                                        blank);
+      }
+      plan.ext[static_cast<std::size_t>(i * w + 2 * j + 1)] = v;
+    }
+    for (std::int64_t s = 2; s < w; ++s) {
+      const auto at = static_cast<std::size_t>(i * w + s);
+      plan.skip[at] = plan.ext[at] != blank && plan.ext[at] != plan.ext[at - 2];
+    }
+    offset += len;
+  }
+  return plan;
+}
+
+template <class B, std::size_t D>
+Tensor<B, D> stop_gradient(const Tensor<B, D>& t) {
+  if constexpr (AutodiffBackend<B>)
+    return t.detach();
+  else
+    return t;
+}
+
+/// log(exp(a) + exp(b) + exp(c)) element-wise, -inf where all three are -inf, with a
+/// backward free of NaN there (the max shift is cut from the graph, the dead entries are
+/// masked before the log).
+template <class B, std::size_t D>
+Tensor<B, D> log_add_exp3(const Tensor<B, D>& a, const Tensor<B, D>& b, const Tensor<B, D>& c) {
+  constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+  auto m = stop_gradient(a.max_pair(b).max_pair(c));
+  auto dead = m.equal_elem(kNegInf);
+  m = std::move(m).mask_fill(dead, 0.0);
+  auto s = a.sub(m).exp().add(b.sub(m).exp()).add(c.sub(m).exp());
+  return std::move(s).mask_fill(dead, 1.0).log().add(m).mask_fill(dead, kNegInf);
+}
+
+template <class B>
+Tensor<B, 1> ctc_forward(const Tensor<B, 3>& log_probs, const CtcPlan& plan,
+                         const CtcOptions& opts) {
+  constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+  const auto device = log_probs.device();
+  const DType dt = log_probs.dtype();
+  const std::int64_t n = plan.batch, w = plan.width, steps = plan.steps;
+
+  auto ext = Tensor<B, 2, Int>::from_data(TensorData(plan.ext, Shape{n, w}), device);
+  std::vector<std::uint8_t> no_skip(plan.skip.size());
+  for (std::size_t i = 0; i < no_skip.size(); ++i) no_skip[i] = plan.skip[i] ? 0 : 1;
+  auto blocked = Tensor<B, 2, Bool>::from_data(
+      TensorData::from_bytes(std::move(no_skip), Shape{n, w}, DType::Bool), device);
+  auto in_len = Tensor<B, 1, Int>::from_data(TensorData(plan.in_len, Shape{n}), device)
+                    .template reshape<2>(Shape{n, 1});
+  auto tgt_len = Tensor<B, 1, Int>::from_data(TensorData(plan.tgt_len, Shape{n}), device);
+
+  // alpha before the first step: probability 1 at s = 0 (so step 0 gives the paper's
+  // initialisation: lp(blank) at s = 0, lp(l1) at s = 1, -inf elsewhere).
+  auto alpha = Tensor<B, 2>::full(Shape{n, w}, kNegInf, device, dt)
+                   .slice_fill({ember::s(), ember::s(0, 1)}, 0.0);
+  const auto neg1 = Tensor<B, 2>::full(Shape{n, 1}, kNegInf, device, dt);
+  const auto neg2 = Tensor<B, 2>::full(Shape{n, 2}, kNegInf, device, dt);
+  const auto none = Tensor<B, 2>::full(Shape{n, w}, kNegInf, device, dt);
+  Tensor<B, 3> lp_ext = log_probs;
+  if (steps > 0) {
+    auto idx = ext.template reshape<3>(Shape{1, n, w}).repeat_dim(0, steps);
+    lp_ext = log_probs.narrow(0, 0, steps).gather(2, idx);  // [steps, N, W]
+  }
+  for (std::int64_t t = 0; t < steps; ++t) {
+    auto a1 = w > 1 ? Tensor<B, 2>::cat({neg1, alpha.narrow(1, 0, w - 1)}, 1) : none;
+    auto a2 =
+        w > 2 ? Tensor<B, 2>::cat({neg2, alpha.narrow(1, 0, w - 2)}, 1).mask_fill(blocked, kNegInf)
+              : none;
+    auto next =
+        lp_ext.narrow(0, t, 1).template reshape<2>(Shape{n, w}).add(log_add_exp3(alpha, a1, a2));
+    alpha = next.mask_where(in_len.lower_equal_elem(t), alpha);
+  }
+
+  // log p = logaddexp(alpha[2 L], alpha[2 L - 1]) (the second only when L > 0).
+  auto last = tgt_len.mul_scalar(2).template reshape<2>(Shape{n, 1});
+  auto prev = last.sub_scalar(1).clamp_min(0);
+  auto a_last = alpha.gather(1, last);
+  auto a_prev = alpha.gather(1, prev).mask_fill(
+      tgt_len.equal_elem(0).template reshape<2>(Shape{n, 1}), kNegInf);
+  Tensor<B, 1> nll =
+      log_add_exp3(a_last, a_prev, none.narrow(1, 0, 1)).template reshape<1>(Shape{n}).neg();
+
+  // PyTorch's gradient convention (see the file comment): + sum(exp(lp)) - itself over the
+  // valid steps, zero in value.
+  if (steps > 0) {
+    auto t_idx = Tensor<B, 1, Int>::arange(0, steps, device).template reshape<2>(Shape{steps, 1});
+    auto valid = t_idx.lower(in_len.template reshape<2>(Shape{1, n}));  // [steps, N]
+    auto mass = log_probs.narrow(0, 0, steps)
+                    .exp()
+                    .sum_dim(2)
+                    .template reshape<2>(Shape{steps, n})
+                    .mask_fill(valid.bool_not(), 0.0)
+                    .sum_dim(0)
+                    .template reshape<1>(Shape{n});
+    nll = std::move(nll).add(mass.sub(stop_gradient(mass)));
+  }
+  if (opts.zero_infinity) nll = nll.mask_fill(nll.is_inf(), 0.0);
+  return nll;
+}
+
+template <class B>
+Tensor<B, 1> ctc_reduce(Tensor<B, 1> nll, const std::vector<std::int64_t>& tgt_len, Reduction r) {
+  if (r == Reduction::Mean) {
+    std::vector<double> div(tgt_len.size());
+    for (std::size_t i = 0; i < div.size(); ++i)
+      div[i] = static_cast<double>(std::max<std::int64_t>(tgt_len[i], 1));
+    const auto n = static_cast<std::int64_t>(div.size());
+    auto d = Tensor<B, 1>::from_data(TensorData(div, Shape{n}), nll.device(), nll.dtype());
+    return std::move(nll).div(d).mean();
+  }
+  return reduce("ctc_loss", std::move(nll), r);
+}
+
+template <class B, std::size_t DT>
+CtcPlan ctc_checked_plan(const Tensor<B, 3>& log_probs, const Tensor<B, DT, Int>& targets,
+                         const Tensor<B, 1, Int>& input_lengths,
+                         const Tensor<B, 1, Int>& target_lengths, const CtcOptions& opts) {
+  const char* op = "ctc_loss";
+  check_reduction(op, opts.reduction);
+  const Shape lp = log_probs.shape();
+  const std::int64_t n = lp[1];
+  if (input_lengths.shape() != Shape{n} || target_lengths.shape() != Shape{n}) {
+    ember::detail::fail<ShapeError>(op, "input_lengths of shape ", input_lengths.shape(),
+                                    " and target_lengths of shape ", target_lengths.shape(),
+                                    " must both be [", n, "] (the batch of log_probs ", lp, ")");
+  }
+  if (DT == 2 && targets.dim(0) != n) {
+    ember::detail::fail<ShapeError>(op, "padded targets of shape ", targets.shape(), " must have ",
+                                    n, " rows (the batch of log_probs ", lp, ")");
+  }
+  return ctc_plan(lp, host_ints(targets), targets.shape(), DT == 2, host_ints(input_lengths),
+                  host_ints(target_lengths), opts.blank);
+}
+
+}  // namespace detail
+
+/// Per-sample CTC losses [N]: -log p(target | input) summed over every alignment, 0 for a
+/// sample with zero_infinity and an infinite loss. targets Int [N, S] (padded) or
+/// [sum(target_lengths)] (concatenated). Throws ShapeError for mismatched shapes,
+/// ValueError for a blank outside [0, C), an input length outside [0, T], a negative target
+/// length or one above S, a label outside [0, C) or equal to the blank.
+template <class B, std::size_t DT>
+Tensor<B, 1> ctc_loss_no_reduction(const Tensor<B, 3>& log_probs, const Tensor<B, DT, Int>& targets,
+                                   const Tensor<B, 1, Int>& input_lengths,
+                                   const Tensor<B, 1, Int>& target_lengths,
+                                   const CtcOptions& opts = {}) {
+  static_assert(DT == 1 || DT == 2, "ctc_loss: targets are [N, S] (padded) or [sum(lengths)]");
+  const auto plan = detail::ctc_checked_plan(log_probs, targets, input_lengths, target_lengths,
+                                             {opts.blank, Reduction::None, opts.zero_infinity});
+  return detail::ctc_forward(log_probs, plan, opts);
+}
+
+/// CTC loss (torch.nn.functional.ctc_loss) -> [1] (Mean: each loss divided by its target
+/// length clamped to >= 1, then averaged over the batch; Sum) or [N] (None). Throws as
+/// ctc_loss_no_reduction, ValueError for Reduction::BatchMean.
+template <class B, std::size_t DT>
+Tensor<B, 1> ctc_loss(const Tensor<B, 3>& log_probs, const Tensor<B, DT, Int>& targets,
+                      const Tensor<B, 1, Int>& input_lengths,
+                      const Tensor<B, 1, Int>& target_lengths, const CtcOptions& opts = {}) {
+  static_assert(DT == 1 || DT == 2, "ctc_loss: targets are [N, S] (padded) or [sum(lengths)]");
+  const auto plan =
+      detail::ctc_checked_plan(log_probs, targets, input_lengths, target_lengths, opts);
+  return detail::ctc_reduce(detail::ctc_forward(log_probs, plan, opts), plan.tgt_len,
+                            opts.reduction);
+}
+
+/// CTC loss module (Burn's CTCLoss, PyTorch's nn.CTCLoss). forward(log_probs [T, N, C],
+/// targets, input_lengths [N], target_lengths [N]) -> [1] (or [N] with Reduction::None).
+template <Backend B = Dispatch>
+struct CTCLoss {
+  std::int64_t blank = 0;
+  bool zero_infinity = false;
+  Reduction reduction = Reduction::Mean;
+
+  template <std::size_t DT>
+  Tensor<B, 1> forward(const Tensor<B, 3>& log_probs, const Tensor<B, DT, Int>& targets,
+                       const Tensor<B, 1, Int>& input_lengths,
+                       const Tensor<B, 1, Int>& target_lengths) const {
+    return ctc_loss(log_probs, targets, input_lengths, target_lengths, options());
+  }
+  template <std::size_t DT>
+  Tensor<B, 1> forward_no_reduction(const Tensor<B, 3>& log_probs,
+                                    const Tensor<B, DT, Int>& targets,
+                                    const Tensor<B, 1, Int>& input_lengths,
+                                    const Tensor<B, 1, Int>& target_lengths) const {
+    return ctc_loss_no_reduction(log_probs, targets, input_lengths, target_lengths, options());
+  }
+
+ private:
+  CtcOptions options() const {
+    return {.blank = blank, .reduction = reduction, .zero_infinity = zero_infinity};
+  }
+};
+
+/// Configuration of CTCLoss (Burn's blank 0 and zero_infinity false; PyTorch's reduction).
+struct CTCLossConfig {
+  std::int64_t blank = 0;
+  bool zero_infinity = false;
+  Reduction reduction = Reduction::Mean;
+
+  /// Throws ValueError for a negative blank (the upper bound is checked in forward).
+  template <Backend B = Dispatch>
+  CTCLoss<B> init(const typename B::Device& = {}) const {
+    if (blank < 0)
+      ember::detail::fail<ValueError>("CTCLossConfig", "blank must be >= 0, got ", blank);
+    return CTCLoss<B>{.blank = blank, .zero_infinity = zero_infinity, .reduction = reduction};
+  }
+};
+
+}  // namespace ember::nn::loss
+
+namespace ember::nn {
+using loss::CTCLoss;
+using loss::CTCLossConfig;
+}  // namespace ember::nn
