@@ -42,6 +42,22 @@ typename B::Device loss_device() {
     return {};
 }
 
+/// Deterministic values in [lo, hi) (splitmix64), as f64 data of `shape`.
+inline TensorData loss_random_data(const Shape& shape, std::uint64_t seed, double lo = -1.0,
+                                   double hi = 1.0) {
+  std::vector<double> v(static_cast<std::size_t>(shape.numel()));
+  std::uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (auto& x : v) {
+    s += 0x9E3779B97F4A7C15ull;
+    std::uint64_t z = s;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    x = lo + (hi - lo) * static_cast<double>(z >> 11) / 9007199254740992.0;
+  }
+  return TensorData(std::move(v), shape);
+}
+
 /// Calls f(std::integral_constant<std::size_t, R>{}) for the R in Ranks equal to `rank`;
 /// fails the test for another rank.
 template <std::size_t... Ranks, class F>
