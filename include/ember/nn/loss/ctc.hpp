@@ -9,17 +9,20 @@
 // (row n holds target_lengths[n] labels, the rest is ignored) or Int [sum(target_lengths)]
 // concatenated; input_lengths and target_lengths Int [N].
 //
-// The forward is the alpha recursion of the paper in log space, vectorised over the batch
-// and the extended label sequence (blank, l1, blank, l2, ..., blank), written with tensor
-// ops so that autodiff differentiates it. The gradient wrt log_probs is PyTorch's:
-// PyTorch's CTC kernels return exp(log_probs) - posterior (the gradient wrt logits when
-// log_probs = log_softmax(logits)), not the plain derivative -posterior; Ember adds the
-// zero-valued term sum(exp(lp)) - detach(sum(exp(lp))) over the valid time steps so that
-// autodiff gives the same values. The two agree on gradients through log_softmax, the
-// documented use.
+// The forward is the alpha recursion of the paper in log space and the gradient comes from
+// the beta recursion (d nll / d lp_t(s) = -exp(alpha_t(s) + beta_t(s) - lp_t(s) + nll)), both
+// in f64 on the host over the gathered log-probabilities of the extended label sequence
+// (blank, l1, blank, l2, ..., blank), as PyTorch's CPU kernel; the log-probabilities are read
+// back for it. The gradient reaches log_probs through a zero-valued linear term, so any
+// autodiff backend carries it. The gradient wrt log_probs is PyTorch's: PyTorch's CTC kernels
+// return exp(log_probs) - posterior (the gradient wrt logits when log_probs =
+// log_softmax(logits)), not the plain derivative -posterior; Ember adds the zero-valued term
+// sum(exp(lp)) - detach(sum(exp(lp))) over the valid time steps to give the same values. The
+// two agree on gradients through log_softmax, the documented use.
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -125,83 +128,139 @@ Tensor<B, D> stop_gradient(const Tensor<B, D>& t) {
     return t;
 }
 
-/// log(exp(a) + exp(b) + exp(c)) element-wise, -inf where all three are -inf, with a
-/// backward free of NaN there (the max shift is cut from the graph, the dead entries are
-/// masked before the log).
-template <class B, std::size_t D>
-Tensor<B, D> log_add_exp3(const Tensor<B, D>& a, const Tensor<B, D>& b, const Tensor<B, D>& c) {
-  constexpr double kNegInf = -std::numeric_limits<double>::infinity();
-  auto m = stop_gradient(a.max_pair(b).max_pair(c));
-  auto dead = m.equal_elem(kNegInf);
-  m = std::move(m).mask_fill(dead, 0.0);
-  auto s = a.sub(m).exp().add(b.sub(m).exp()).add(c.sub(m).exp());
-  return std::move(s).mask_fill(dead, 1.0).log().add(m).mask_fill(dead, kNegInf);
+inline double log_add_exp(double a, double b) {
+  if (a == -std::numeric_limits<double>::infinity()) return b;
+  if (b == -std::numeric_limits<double>::infinity()) return a;
+  const double m = std::max(a, b);
+  return m + std::log(std::exp(a - m) + std::exp(b - m));
 }
 
+/// Per-sample negative log-likelihoods and their gradients wrt the extended log-probabilities.
+struct CtcResult {
+  std::vector<double> nll;   ///< [N]; +inf when no alignment exists
+  std::vector<double> grad;  ///< [steps, N, W]: d nll_n / d lp_ext[t, n, s]
+};
+
+/// The alpha (forward) and beta (backward) recursions of Graves et al. 2006 in log space, in
+/// f64 on the host, over lp_ext[t, n, s] = log_probs[t, n, ext[n, s]] ([steps, N, W],
+/// row-major). alpha_t(s) = lp_t(s) + logsumexp(alpha_{t-1}(s), alpha_{t-1}(s - 1),
+/// alpha_{t-1}(s - 2) if skip(s)), nll = -logsumexp(alpha_{T-1}(2L), alpha_{T-1}(2L - 1));
+/// beta runs the same recursion backwards, and d nll / d lp_t(s) =
+/// -exp(alpha_t(s) + beta_t(s) - lp_t(s) + nll) (both include lp_t(s)), 0 where no path
+/// passes and for an infinite nll. An input of length 0 gives nll 0 for an empty target and
+/// +inf otherwise (as PyTorch).
+inline CtcResult ctc_alpha_beta(const std::vector<double>& lp, const CtcPlan& plan) {
+  constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+  const std::int64_t n = plan.batch, w = plan.width, steps = plan.steps;
+  CtcResult r;
+  r.nll.assign(static_cast<std::size_t>(n), 0.0);
+  r.grad.assign(static_cast<std::size_t>(steps * n * w), 0.0);
+  auto at = [&](std::int64_t t, std::int64_t b, std::int64_t s) {
+    return static_cast<std::size_t>((t * n + b) * w + s);
+  };
+  std::vector<double> alpha, beta;
+  for (std::int64_t b = 0; b < n; ++b) {
+    const std::int64_t len = plan.in_len[static_cast<std::size_t>(b)];
+    const std::int64_t wn = 2 * plan.tgt_len[static_cast<std::size_t>(b)] + 1;
+    auto skip = [&](std::int64_t s) { return plan.skip[static_cast<std::size_t>(b * w + s)] != 0; };
+    if (len == 0) {
+      r.nll[static_cast<std::size_t>(b)] = wn == 1 ? 0.0 : std::numeric_limits<double>::infinity();
+      continue;
+    }
+    alpha.assign(static_cast<std::size_t>(len * wn), kNegInf);
+    beta.assign(static_cast<std::size_t>(len * wn), kNegInf);
+    auto A = [&](std::int64_t t, std::int64_t s) -> double& {
+      return alpha[static_cast<std::size_t>(t * wn + s)];
+    };
+    auto Bt = [&](std::int64_t t, std::int64_t s) -> double& {
+      return beta[static_cast<std::size_t>(t * wn + s)];
+    };
+    A(0, 0) = lp[at(0, b, 0)];
+    if (wn > 1) A(0, 1) = lp[at(0, b, 1)];
+    for (std::int64_t t = 1; t < len; ++t) {
+      for (std::int64_t s = 0; s < wn; ++s) {
+        double v = A(t - 1, s);
+        if (s >= 1) v = log_add_exp(v, A(t - 1, s - 1));
+        if (s >= 2 && skip(s)) v = log_add_exp(v, A(t - 1, s - 2));
+        A(t, s) = v == kNegInf ? kNegInf : v + lp[at(t, b, s)];
+      }
+    }
+    const double ll = log_add_exp(A(len - 1, wn - 1), wn > 1 ? A(len - 1, wn - 2) : kNegInf);
+    r.nll[static_cast<std::size_t>(b)] = -ll;
+    if (ll == kNegInf) continue;
+    Bt(len - 1, wn - 1) = lp[at(len - 1, b, wn - 1)];
+    if (wn > 1) Bt(len - 1, wn - 2) = lp[at(len - 1, b, wn - 2)];
+    for (std::int64_t t = len - 2; t >= 0; --t) {
+      for (std::int64_t s = 0; s < wn; ++s) {
+        double v = Bt(t + 1, s);
+        if (s + 1 < wn) v = log_add_exp(v, Bt(t + 1, s + 1));
+        if (s + 2 < wn && skip(s + 2)) v = log_add_exp(v, Bt(t + 1, s + 2));
+        Bt(t, s) = v == kNegInf ? kNegInf : v + lp[at(t, b, s)];
+      }
+    }
+    for (std::int64_t t = 0; t < len; ++t) {
+      for (std::int64_t s = 0; s < wn; ++s) {
+        const double ab = A(t, s) + Bt(t, s);
+        if (ab == kNegInf || std::isnan(ab)) continue;
+        r.grad[at(t, b, s)] = -std::exp(ab - lp[at(t, b, s)] - ll);
+      }
+    }
+  }
+  return r;
+}
+
+/// Per-sample losses with PyTorch's gradient. The value is the host-computed nll; the
+/// gradient enters through the zero-valued linear term sum(G * (lp_ext - detach(lp_ext)))
+/// with G = d nll / d lp_ext (gather's backward scatters it onto log_probs), plus PyTorch's
+/// convention term (see the file comment). Second derivatives are not available (PyTorch's
+/// CTC has no double backward either).
 template <class B>
 Tensor<B, 1> ctc_forward(const Tensor<B, 3>& log_probs, const CtcPlan& plan,
                          const CtcOptions& opts) {
-  constexpr double kNegInf = -std::numeric_limits<double>::infinity();
   const auto device = log_probs.device();
   const DType dt = log_probs.dtype();
   const std::int64_t n = plan.batch, w = plan.width, steps = plan.steps;
-
+  if (steps == 0) {
+    // Every input is empty: constant losses, still connected to log_probs (zero gradient).
+    const auto r = ctc_alpha_beta({}, plan);
+    auto zero =
+        log_probs.mask_fill(Tensor<B, 3, Bool>::full(log_probs.shape(), 1.0, device), 0.0).sum();
+    auto nll = Tensor<B, 1>::from_data(TensorData(r.nll, Shape{n}), device, dt).add(zero);
+    if (opts.zero_infinity) nll = nll.mask_fill(nll.is_inf(), 0.0);
+    return nll;
+  }
   auto ext = Tensor<B, 2, Int>::from_data(TensorData(plan.ext, Shape{n, w}), device);
-  std::vector<std::uint8_t> no_skip(plan.skip.size());
-  for (std::size_t i = 0; i < no_skip.size(); ++i) no_skip[i] = plan.skip[i] ? 0 : 1;
-  auto blocked = Tensor<B, 2, Bool>::from_data(
-      TensorData::from_bytes(std::move(no_skip), Shape{n, w}, DType::Bool), device);
-  auto in_len = Tensor<B, 1, Int>::from_data(TensorData(plan.in_len, Shape{n}), device)
-                    .template reshape<2>(Shape{n, 1});
-  auto tgt_len = Tensor<B, 1, Int>::from_data(TensorData(plan.tgt_len, Shape{n}), device);
+  auto idx = ext.template reshape<3>(Shape{1, n, w}).repeat_dim(0, steps);
+  auto used = log_probs.narrow(0, 0, steps);
+  auto lp_ext = used.gather(2, idx);  // [steps, N, W]
+  const auto r = ctc_alpha_beta(lp_ext.template to_vec<double>(), plan);
 
-  // alpha before the first step: probability 1 at s = 0 (so step 0 gives the paper's
-  // initialisation: lp(blank) at s = 0, lp(l1) at s = 1, -inf elsewhere).
-  auto alpha = Tensor<B, 2>::full(Shape{n, w}, kNegInf, device, dt)
-                   .slice_fill({ember::s(), ember::s(0, 1)}, 0.0);
-  const auto neg1 = Tensor<B, 2>::full(Shape{n, 1}, kNegInf, device, dt);
-  const auto neg2 = Tensor<B, 2>::full(Shape{n, 2}, kNegInf, device, dt);
-  const auto none = Tensor<B, 2>::full(Shape{n, w}, kNegInf, device, dt);
-  Tensor<B, 3> lp_ext = log_probs;
-  if (steps > 0) {
-    auto idx = ext.template reshape<3>(Shape{1, n, w}).repeat_dim(0, steps);
-    lp_ext = log_probs.narrow(0, 0, steps).gather(2, idx);  // [steps, N, W]
-  }
-  for (std::int64_t t = 0; t < steps; ++t) {
-    auto a1 = w > 1 ? Tensor<B, 2>::cat({neg1, alpha.narrow(1, 0, w - 1)}, 1) : none;
-    auto a2 =
-        w > 2 ? Tensor<B, 2>::cat({neg2, alpha.narrow(1, 0, w - 2)}, 1).mask_fill(blocked, kNegInf)
-              : none;
-    auto next =
-        lp_ext.narrow(0, t, 1).template reshape<2>(Shape{n, w}).add(log_add_exp3(alpha, a1, a2));
-    alpha = next.mask_where(in_len.lower_equal_elem(t), alpha);
-  }
+  auto nll = Tensor<B, 1>::from_data(TensorData(r.nll, Shape{n}), device, dt);
+  auto g = Tensor<B, 3>::from_data(TensorData(r.grad, Shape{steps, n, w}), device, dt);
+  auto fixed = stop_gradient(lp_ext);
+  auto delta = lp_ext.sub(fixed).mask_fill(fixed.is_inf(), 0.0);  // zero; -inf - -inf would be NaN
+  auto linear = delta.mul(g).sum_dim(2).sum_dim(0).template reshape<1>(Shape{n});
 
-  // log p = logaddexp(alpha[2 L], alpha[2 L - 1]) (the second only when L > 0).
-  auto last = tgt_len.mul_scalar(2).template reshape<2>(Shape{n, 1});
-  auto prev = last.sub_scalar(1).clamp_min(0);
-  auto a_last = alpha.gather(1, last);
-  auto a_prev = alpha.gather(1, prev).mask_fill(
-      tgt_len.equal_elem(0).template reshape<2>(Shape{n, 1}), kNegInf);
-  Tensor<B, 1> nll =
-      log_add_exp3(a_last, a_prev, none.narrow(1, 0, 1)).template reshape<1>(Shape{n}).neg();
-
-  // PyTorch's gradient convention (see the file comment): + sum(exp(lp)) - itself over the
-  // valid steps, zero in value.
-  if (steps > 0) {
-    auto t_idx = Tensor<B, 1, Int>::arange(0, steps, device).template reshape<2>(Shape{steps, 1});
-    auto valid = t_idx.lower(in_len.template reshape<2>(Shape{1, n}));  // [steps, N]
-    auto mass = log_probs.narrow(0, 0, steps)
-                    .exp()
-                    .sum_dim(2)
-                    .template reshape<2>(Shape{steps, n})
-                    .mask_fill(valid.bool_not(), 0.0)
-                    .sum_dim(0)
-                    .template reshape<1>(Shape{n});
-    nll = std::move(nll).add(mass.sub(stop_gradient(mass)));
+  // PyTorch's convention: + sum over the valid steps of exp(lp) - itself.
+  auto t_idx = Tensor<B, 1, Int>::arange(0, steps, device).template reshape<2>(Shape{steps, 1});
+  auto in_len = Tensor<B, 1, Int>::from_data(TensorData(plan.in_len, Shape{n}), device);
+  auto invalid = t_idx.greater_equal(in_len.template reshape<2>(Shape{1, n}));  // [steps, N]
+  auto mass = used.exp()
+                  .sum_dim(2)
+                  .template reshape<2>(Shape{steps, n})
+                  .mask_fill(invalid, 0.0)
+                  .sum_dim(0)
+                  .template reshape<1>(Shape{n});
+  auto out = std::move(nll).add(linear).add(mass.sub(stop_gradient(mass)));
+  if (opts.zero_infinity) {
+    std::vector<std::uint8_t> inf(static_cast<std::size_t>(n));
+    for (std::size_t i = 0; i < inf.size(); ++i) inf[i] = std::isinf(r.nll[i]) ? 1 : 0;
+    out = std::move(out).mask_fill(
+        Tensor<B, 1, Bool>::from_data(TensorData::from_bytes(std::move(inf), Shape{n}, DType::Bool),
+                                      device),
+        0.0);
   }
-  if (opts.zero_infinity) nll = nll.mask_fill(nll.is_inf(), 0.0);
-  return nll;
+  return out;
 }
 
 template <class B>
