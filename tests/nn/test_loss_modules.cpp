@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "ember/tensor/loss.hpp"
@@ -233,6 +234,147 @@ TEST(LossReduction, Json) {
   EXPECT_EQ(nlohmann::json("sum").get<loss::Reduction>(), loss::Reduction::Sum);
   EMBER_EXPECT_THROW_MSG((void)nlohmann::json("avg").get<loss::Reduction>(), ValueError,
                          "unknown reduction 'avg'");
+}
+
+}  // namespace
+}  // namespace ember::test
+
+namespace ember::test {
+namespace {
+
+template <class C>
+C json_round_trip(const C& cfg) {
+  return nn::config_from_json<C>(nlohmann::json::parse(nn::config_to_json(cfg).dump()));
+}
+
+TEST(LossConfigs, JsonRoundTrip) {
+  using loss::Reduction;
+  const nn::CrossEntropyLossConfig ce{.pad_tokens = std::vector<std::int64_t>{0, 3},
+                                      .weights = std::vector<double>{0.5, 2.0},
+                                      .smoothing = 0.1,
+                                      .logits = false,
+                                      .reduction = Reduction::Sum};
+  const auto j = nn::config_to_json(ce);
+  EXPECT_EQ(j.at("reduction"), "sum");
+  EXPECT_EQ(j.at("pad_tokens"), nlohmann::json({0, 3}));
+  const auto ce2 = json_round_trip(ce);
+  EXPECT_EQ(ce2.pad_tokens, ce.pad_tokens);
+  EXPECT_EQ(ce2.weights, ce.weights);
+  EXPECT_EQ(ce2.smoothing, ce.smoothing);
+  EXPECT_EQ(ce2.logits, false);
+  EXPECT_EQ(ce2.reduction, Reduction::Sum);
+  // Missing keys keep the defaults (Burn's); null is nullopt.
+  const auto dflt = nn::config_from_json<nn::CrossEntropyLossConfig>(
+      nlohmann::json::parse(R"({"weights": null, "reduction": "none"})"));
+  EXPECT_FALSE(dflt.weights.has_value());
+  EXPECT_TRUE(dflt.logits);
+  EXPECT_EQ(dflt.reduction, Reduction::None);
+  EMBER_EXPECT_THROW_MSG(nn::config_from_json<nn::CrossEntropyLossConfig>(
+                             nlohmann::json::parse(R"({"reduction": "avg"})")),
+                         ValueError, "unknown reduction 'avg'");
+
+  const nn::BinaryCrossEntropyLossConfig bce{
+      .logits = true, .pos_weight = std::vector<double>{2.0}, .reduction = Reduction::None};
+  const auto bce2 = json_round_trip(bce);
+  EXPECT_EQ(bce2.pos_weight, bce.pos_weight);
+  EXPECT_TRUE(bce2.logits);
+  EXPECT_EQ(bce2.reduction, Reduction::None);
+  EXPECT_EQ(json_round_trip(nn::NllLossConfig{.ignore_index = 4}).ignore_index, 4);
+  EXPECT_EQ(json_round_trip(nn::MseLossConfig{.reduction = Reduction::Sum}).reduction,
+            Reduction::Sum);
+  EXPECT_EQ(json_round_trip(nn::L1LossConfig{.reduction = Reduction::None}).reduction,
+            Reduction::None);
+  EXPECT_EQ(json_round_trip(nn::HuberLossConfig{.delta = 0.25}).delta, 0.25);
+  EXPECT_EQ(json_round_trip(nn::SmoothL1LossConfig{.beta = 0.75}).beta, 0.75);
+  const auto kl =
+      json_round_trip(nn::KLDivLossConfig{.log_target = true, .reduction = Reduction::BatchMean});
+  EXPECT_TRUE(kl.log_target);
+  EXPECT_EQ(kl.reduction, Reduction::BatchMean);
+  EXPECT_EQ(json_round_trip(nn::CosineEmbeddingLossConfig{.margin = -0.5}).margin, -0.5);
+  EXPECT_EQ(json_round_trip(nn::MarginRankingLossConfig{.margin = 0.2}).margin, 0.2);
+  const auto tm = json_round_trip(
+      nn::TripletMarginLossConfig{.margin = 0.3, .p = 1.0, .eps = 1e-3, .swap = true});
+  EXPECT_EQ(tm.margin, 0.3);
+  EXPECT_EQ(tm.p, 1.0);
+  EXPECT_EQ(tm.eps, 1e-3);
+  EXPECT_TRUE(tm.swap);
+  const auto ctc = json_round_trip(nn::CTCLossConfig{.blank = 4, .zero_infinity = true});
+  EXPECT_EQ(ctc.blank, 4);
+  EXPECT_TRUE(ctc.zero_infinity);
+}
+
+TEST(LossConfigs, SaveAndLoadFile) {
+  const auto dir = std::filesystem::temp_directory_path() / "ember_loss_config_test";
+  std::filesystem::create_directories(dir);
+  const auto path = dir / "ctc.json";
+  nn::save_config(nn::CTCLossConfig{.blank = 2, .reduction = loss::Reduction::Sum}, path);
+  const auto back = nn::load_config<nn::CTCLossConfig>(path);
+  EXPECT_EQ(back.blank, 2);
+  EXPECT_EQ(back.reduction, loss::Reduction::Sum);
+  std::filesystem::remove_all(dir);
+}
+
+// The loss modules are modules: PyTorch's buffers ("weight", "pos_weight") in the state dict,
+// no parameters, settings carried through valid() / to_device().
+TEST(LossModulesCore, StateDictHoldsTheWeightBuffers) {
+  auto dev = Device::cpu().autodiff();
+  auto ce =
+      nn::CrossEntropyLossConfig{.weights = std::vector<double>{1.0, 2.0, 3.0}, .smoothing = 0.2}
+          .init(dev);
+  EXPECT_EQ(ce.num_params(), 0);
+  const auto sd = ce.state_dict();
+  ASSERT_EQ(sd.size(), 1u);
+  EXPECT_EQ(sd[0].first, "weight");
+  EXPECT_EQ(sd[0].second.to_vec<double>(), (std::vector<double>{1.0, 2.0, 3.0}));
+  // A PyTorch nn.CrossEntropyLoss(weight=...) state dict loads by name.
+  std::map<std::string, TensorData> torch_sd{
+      {"weight", TensorData(std::vector<float>{0.5f, 0.25f, 4.0f}, Shape{3})}};
+  ce.load_state_dict(torch_sd);
+  EXPECT_EQ(ce.weight->val().to_vec<double>(), (std::vector<double>{0.5, 0.25, 4.0}));
+  EMBER_EXPECT_THROW_MSG(ce.load_state_dict(std::map<std::string, TensorData>{
+                             {"weight", TensorData(std::vector<float>{1.0f, 2.0f}, Shape{2})}}),
+                         nn::LoadError, "weight: shape [2] in the file, [3] in the model");
+
+  auto bce = nn::BinaryCrossEntropyLossConfig{.weights = std::vector<double>{1.0, 2.0},
+                                              .logits = true,
+                                              .pos_weight = std::vector<double>{3.0, 4.0}}
+                 .init(dev);
+  const auto bsd = bce.state_dict();
+  ASSERT_EQ(bsd.size(), 2u);
+  EXPECT_EQ(bsd[0].first, "weight");
+  EXPECT_EQ(bsd[1].first, "pos_weight");
+  EXPECT_TRUE(nn::MseLossConfig{}.init(dev).state_dict().empty());
+  EXPECT_TRUE(nn::CTCLossConfig{}.init(dev).state_dict().empty());
+}
+
+TEST(LossModulesCore, ValidAndToDeviceKeepTheSettings) {
+  const auto ce = nn::CrossEntropyLossConfig{.pad_tokens = std::vector<std::int64_t>{2},
+                                             .weights = std::vector<double>{1.0, 2.0, 3.0},
+                                             .smoothing = 0.1,
+                                             .reduction = loss::Reduction::Sum}
+                      .init<AdCpu>();
+  const nn::CrossEntropyLoss<Cpu> v = ce.valid();
+  EXPECT_EQ(v.pad_tokens, std::vector<std::int64_t>{2});
+  EXPECT_EQ(v.smoothing, 0.1);
+  EXPECT_EQ(v.reduction, loss::Reduction::Sum);
+  ASSERT_TRUE(v.weight.has_value());
+  EXPECT_EQ(v.weight->val().to_vec<double>(), (std::vector<double>{1.0, 2.0, 3.0}));
+  // The inner-backend module computes the same loss.
+  auto x = Tensor<AdCpu, 2>::from_data(loss_random_data(Shape{4, 3}, 21));
+  auto t = Tensor<AdCpu, 1, Int>::from_ints({0, 2, 1, 2});
+  expect_approx(v.forward(x.inner(), t.inner()).into_data(), ce.forward(x, t).into_data(),
+                kLossTol);
+
+  const auto tri =
+      nn::TripletMarginLossConfig{.p = 1.0, .swap = true}.init<Dispatch>(Device::cpu().autodiff());
+  const auto tri_plain = tri.to_device(Device::cpu());
+  EXPECT_EQ(tri_plain.p, 1.0);
+  EXPECT_TRUE(tri_plain.swap);
+  const auto bce =
+      nn::BinaryCrossEntropyLossConfig{.weights = std::vector<double>{1.0, 2.0}}.init<Dispatch>(
+          Device::cpu().autodiff());
+  const auto moved = bce.to_device(Device::cpu());
+  EXPECT_EQ(moved.weight->val().device(), Device::cpu());
 }
 
 }  // namespace

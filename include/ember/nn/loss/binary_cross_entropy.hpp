@@ -164,16 +164,18 @@ template <Backend B = Dispatch>
 struct BinaryCrossEntropyLoss {
   /// Per-class weights [C] along the last dim (PyTorch's buffer "weight"). For a rank-1
   /// input Burn's binary case applies: [2] weights indexed by the target (0 or 1).
-  std::optional<Buffer<Tensor<B, 1>>> weight;
+  std::optional<Buffer<Tensor<B, 1>>> weight{};
   /// Per-class positive weights [C] along the last dim (PyTorch's buffer "pos_weight";
   /// logits only).
-  std::optional<Buffer<Tensor<B, 1>>> pos_weight;
+  std::optional<Buffer<Tensor<B, 1>>> pos_weight{};
   /// Label smoothing alpha in [0, 1] (Burn's): t -> t (1 - alpha) + alpha / C, with C the
   /// size of the last dim (2 for a rank-1 input).
   double smoothing = 0.0;
   /// True: the inputs are logits; false: probabilities.
   bool logits = false;
   Reduction reduction = Reduction::Mean;
+
+  EMBER_MODULE(weight, pos_weight, smoothing, logits, reduction)
 
   template <std::size_t D>
   Tensor<B, 1> forward(const Tensor<B, D>& input, const Tensor<B, D>& targets) const {
@@ -282,6 +284,7 @@ struct BinaryCrossEntropyLossConfig {
     return m;
   }
 };
+EMBER_CONFIG(BinaryCrossEntropyLossConfig, weights, smoothing, logits, pos_weight, reduction)
 
 }  // namespace ember::nn::loss
 

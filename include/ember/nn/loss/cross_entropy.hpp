@@ -241,15 +241,17 @@ Tensor<B, D - 1> nll_loss_no_reduction(const Tensor<B, D>& log_probs,
 template <Backend B = Dispatch>
 struct CrossEntropyLoss {
   /// Per-class weights [C] (PyTorch's buffer "weight").
-  std::optional<Buffer<Tensor<B, 1>>> weight;
+  std::optional<Buffer<Tensor<B, 1>>> weight{};
   /// Class targets that contribute nothing (Burn's pad tokens, PyTorch's ignore_index).
-  std::vector<std::int64_t> pad_tokens;
+  std::vector<std::int64_t> pad_tokens{};
   /// Label smoothing alpha in [0, 1].
   double smoothing = 0.0;
   /// True: the inputs are logits (log_softmax over dim 1); false: probabilities (their log,
   /// after clamping to >= sqrt(smallest normal float) as Burn).
   bool logits = true;
   Reduction reduction = Reduction::Mean;
+
+  EMBER_MODULE(weight, pad_tokens, smoothing, logits, reduction)
 
   /// Class targets Int [N, ...]. Throws as loss::cross_entropy.
   template <std::size_t D>
@@ -325,15 +327,18 @@ struct CrossEntropyLossConfig {
     return m;
   }
 };
+EMBER_CONFIG(CrossEntropyLossConfig, pad_tokens, weights, smoothing, logits, reduction)
 
 /// Negative log-likelihood loss module (PyTorch's nn.NLLLoss). forward(log_probs
 /// [N, C, ...], targets Int [N, ...]) -> [1] (or per-sample losses with Reduction::None).
 template <Backend B = Dispatch>
 struct NllLoss {
   /// Per-class weights [C] (PyTorch's buffer "weight").
-  std::optional<Buffer<Tensor<B, 1>>> weight;
+  std::optional<Buffer<Tensor<B, 1>>> weight{};
   std::int64_t ignore_index = -100;
   Reduction reduction = Reduction::Mean;
+
+  EMBER_MODULE(weight, ignore_index, reduction)
 
   template <std::size_t D>
   Tensor<B, 1> forward(const Tensor<B, D>& log_probs, const Tensor<B, D - 1, Int>& targets) const {
@@ -370,6 +375,7 @@ struct NllLossConfig {
     return m;
   }
 };
+EMBER_CONFIG(NllLossConfig, weights, ignore_index, reduction)
 
 }  // namespace ember::nn::loss
 

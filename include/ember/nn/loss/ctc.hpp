@@ -337,6 +337,8 @@ struct CTCLoss {
   bool zero_infinity = false;
   Reduction reduction = Reduction::Mean;
 
+  EMBER_MODULE(blank, zero_infinity, reduction)
+
   template <std::size_t DT>
   Tensor<B, 1> forward(const Tensor<B, 3>& log_probs, const Tensor<B, DT, Int>& targets,
                        const Tensor<B, 1, Int>& input_lengths,
@@ -371,6 +373,7 @@ struct CTCLossConfig {
     return CTCLoss<B>{.blank = blank, .zero_infinity = zero_infinity, .reduction = reduction};
   }
 };
+EMBER_CONFIG(CTCLossConfig, blank, zero_infinity, reduction)
 
 }  // namespace ember::nn::loss
 

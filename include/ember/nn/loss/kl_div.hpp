@@ -51,6 +51,8 @@ struct KLDivLoss {
   bool log_target = false;
   Reduction reduction = Reduction::Mean;
 
+  EMBER_MODULE(log_target, reduction)
+
   template <std::size_t D>
   Tensor<B, 1> forward(const Tensor<B, D>& input, const Tensor<B, D>& target) const {
     return kl_div(input, target, reduction, log_target);
@@ -76,6 +78,7 @@ struct KLDivLossConfig {
     return KLDivLoss<B>{.log_target = log_target, .reduction = reduction};
   }
 };
+EMBER_CONFIG(KLDivLossConfig, log_target, reduction)
 
 }  // namespace ember::nn::loss
 

@@ -173,6 +173,8 @@ struct CosineEmbeddingLoss {
   double margin = 0.0;
   Reduction reduction = Reduction::Mean;
 
+  EMBER_MODULE(margin, reduction)
+
   Tensor<B, 1> forward(const Tensor<B, 2>& x1, const Tensor<B, 2>& x2,
                        const Tensor<B, 1, Int>& y) const {
     return cosine_embedding_loss(x1, x2, y, {.margin = margin, .reduction = reduction});
@@ -198,12 +200,15 @@ struct CosineEmbeddingLossConfig {
     return CosineEmbeddingLoss<B>{.margin = margin, .reduction = reduction};
   }
 };
+EMBER_CONFIG(CosineEmbeddingLossConfig, margin, reduction)
 
 /// Margin ranking loss module (Burn's MarginRankingLoss, PyTorch's nn.MarginRankingLoss).
 template <Backend B = Dispatch>
 struct MarginRankingLoss {
   double margin = 0.0;
   Reduction reduction = Reduction::Mean;
+
+  EMBER_MODULE(margin, reduction)
 
   template <std::size_t D>
   Tensor<B, 1> forward(const Tensor<B, D>& x1, const Tensor<B, D>& x2,
@@ -227,6 +232,7 @@ struct MarginRankingLossConfig {
     return MarginRankingLoss<B>{.margin = margin, .reduction = reduction};
   }
 };
+EMBER_CONFIG(MarginRankingLossConfig, margin, reduction)
 
 /// Triplet margin loss module (Burn's TripletMarginLoss, PyTorch's nn.TripletMarginLoss).
 /// forward(anchor, positive, negative [N, D]) -> [1] (or [N] with Reduction::None).
@@ -237,6 +243,8 @@ struct TripletMarginLoss {
   double eps = 1e-6;
   bool swap = false;
   Reduction reduction = Reduction::Mean;
+
+  EMBER_MODULE(margin, p, eps, swap, reduction)
 
   Tensor<B, 1> forward(const Tensor<B, 2>& anchor, const Tensor<B, 2>& positive,
                        const Tensor<B, 2>& negative) const {
@@ -270,6 +278,7 @@ struct TripletMarginLossConfig {
         .margin = margin, .p = p, .eps = eps, .swap = swap, .reduction = reduction};
   }
 };
+EMBER_CONFIG(TripletMarginLossConfig, margin, p, eps, swap, reduction)
 
 }  // namespace ember::nn::loss
 

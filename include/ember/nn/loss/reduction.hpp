@@ -21,6 +21,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "ember/module/config.hpp"
+#include "ember/module/module.hpp"
 #include "ember/module/param.hpp"
 #include "ember/tensor/error.hpp"
 #include "ember/tensor/tensor.hpp"

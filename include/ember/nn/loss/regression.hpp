@@ -119,6 +119,8 @@ template <Backend B = Dispatch>
 struct MseLoss {
   Reduction reduction = Reduction::Mean;
 
+  EMBER_MODULE(reduction)
+
   template <std::size_t D>
   Tensor<B, 1> forward(const Tensor<B, D>& input, const Tensor<B, D>& target) const {
     return mse_loss(input, target, reduction);
@@ -142,11 +144,14 @@ struct MseLossConfig {
     return MseLoss<B>{.reduction = reduction};
   }
 };
+EMBER_CONFIG(MseLossConfig, reduction)
 
 /// Mean absolute error module (PyTorch's nn.L1Loss).
 template <Backend B = Dispatch>
 struct L1Loss {
   Reduction reduction = Reduction::Mean;
+
+  EMBER_MODULE(reduction)
 
   template <std::size_t D>
   Tensor<B, 1> forward(const Tensor<B, D>& input, const Tensor<B, D>& target) const {
@@ -171,12 +176,15 @@ struct L1LossConfig {
     return L1Loss<B>{.reduction = reduction};
   }
 };
+EMBER_CONFIG(L1LossConfig, reduction)
 
 /// Huber loss module (Burn's HuberLoss, PyTorch's nn.HuberLoss).
 template <Backend B = Dispatch>
 struct HuberLoss {
   double delta = 1.0;
   Reduction reduction = Reduction::Mean;
+
+  EMBER_MODULE(delta, reduction)
 
   template <std::size_t D>
   Tensor<B, 1> forward(const Tensor<B, D>& input, const Tensor<B, D>& target) const {
@@ -205,12 +213,15 @@ struct HuberLossConfig {
     return HuberLoss<B>{.delta = delta, .reduction = reduction};
   }
 };
+EMBER_CONFIG(HuberLossConfig, delta, reduction)
 
 /// Smooth L1 loss module (Burn's SmoothL1Loss, PyTorch's nn.SmoothL1Loss).
 template <Backend B = Dispatch>
 struct SmoothL1Loss {
   double beta = 1.0;
   Reduction reduction = Reduction::Mean;
+
+  EMBER_MODULE(beta, reduction)
 
   template <std::size_t D>
   Tensor<B, 1> forward(const Tensor<B, D>& input, const Tensor<B, D>& target) const {
@@ -239,6 +250,7 @@ struct SmoothL1LossConfig {
     return SmoothL1Loss<B>{.beta = beta, .reduction = reduction};
   }
 };
+EMBER_CONFIG(SmoothL1LossConfig, beta, reduction)
 
 }  // namespace ember::nn::loss
 
