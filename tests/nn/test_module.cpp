@@ -253,6 +253,13 @@ TEST(Linear, ForwardMatchesHandComputedValues) {
   EXPECT_EQ(fc.weight->grad(g)->to_vec<float>(), (std::vector<float>{2, 1, 0, 2, 1, 0}));
   EXPECT_EQ(fc.bias->val().grad(g)->to_vec<float>(), (std::vector<float>{2, 2}));
   EXPECT_THROW(fc.forward(Tensor<AD, 2>::ones({2, 4})), ShapeError);
+  // Empty inputs: no rows gives no rows; zero input features give the bias.
+  EXPECT_EQ(fc.forward(Tensor<AD, 3>::zeros({2, 0, 3})).shape(), (Shape{2, 0, 2}));
+  auto fc0 = LinearConfig{.d_input = 1, .d_output = 2}.init<AD>();
+  fc0.weight.set(Tensor<AD, 2>::zeros({2, 0}));
+  fc0.bias->set(Tensor<AD, 1>::from_floats({0.5, -0.5}));
+  EXPECT_EQ(fc0.forward(Tensor<AD, 2>::zeros({3, 0})).to_vec<float>(),
+            (std::vector<float>{0.5f, -0.5f, 0.5f, -0.5f, 0.5f, -0.5f}));
   EXPECT_THROW((LinearConfig{.d_input = 0, .d_output = 2}.init<AD>()), ValueError);
 }
 
