@@ -1,0 +1,192 @@
+// Activation modules against PyTorch's torch.nn activation layers
+// (tests/fixtures/nn/activation.json, written by tests/fixtures/gen_nn_norm.py), on
+// Autodiff<Cpu> and on Dispatch (cpu+autodiff): state_dict names and shapes as torch's,
+// output and gradients of sum(out * w) wrt the input and every parameter (PRelu's weight,
+// SwiGlu's linear layers) within rel 1e-4 / abs 1e-5. Inputs keep away from the kinks.
+// Also: configs' defaults (Burn's / PyTorch's) and the errors naming the layer.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <type_traits>
+
+#include "ember/nn/activation.hpp"
+#include "norm_test_support.hpp"
+
+namespace ember::test::norm {
+namespace {
+
+/// Sets every Param of m from the fixture tensor of the same path (PyTorch's names), runs
+/// the forward on the fixture's x and compares output and gradients.
+template <class B, class M>
+void check_module(M& m, const FixtureCase& c, const typename B::Device& dev) {
+  expect_torch_state(m, c);
+  Grads<B> g;
+  nn::visit_mut(m, [&](const std::string& path, auto& leaf) {
+    using L = std::remove_cvref_t<decltype(leaf)>;
+    if constexpr (nn::is_param_v<L>) {
+      using T = typename L::Value;
+      ASSERT_TRUE(c.has(path)) << "the fixture has no parameter " << path;
+      leaf.set(T::from_data(c.tensor(path), dev));
+      g.add(path, leaf.val());
+    }
+  });
+  with_rank(c.tensor("x").shape().rank(), [&]<std::size_t D>() {
+    auto x = Tensor<B, D>::from_data(c.tensor("x"), dev).require_grad();
+    g.add("x", x);
+    g.check(c, m.forward(x), dev);
+  });
+}
+
+template <class Env>
+void run_activation(const FixtureCase& c) {
+  using B = typename Env::B;
+  const auto dev = Env::device();
+  const std::string layer = c.param<std::string>("layer");
+  auto run = [&](auto m) { check_module<B>(m, c, dev); };
+  auto dim = [&] { return c.param<std::int64_t>("dim"); };
+  if (layer == "relu") {
+    run(nn::Relu{});
+  } else if (layer == "relu6") {
+    run(nn::Relu6{});
+  } else if (layer == "leaky_relu") {
+    run(nn::LeakyReluConfig{.negative_slope = c.param<double>("negative_slope")}.init());
+  } else if (layer == "prelu") {
+    run(nn::PReluConfig{.num_parameters = c.param<std::int64_t>("num_parameters")}
+            .template init<B>(dev));
+  } else if (layer == "gelu") {
+    run(nn::GeluConfig{.approximate = c.param<std::string>("approximate") == "tanh"
+                                          ? nn::GeluApproximate::Tanh
+                                          : nn::GeluApproximate::None}
+            .init());
+  } else if (layer == "sigmoid") {
+    run(nn::Sigmoid{});
+  } else if (layer == "tanh") {
+    run(nn::Tanh{});
+  } else if (layer == "silu") {
+    run(nn::Silu{});
+  } else if (layer == "softplus") {
+    run(nn::SoftplusConfig{.beta = c.param<double>("beta"),
+                           .threshold = c.param<double>("threshold")}
+            .init());
+  } else if (layer == "mish") {
+    run(nn::Mish{});
+  } else if (layer == "hard_sigmoid") {
+    run(nn::HardSigmoidConfig{.alpha = c.param<double>("alpha"), .beta = c.param<double>("beta")}
+            .init());
+  } else if (layer == "hard_swish") {
+    run(nn::HardSwish{});
+  } else if (layer == "hard_tanh") {
+    run(nn::HardTanhConfig{.min_val = c.param<double>("min_val"),
+                           .max_val = c.param<double>("max_val")}
+            .init());
+  } else if (layer == "log_sigmoid") {
+    run(nn::LogSigmoid{});
+  } else if (layer == "softsign") {
+    run(nn::Softsign{});
+  } else if (layer == "elu") {
+    run(nn::EluConfig{.alpha = c.param<double>("alpha")}.init());
+  } else if (layer == "celu") {
+    run(nn::CeluConfig{.alpha = c.param<double>("alpha")}.init());
+  } else if (layer == "selu") {
+    run(nn::Selu{});
+  } else if (layer == "tanhshrink") {
+    run(nn::Tanhshrink{});
+  } else if (layer == "hard_shrink") {
+    run(nn::HardShrinkConfig{.lambda = c.param<double>("lambd")}.init());
+  } else if (layer == "soft_shrink") {
+    run(nn::SoftShrinkConfig{.lambda = c.param<double>("lambd")}.init());
+  } else if (layer == "glu") {
+    run(nn::GluConfig{.dim = dim()}.init());
+  } else if (layer == "softmax") {
+    run(nn::SoftmaxConfig{.dim = dim()}.init());
+  } else if (layer == "log_softmax") {
+    run(nn::LogSoftmaxConfig{.dim = dim()}.init());
+  } else if (layer == "softmin") {
+    run(nn::SoftminConfig{.dim = dim()}.init());
+  } else if (layer == "swiglu") {
+    run(nn::SwiGluConfig{.d_input = c.param<std::int64_t>("d_input"),
+                         .d_output = c.param<std::int64_t>("d_output"),
+                         .bias = c.param<bool>("use_bias")}
+            .template init<B>(dev));
+  } else {
+    FAIL() << "no Ember module for fixture layer " << layer;
+  }
+}
+EMBER_NORM_FIXTURES(ActivationFixture, "nn/activation", "", run_activation);
+
+using AD = Autodiff<Cpu>;
+
+TEST(ActivationLayer, ConfigDefaultsAreBurnAndTorch) {
+  EXPECT_EQ(nn::LeakyReluConfig{}.negative_slope, 0.01);
+  EXPECT_EQ(nn::PReluConfig{}.num_parameters, 1);
+  EXPECT_EQ(nn::PReluConfig{}.alpha, 0.25);
+  EXPECT_EQ(nn::GeluConfig{}.approximate, nn::GeluApproximate::None);
+  EXPECT_EQ(nn::SoftplusConfig{}.beta, 1.0);
+  EXPECT_EQ(nn::SoftplusConfig{}.threshold, 20.0);
+  EXPECT_EQ(nn::HardSigmoidConfig{}.alpha, 0.2);
+  EXPECT_EQ(nn::HardSigmoidConfig{}.beta, 0.5);
+  EXPECT_EQ(nn::HardTanhConfig{}.min_val, -1.0);
+  EXPECT_EQ(nn::HardTanhConfig{}.max_val, 1.0);
+  EXPECT_EQ(nn::EluConfig{}.alpha, 1.0);
+  EXPECT_EQ(nn::CeluConfig{}.alpha, 1.0);
+  EXPECT_EQ(nn::HardShrinkConfig{}.lambda, 0.5);
+  EXPECT_EQ(nn::SoftShrinkConfig{}.lambda, 0.5);
+  EXPECT_EQ(nn::GluConfig{}.dim, -1);
+  EXPECT_EQ(nn::SoftmaxConfig{}.dim, -1);
+  EXPECT_FALSE(nn::SwiGluConfig{}.bias);
+}
+
+TEST(ActivationLayer, PReluInitAndParamCount) {
+  auto p = nn::PReluConfig{.num_parameters = 3, .alpha = 0.1}.init<AD>();
+  EXPECT_EQ(p.weight.val().to_vec<float>(), (std::vector<float>{0.1f, 0.1f, 0.1f}));
+  EXPECT_TRUE(p.weight.val().is_require_grad());
+  EXPECT_EQ(nn::num_params(p), 3);
+  // The shared default slope applies to every channel: -2 * 0.25.
+  auto y = nn::PReluConfig{}.init<AD>().forward(Tensor<AD, 2>::from_floats({{-2.0, 3.0}}));
+  EXPECT_EQ(y.to_vec<float>(), (std::vector<float>{-0.5f, 3.0f}));
+}
+
+TEST(ActivationLayer, PReluWrongChannelsNamesTheLayer) {
+  auto p = nn::PReluConfig{.num_parameters = 3}.init<AD>();
+  EMBER_EXPECT_THROW_MSG(p.forward(Tensor<AD, 3>::zeros({2, 4, 5})), ShapeError, "[PRelu]");
+  EMBER_EXPECT_THROW_MSG(nn::PReluConfig{.num_parameters = 0}.init<AD>(), ValueError,
+                         "num_parameters");
+}
+
+TEST(ActivationLayer, InvalidSettingsThrow) {
+  EMBER_EXPECT_THROW_MSG(nn::SoftplusConfig{.beta = 0.0}.init(), ValueError, "[SoftplusConfig]");
+  EMBER_EXPECT_THROW_MSG(nn::CeluConfig{.alpha = 0.0}.init(), ValueError, "[CeluConfig]");
+  EMBER_EXPECT_THROW_MSG(nn::HardShrinkConfig{.lambda = -1.0}.init(), ValueError, "lambda");
+  EMBER_EXPECT_THROW_MSG(nn::SoftShrinkConfig{.lambda = -0.1}.init(), ValueError, "lambda");
+  EMBER_EXPECT_THROW_MSG((nn::HardTanhConfig{.min_val = 1.0, .max_val = 0.0}.init()), ValueError,
+                         "max_val");
+  EMBER_EXPECT_THROW_MSG(nn::Glu{}.forward(Tensor<AD, 2>::zeros({2, 5})), ShapeError, "odd");
+  EMBER_EXPECT_THROW_MSG(nn::Softmax{.dim = 3}.forward(Tensor<AD, 2>::zeros({2, 5})),
+                         ShapeError, "softmax");
+  EMBER_EXPECT_THROW_MSG(
+      (nn::SwiGluConfig{.d_input = 4, .d_output = 3}.init<AD>().forward(
+          Tensor<AD, 2>::zeros({2, 5}))),
+      ShapeError, "linear");
+}
+
+TEST(ActivationLayer, HardSigmoidBurnDefaultDiffersFromTorch) {
+  // Burn's alpha 0.2: hs(1) = 0.7; torch's alpha 1/6: hs(1) = 0.6667.
+  auto x = Tensor<AD, 1>::from_floats({1.0, -3.0, 3.0});
+  EXPECT_EQ(nn::HardSigmoid{}.forward(x).to_vec<float>(), (std::vector<float>{0.7f, 0.0f, 1.0f}));
+  auto t = nn::HardSigmoidConfig{.alpha = 1.0 / 6.0}.init().forward(x).to_vec<float>();
+  EXPECT_NEAR(t[0], 2.0 / 3.0, 1e-7);
+  EXPECT_EQ(t[1], 0.0f);
+  EXPECT_EQ(t[2], 1.0f);
+}
+
+TEST(ActivationLayer, StatelessModulesHaveNoParams) {
+  EXPECT_EQ(nn::num_params(nn::Relu{}), 0);
+  EXPECT_EQ(nn::num_params(nn::Softmax{}), 0);
+  EXPECT_TRUE(nn::state_dict(nn::Gelu{}).empty());
+  auto sw = nn::SwiGluConfig{.d_input = 4, .d_output = 3, .bias = true}.init<AD>();
+  EXPECT_EQ(nn::num_params(sw), 2 * (4 * 3 + 3));
+}
+
+}  // namespace
+}  // namespace ember::test::norm
