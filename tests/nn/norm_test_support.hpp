@@ -65,23 +65,34 @@ bool register_for(const std::string& suite, const std::string& file, const std::
 
 /// Registers `fn<AutodiffCpuEnv>` and `fn<DispatchEnv>` for every case of `file` starting
 /// with `prefix`, at static initialisation.
-#define EMBER_NORM_FIXTURES(suite, file, prefix, fn)                                          \
-  [[maybe_unused]] static const bool ember_registered_##suite =                               \
-      ::ember::test::norm::register_for<::ember::test::norm::AutodiffCpuEnv>(                 \
-          #suite, file, prefix, &fn<::ember::test::norm::AutodiffCpuEnv>) &&                  \
-      ::ember::test::norm::register_for<::ember::test::norm::DispatchEnv>(                    \
+#define EMBER_NORM_FIXTURES(suite, file, prefix, fn)                          \
+  [[maybe_unused]] static const bool ember_registered_##suite =               \
+      ::ember::test::norm::register_for<::ember::test::norm::AutodiffCpuEnv>( \
+          #suite, file, prefix, &fn<::ember::test::norm::AutodiffCpuEnv>) &&  \
+      ::ember::test::norm::register_for<::ember::test::norm::DispatchEnv>(    \
           #suite, file, prefix, &fn<::ember::test::norm::DispatchEnv>)
 
 /// Calls f.template operator()<D>() for the run-time rank r in [1, 5].
 template <class F>
 void with_rank(std::size_t r, F&& f) {
   switch (r) {
-    case 1: f.template operator()<1>(); break;
-    case 2: f.template operator()<2>(); break;
-    case 3: f.template operator()<3>(); break;
-    case 4: f.template operator()<4>(); break;
-    case 5: f.template operator()<5>(); break;
-    default: FAIL() << "rank " << r << " not covered by the test";
+    case 1:
+      f.template operator()<1>();
+      break;
+    case 2:
+      f.template operator()<2>();
+      break;
+    case 3:
+      f.template operator()<3>();
+      break;
+    case 4:
+      f.template operator()<4>();
+      break;
+    case 5:
+      f.template operator()<5>();
+      break;
+    default:
+      FAIL() << "rank " << r << " not covered by the test";
   }
 }
 

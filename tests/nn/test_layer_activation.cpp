@@ -52,8 +52,8 @@ void run_activation(const FixtureCase& c) {
   } else if (layer == "leaky_relu") {
     run(nn::LeakyReluConfig{.negative_slope = c.param<double>("negative_slope")}.init());
   } else if (layer == "prelu") {
-    run(nn::PReluConfig{.num_parameters = c.param<std::int64_t>("num_parameters")}
-            .template init<B>(dev));
+    run(nn::PReluConfig{.num_parameters = c.param<std::int64_t>("num_parameters")}.template init<B>(
+        dev));
   } else if (layer == "gelu") {
     run(nn::GeluConfig{.approximate = c.param<std::string>("approximate") == "tanh"
                                           ? nn::GeluApproximate::Tanh
@@ -162,12 +162,11 @@ TEST(ActivationLayer, InvalidSettingsThrow) {
   EMBER_EXPECT_THROW_MSG((nn::HardTanhConfig{.min_val = 1.0, .max_val = 0.0}.init()), ValueError,
                          "max_val");
   EMBER_EXPECT_THROW_MSG(nn::Glu{}.forward(Tensor<AD, 2>::zeros({2, 5})), ShapeError, "odd");
-  EMBER_EXPECT_THROW_MSG(nn::Softmax{.dim = 3}.forward(Tensor<AD, 2>::zeros({2, 5})),
-                         ShapeError, "softmax");
-  EMBER_EXPECT_THROW_MSG(
-      (nn::SwiGluConfig{.d_input = 4, .d_output = 3}.init<AD>().forward(
-          Tensor<AD, 2>::zeros({2, 5}))),
-      ShapeError, "linear");
+  EMBER_EXPECT_THROW_MSG(nn::Softmax{.dim = 3}.forward(Tensor<AD, 2>::zeros({2, 5})), ShapeError,
+                         "softmax");
+  EMBER_EXPECT_THROW_MSG((nn::SwiGluConfig{.d_input = 4, .d_output = 3}.init<AD>().forward(
+                             Tensor<AD, 2>::zeros({2, 5}))),
+                         ShapeError, "linear");
 }
 
 TEST(ActivationLayer, HardSigmoidBurnDefaultDiffersFromTorch) {

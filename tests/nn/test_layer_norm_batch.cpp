@@ -12,9 +12,8 @@ namespace ember::test::norm {
 namespace {
 
 template <class B>
-void batch_norm_step(const nn::BatchNorm<B>& m, const FixtureCase& c,
-                     const typename B::Device& dev, const std::string& tag,
-                     const std::string& grad_prefix) {
+void batch_norm_step(const nn::BatchNorm<B>& m, const FixtureCase& c, const typename B::Device& dev,
+                     const std::string& tag, const std::string& grad_prefix) {
   with_rank(c.tensor("x" + tag).shape().rank(), [&]<std::size_t D>() {
     auto x = Tensor<B, D>::from_data(c.tensor("x" + tag), dev).require_grad();
     Grads<B> g;

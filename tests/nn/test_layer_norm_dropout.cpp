@@ -31,8 +31,8 @@ TYPED_TEST(DropoutLayer, TrainingZeroesAFractionPAndScalesTheRest) {
   for (double p : {0.1, 0.3, 0.5, 0.8}) {
     SCOPED_TRACE("p = " + std::to_string(p));
     // x in [1, 2): never 0, so a zero output means a dropped element.
-    auto x = Tensor<B, 2>::random({200, n / 200}, Distribution::uniform(1.0, 2.0), dev)
-                 .require_grad();
+    auto x =
+        Tensor<B, 2>::random({200, n / 200}, Distribution::uniform(1.0, 2.0), dev).require_grad();
     auto drop = nn::DropoutConfig{.prob = p}.init();
     auto y = drop.forward(x);
     const auto xv = x.template to_vec<double>(), yv = y.template to_vec<double>();

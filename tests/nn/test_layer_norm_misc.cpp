@@ -14,7 +14,9 @@ namespace {
 
 using AD = Autodiff<Cpu>;
 
-std::vector<float> vec(const Tensor<AD, 1>& t) { return t.to_vec<float>(); }
+std::vector<float> vec(const Tensor<AD, 1>& t) {
+  return t.to_vec<float>();
+}
 
 TEST(NormLayer, ConfigDefaultsAreBurns) {
   EXPECT_EQ(nn::BatchNormConfig{}.epsilon, 1e-5);
@@ -102,8 +104,7 @@ TEST(NormLayer, WrongInputNamesTheLayer) {
   auto gn = nn::GroupNormConfig{.num_groups = 2, .num_channels = 4}.init<AD>();
   EMBER_EXPECT_THROW_MSG(gn.forward(Tensor<AD, 3>::zeros({2, 6, 3})), ShapeError, "[GroupNorm]");
   auto in = nn::InstanceNormConfig{.num_channels = 3}.init<AD>();
-  EMBER_EXPECT_THROW_MSG(in.forward(Tensor<AD, 3>::zeros({2, 4, 3})), ShapeError,
-                         "[InstanceNorm]");
+  EMBER_EXPECT_THROW_MSG(in.forward(Tensor<AD, 3>::zeros({2, 4, 3})), ShapeError, "[InstanceNorm]");
   auto rn = nn::RmsNormConfig{.d_model = 3}.init<AD>();
   EMBER_EXPECT_THROW_MSG(rn.forward(Tensor<AD, 2>::zeros({2, 4})), ShapeError, "[RmsNorm]");
 }
@@ -115,11 +116,11 @@ TEST(NormLayer, InvalidConfigsThrow) {
                          ValueError, "momentum");
   EMBER_EXPECT_THROW_MSG((nn::GroupNormConfig{.num_groups = 4, .num_channels = 6}.init<AD>()),
                          ValueError, "does not divide");
-  EMBER_EXPECT_THROW_MSG((nn::RmsNormConfig{.d_model = 4, .epsilon = 0.0}.init<AD>()),
-                         ValueError, "epsilon");
-  EMBER_EXPECT_THROW_MSG((nn::EmbeddingConfig{.n_embedding = 5, .d_model = 2, .padding_idx = 5}
-                              .init<AD>()),
-                         ValueError, "padding_idx");
+  EMBER_EXPECT_THROW_MSG((nn::RmsNormConfig{.d_model = 4, .epsilon = 0.0}.init<AD>()), ValueError,
+                         "epsilon");
+  EMBER_EXPECT_THROW_MSG(
+      (nn::EmbeddingConfig{.n_embedding = 5, .d_model = 2, .padding_idx = 5}.init<AD>()),
+      ValueError, "padding_idx");
 }
 
 TEST(NormLayer, LayerNormInitAndNoBias) {
@@ -157,8 +158,8 @@ TEST(NormLayer, EmbeddingNormalInitStatistics) {
   double s = 0, s2 = 0;
   for (double v : w) s += v, s2 += v * v;
   const double n = static_cast<double>(w.size()), mean = s / n, var = s2 / n - mean * mean;
-  EXPECT_NEAR(mean, 0.0, 4.0 / std::sqrt(n));                // 4 sigma of the mean
-  EXPECT_NEAR(var, 1.0, 4.0 * std::sqrt(2.0 / n));           // 4 sigma of the variance
+  EXPECT_NEAR(mean, 0.0, 4.0 / std::sqrt(n));       // 4 sigma of the mean
+  EXPECT_NEAR(var, 1.0, 4.0 * std::sqrt(2.0 / n));  // 4 sigma of the variance
 }
 
 }  // namespace

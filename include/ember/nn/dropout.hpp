@@ -40,8 +40,8 @@ struct Dropout {
       ember::detail::fail<ValueError>("Dropout", "prob must be in [0, 1], got ", prob);
     if (!training || prob == 0.0) return x;
     if (prob == 1.0) return x.mul_scalar(0.0);
-    auto keep = Tensor<B, D>::random(x.shape(), Distribution::bernoulli(1.0 - prob), x.device(),
-                                     x.dtype());
+    auto keep =
+        Tensor<B, D>::random(x.shape(), Distribution::bernoulli(1.0 - prob), x.device(), x.dtype());
     return x.mul(keep).mul_scalar(1.0 / (1.0 - prob));
   }
 };

@@ -59,8 +59,9 @@ struct Embedding {
         // gradient to the padding row (PyTorch's embedding backward skips padding_idx).
         Shape ms = indices.shape();
         ms.dims.push_back(1);
-        auto pad = indices.equal_elem(*padding_idx).template reshape<D + 1>(ms).template expand<D + 1>(
-            out.shape());
+        auto pad = indices.equal_elem(*padding_idx)
+                       .template reshape<D + 1>(ms)
+                       .template expand<D + 1>(out.shape());
         out = out.mask_where(pad, out.detach());
       }
     }

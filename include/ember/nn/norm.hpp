@@ -56,8 +56,8 @@ void check_nc(const char* layer, const char* what, const Shape& xs, std::int64_t
 /// Throws ShapeError "[layer] ..." unless x's last dim is d_model.
 inline void check_last(const char* layer, const Shape& xs, std::int64_t d_model) {
   if (xs.rank() == 0 || xs[xs.rank() - 1] != d_model) {
-    ember::detail::fail<ShapeError>(layer, "input of shape ", xs, " must end with d_model = ",
-                                    d_model);
+    ember::detail::fail<ShapeError>(layer, "input of shape ", xs,
+                                    " must end with d_model = ", d_model);
   }
 }
 
@@ -116,8 +116,8 @@ struct BatchNorm {
   double momentum = 0.1;
   bool training = true;
 
-  EMBER_MODULE(weight, bias, running_mean, running_var, num_batches_tracked, num_features,
-               epsilon, momentum, training)
+  EMBER_MODULE(weight, bias, running_mean, running_var, num_batches_tracked, num_features, epsilon,
+               momentum, training)
 
   /// [N, C, ...] -> [N, C, ...]. Throws ShapeError for rank < 2 or C != num_features.
   template <std::size_t D>
