@@ -166,7 +166,7 @@ TEST(ActivationLayer, InvalidSettingsThrow) {
                          "softmax");
   EMBER_EXPECT_THROW_MSG((nn::SwiGluConfig{.d_input = 4, .d_output = 3}.init<AD>().forward(
                              Tensor<AD, 2>::zeros({2, 5}))),
-                         ShapeError, "linear");
+                         ShapeError, "[SwiGlu]");
 }
 
 TEST(ActivationLayer, HardSigmoidBurnDefaultDiffersFromTorch) {

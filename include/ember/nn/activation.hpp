@@ -144,6 +144,7 @@ struct LeakyReluConfig {
   double negative_slope = 0.01;
   LeakyRelu init() const { return LeakyRelu{.negative_slope = negative_slope}; }
 };
+EMBER_CONFIG(LeakyReluConfig, negative_slope)
 
 /// Which GELU formula (torch's `approximate` argument).
 enum class GeluApproximate {
@@ -167,6 +168,7 @@ struct GeluConfig {
   GeluApproximate approximate = GeluApproximate::None;
   Gelu init() const { return Gelu{.approximate = approximate}; }
 };
+EMBER_CONFIG(GeluConfig, approximate)
 
 /// log(1 + exp(beta x)) / beta, x where beta x > threshold (torch.nn.Softplus, Burn's
 /// Softplus).
@@ -190,6 +192,7 @@ struct SoftplusConfig {
     return Softplus{.beta = beta, .threshold = threshold};
   }
 };
+EMBER_CONFIG(SoftplusConfig, beta, threshold)
 
 /// max(0, min(1, alpha x + beta)) (Burn's HardSigmoid; torch.nn.Hardsigmoid is alpha = 1/6).
 struct HardSigmoid {
@@ -207,6 +210,7 @@ struct HardSigmoidConfig {
   double beta = 0.5;
   HardSigmoid init() const { return HardSigmoid{.alpha = alpha, .beta = beta}; }
 };
+EMBER_CONFIG(HardSigmoidConfig, alpha, beta)
 
 /// min(max(x, min_val), max_val) (torch.nn.Hardtanh, Burn's HardTanh).
 struct HardTanh {
@@ -231,6 +235,7 @@ struct HardTanhConfig {
     return HardTanh{.min_val = min_val, .max_val = max_val};
   }
 };
+EMBER_CONFIG(HardTanhConfig, min_val, max_val)
 
 /// x if x > 0 else alpha (exp(x) - 1) (torch.nn.ELU, Burn's Elu).
 struct Elu {
@@ -246,6 +251,7 @@ struct EluConfig {
   double alpha = 1.0;
   Elu init() const { return Elu{.alpha = alpha}; }
 };
+EMBER_CONFIG(EluConfig, alpha)
 
 /// max(0, x) + min(0, alpha (exp(x / alpha) - 1)) (torch.nn.CELU, Burn's Celu).
 struct Celu {
@@ -266,6 +272,7 @@ struct CeluConfig {
     return Celu{.alpha = alpha};
   }
 };
+EMBER_CONFIG(CeluConfig, alpha)
 
 /// x if |x| > lambda else 0 (torch.nn.Hardshrink, Burn's HardShrink).
 struct HardShrink {
@@ -287,6 +294,7 @@ struct HardShrinkConfig {
     return HardShrink{.lambda = lambda};
   }
 };
+EMBER_CONFIG(HardShrinkConfig, lambda)
 
 /// x - lambda if x > lambda, x + lambda if x < -lambda, else 0 (torch.nn.Softshrink, Burn's
 /// SoftShrink).
@@ -309,6 +317,7 @@ struct SoftShrinkConfig {
     return SoftShrink{.lambda = lambda};
   }
 };
+EMBER_CONFIG(SoftShrinkConfig, lambda)
 
 /// Gated linear unit a * sigmoid(b) with a, b the halves of `dim` (torch.nn.GLU, Burn's
 /// GLU). [.., 2n, ..] -> [.., n, ..].
@@ -326,6 +335,7 @@ struct GluConfig {
   std::int64_t dim = -1;
   Glu init() const { return Glu{.dim = dim}; }
 };
+EMBER_CONFIG(GluConfig, dim)
 
 /// softmax over `dim` (torch.nn.Softmax; torch has no default dim, Ember uses -1).
 struct Softmax {
@@ -342,6 +352,7 @@ struct SoftmaxConfig {
   std::int64_t dim = -1;
   Softmax init() const { return Softmax{.dim = dim}; }
 };
+EMBER_CONFIG(SoftmaxConfig, dim)
 
 /// log(softmax(x)) over `dim` (torch.nn.LogSoftmax).
 struct LogSoftmax {
@@ -358,6 +369,7 @@ struct LogSoftmaxConfig {
   std::int64_t dim = -1;
   LogSoftmax init() const { return LogSoftmax{.dim = dim}; }
 };
+EMBER_CONFIG(LogSoftmaxConfig, dim)
 
 /// softmax(-x) over `dim` (torch.nn.Softmin).
 struct Softmin {
@@ -374,6 +386,7 @@ struct SoftminConfig {
   std::int64_t dim = -1;
   Softmin init() const { return Softmin{.dim = dim}; }
 };
+EMBER_CONFIG(SoftminConfig, dim)
 
 // ---- with parameters ----------------------------------------------------------------------
 
@@ -390,6 +403,7 @@ struct PReluConfig {
   template <Backend B = Dispatch>
   PRelu<B> init(const typename B::Device& device = {}) const;
 };
+EMBER_CONFIG(PReluConfig, num_parameters, alpha)
 
 /// Parametric ReLU (He et al. 2015): x if x >= 0 else weight[c] * x, c the channel (dim 1;
 /// a rank-1 input has one channel). State dict: weight [num_parameters] (PyTorch's name;
@@ -440,6 +454,7 @@ struct SwiGluConfig {
   template <Backend B = Dispatch>
   SwiGlu<B> init(const typename B::Device& device = {}) const;
 };
+EMBER_CONFIG(SwiGluConfig, d_input, d_output, bias, initializer)
 
 /// Swish-gated linear unit (Shazeer 2020; Burn's SwiGlu): silu(linear_inner(x)) *
 /// linear_outer(x). [..., d_input] -> [..., d_output]. State dict: linear_inner.weight
@@ -454,6 +469,11 @@ struct SwiGlu {
   /// Throws ShapeError when the last dim is not d_input.
   template <std::size_t D>
   Tensor<B, D> forward(const Tensor<B, D>& x) const {
+    const std::int64_t d_input = linear_inner.weight->dim(1);
+    if (x.dim(-1) != d_input) {
+      ember::detail::fail<ShapeError>("SwiGlu", "input of shape ", x.shape(), " has last dim ",
+                                      x.dim(-1), ", expected d_input = ", d_input);
+    }
     return activation::silu(linear_inner.forward(x)).mul(linear_outer.forward(x));
   }
 };
@@ -473,19 +493,3 @@ SwiGlu<B> SwiGluConfig::init(const typename B::Device& device) const {
 }
 
 }  // namespace ember::nn
-
-EMBER_CONFIG(ember::nn::LeakyReluConfig, negative_slope)
-EMBER_CONFIG(ember::nn::GeluConfig, approximate)
-EMBER_CONFIG(ember::nn::SoftplusConfig, beta, threshold)
-EMBER_CONFIG(ember::nn::HardSigmoidConfig, alpha, beta)
-EMBER_CONFIG(ember::nn::HardTanhConfig, min_val, max_val)
-EMBER_CONFIG(ember::nn::EluConfig, alpha)
-EMBER_CONFIG(ember::nn::CeluConfig, alpha)
-EMBER_CONFIG(ember::nn::HardShrinkConfig, lambda)
-EMBER_CONFIG(ember::nn::SoftShrinkConfig, lambda)
-EMBER_CONFIG(ember::nn::GluConfig, dim)
-EMBER_CONFIG(ember::nn::SoftmaxConfig, dim)
-EMBER_CONFIG(ember::nn::LogSoftmaxConfig, dim)
-EMBER_CONFIG(ember::nn::SoftminConfig, dim)
-EMBER_CONFIG(ember::nn::PReluConfig, num_parameters, alpha)
-EMBER_CONFIG(ember::nn::SwiGluConfig, d_input, d_output, bias, initializer)

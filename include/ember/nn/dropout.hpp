@@ -22,6 +22,7 @@ struct DropoutConfig {
   /// Throws ValueError when prob is outside [0, 1].
   Dropout init() const;
 };
+EMBER_CONFIG(DropoutConfig, prob)
 
 /// Inverted dropout (Srivastava et al. 2014): in training mode each element is kept with
 /// probability 1 - prob (Bernoulli draws from the backend's generator, seeded by
@@ -53,5 +54,3 @@ inline Dropout DropoutConfig::init() const {
 }
 
 }  // namespace ember::nn
-
-EMBER_CONFIG(ember::nn::DropoutConfig, prob)

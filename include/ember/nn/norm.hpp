@@ -91,6 +91,7 @@ struct BatchNormConfig {
   template <Backend B = Dispatch>
   BatchNorm<B> init(const typename B::Device& device = {}) const;
 };
+EMBER_CONFIG(BatchNormConfig, num_features, epsilon, momentum, affine)
 
 /// Batch normalisation (Ioffe & Szegedy 2015) over x [N, C, ...] (rank >= 2: one module
 /// for 1d, 2d and 3d inputs, as Burn's BatchNorm).
@@ -206,6 +207,7 @@ struct LayerNormConfig {
   template <Backend B = Dispatch>
   LayerNorm<B> init(const typename B::Device& device = {}) const;
 };
+EMBER_CONFIG(LayerNormConfig, d_model, epsilon, bias)
 
 /// Layer normalisation (Ba et al. 2016) over the last dim: y = (x - mean) / sqrt(var + eps)
 /// * weight + bias, biased variance. [..., d_model] -> [..., d_model]. State dict: weight
@@ -256,6 +258,7 @@ struct GroupNormConfig {
   template <Backend B = Dispatch>
   GroupNorm<B> init(const typename B::Device& device = {}) const;
 };
+EMBER_CONFIG(GroupNormConfig, num_groups, num_channels, epsilon, affine)
 
 /// Group normalisation (Wu & He 2018): the channels of x [N, C, ...] split into num_groups
 /// groups, each normalised over its channels and positions (biased variance), then
@@ -318,6 +321,7 @@ struct InstanceNormConfig {
   template <Backend B = Dispatch>
   InstanceNorm<B> init(const typename B::Device& device = {}) const;
 };
+EMBER_CONFIG(InstanceNormConfig, num_channels, epsilon, affine)
 
 /// Instance normalisation (Ulyanov et al. 2016): each (sample, channel) of x [N, C, ...]
 /// normalised over its positions (biased variance), then weight[c], bias[c]; group norm with
@@ -371,6 +375,7 @@ struct RmsNormConfig {
   template <Backend B = Dispatch>
   RmsNorm<B> init(const typename B::Device& device = {}) const;
 };
+EMBER_CONFIG(RmsNormConfig, d_model, epsilon)
 
 /// RMS normalisation (Zhang & Sennrich 2019) over the last dim: y = x / sqrt(mean(x^2) +
 /// eps) * weight. [..., d_model] -> [..., d_model]. State dict: weight [d_model].
@@ -403,9 +408,3 @@ RmsNorm<B> RmsNormConfig::init(const typename B::Device& device) const {
 }
 
 }  // namespace ember::nn
-
-EMBER_CONFIG(ember::nn::BatchNormConfig, num_features, epsilon, momentum, affine)
-EMBER_CONFIG(ember::nn::LayerNormConfig, d_model, epsilon, bias)
-EMBER_CONFIG(ember::nn::GroupNormConfig, num_groups, num_channels, epsilon, affine)
-EMBER_CONFIG(ember::nn::InstanceNormConfig, num_channels, epsilon, affine)
-EMBER_CONFIG(ember::nn::RmsNormConfig, d_model, epsilon)
