@@ -187,5 +187,57 @@ TEST(ActivationLayer, StatelessModulesHaveNoParams) {
   EXPECT_EQ(nn::num_params(sw), 2 * (4 * 3 + 3));
 }
 
+TEST(ActivationLayer, ConfigsRoundTripThroughJson) {
+  const auto jg = nn::config_to_json(nn::GeluConfig{.approximate = nn::GeluApproximate::Tanh});
+  EXPECT_EQ(jg.at("approximate"), "tanh");
+  EXPECT_EQ(nn::config_from_json<nn::GeluConfig>(jg).approximate, nn::GeluApproximate::Tanh);
+  EXPECT_EQ(nn::config_from_json<nn::GeluConfig>(nlohmann::json::object()).approximate,
+            nn::GeluApproximate::None);
+  const auto p = nn::config_from_json<nn::PReluConfig>(
+      nn::config_to_json(nn::PReluConfig{.num_parameters = 5, .alpha = 0.1}));
+  EXPECT_EQ(p.num_parameters, 5);
+  EXPECT_EQ(p.alpha, 0.1);
+  const auto sw = nn::config_from_json<nn::SwiGluConfig>(nn::config_to_json(
+      nn::SwiGluConfig{.d_input = 3, .d_output = 4, .initializer = nn::Initializer::ones()}));
+  EXPECT_EQ(sw.d_output, 4);
+  EXPECT_EQ(sw.initializer, nn::Initializer::ones());
+  EXPECT_EQ(nn::config_from_json<nn::SoftplusConfig>(nlohmann::json{{"beta", 2.0}}).threshold,
+            20.0);
+  EXPECT_EQ(nn::config_from_json<nn::GluConfig>(nlohmann::json{{"dim", 1}}).dim, 1);
+}
+
+TEST(ActivationLayer, SwiGluConstantInitMatchesBurn) {
+  // Burn's swiglu test: constant 0.5 weights, x = [[1, 2, 3], [4, 5, 6]].
+  auto sw =
+      nn::SwiGluConfig{.d_input = 3, .d_output = 3, .initializer = nn::Initializer::constant(0.5)}
+          .init<AD>();
+  auto y = sw.forward(Tensor<AD, 2>::from_floats({{1, 2, 3}, {4, 5, 6}})).to_vec<float>();
+  EXPECT_NEAR(y[0], 8.5732, 1e-4);
+  EXPECT_NEAR(y[5], 56.2189, 1e-4);
+  auto swb =
+      nn::SwiGluConfig{
+          .d_input = 3, .d_output = 3, .bias = true, .initializer = nn::Initializer::constant(0.5)}
+          .init<AD>();
+  auto yb = swb.forward(Tensor<AD, 2>::from_floats({{1, 2, 3}, {4, 5, 6}})).to_vec<float>();
+  EXPECT_NEAR(yb[0], 11.8909, 1e-4);
+  EXPECT_NEAR(yb[5], 63.9785, 1e-4);
+}
+
+/// Stateless activation modules as fields of a module.
+struct ActBlock {
+  nn::Relu act;
+  nn::LeakyRelu leaky{.negative_slope = 0.5};
+  EMBER_MODULE(act, leaky)
+};
+
+TEST(ActivationLayer, ModeAndValidOnStatelessModules) {
+  ActBlock b;
+  auto v = nn::valid(b);
+  EXPECT_EQ(v.leaky.negative_slope, 0.5);
+  EXPECT_EQ(v.leaky.forward(Tensor<Cpu, 1>::from_floats({-2.0})).to_vec<float>(),
+            std::vector<float>{-1.0f});
+  EXPECT_TRUE(nn::state_dict(b).empty());
+}
+
 }  // namespace
 }  // namespace ember::test::norm

@@ -69,3 +69,81 @@ EMBER_NORM_FIXTURES(BatchNormFixture, "nn/norm", "batch_norm/", run_batch_norm);
 
 }  // namespace
 }  // namespace ember::test::norm
+
+namespace ember::test::norm {
+namespace {
+
+/// The training and eval forwards of a fixture case on a backend without autodiff (plain
+/// Cpu, Dispatch on "cpu"): same outputs and running statistics, no gradients involved.
+template <class B>
+void batch_norm_forward_only(const FixtureCase& c, const typename B::Device& dev) {
+  auto m = nn::BatchNormConfig{.num_features = c.param<std::int64_t>("num_features"),
+                               .epsilon = c.param<double>("epsilon"),
+                               .momentum = c.param<double>("momentum"),
+                               .affine = c.param<bool>("affine")}
+               .template init<B>(dev);
+  if (m.weight) set_param(m.weight, c, "weight", dev);
+  if (m.bias) set_param(m.bias, c, "bias", dev);
+  auto fwd = [&](const std::string& tag) {
+    with_rank(c.tensor("x" + tag).shape().rank(), [&]<std::size_t D>() {
+      auto y = m.forward(Tensor<B, D>::from_data(c.tensor("x" + tag), dev));
+      expect_approx(y.into_data(), c.tensor("out" + tag), kTol);
+    });
+  };
+  for (const char* tag : {"0", "1", "2"}) fwd(tag);
+  expect_approx(m.running_mean.val().into_data(), c.tensor("running_mean"), kTol);
+  expect_approx(m.running_var.val().into_data(), c.tensor("running_var"), kTol);
+  m.eval();
+  fwd("_eval");
+}
+
+TEST(BatchNormPlainBackends, TrainingAndEvalWithoutAutodiff) {
+  for (const auto& c : fixture_cases("nn/norm", "batch_norm/")) {
+    SCOPED_TRACE(c.name);
+    {
+      SCOPED_TRACE("Cpu");
+      batch_norm_forward_only<Cpu>(c, Cpu::Device{});
+    }
+    {
+      SCOPED_TRACE("Dispatch on cpu");
+      batch_norm_forward_only<Dispatch>(c, Device::cpu());
+    }
+  }
+}
+
+/// PyTorch's state dict (weight, bias, running_mean, running_var and the 0-dim i64
+/// num_batches_tracked, as torch saves them after the three training steps) loads by name
+/// into a fresh BatchNorm, whose eval forward then gives torch's.
+template <class Env>
+void run_batch_norm_torch_state(const FixtureCase& c) {
+  using B = typename Env::B;
+  const auto dev = Env::device();
+  auto m = nn::BatchNormConfig{.num_features = c.param<std::int64_t>("num_features"),
+                               .epsilon = c.param<double>("epsilon"),
+                               .momentum = c.param<double>("momentum"),
+                               .affine = c.param<bool>("affine")}
+               .template init<B>(dev);
+  std::map<std::string, TensorData> sd{
+      {"running_mean", c.tensor("running_mean")},
+      {"running_var", c.tensor("running_var")},
+      {"num_batches_tracked",
+       TensorData(std::vector<std::int64_t>{c.param<std::int64_t>("num_batches_tracked")},
+                  Shape{})}};
+  if (c.param<bool>("affine")) {
+    sd.emplace("weight", c.tensor("weight"));
+    sd.emplace("bias", c.tensor("bias"));
+  }
+  const auto report = m.load_state_dict(sd);
+  EXPECT_EQ(report.loaded.size(), sd.size());
+  EXPECT_EQ(m.num_batches_tracked.val().template to_vec<std::int64_t>(),
+            std::vector<std::int64_t>{3});
+  m.eval();
+  batch_norm_step(m, c, dev, "_eval", "grad_eval_");
+  // And back out: the exported counter is 0-dim again.
+  for (const auto& [name, data] : m.state_dict())
+    if (name == "num_batches_tracked") EXPECT_EQ(data.shape(), Shape{});
+}
+EMBER_NORM_FIXTURES(BatchNormTorchState, "nn/norm", "batch_norm/", run_batch_norm_torch_state);
+
+}  // namespace
+}  // namespace ember::test::norm

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 
+#include "ember/nn/dropout.hpp"
 #include "ember/nn/embedding.hpp"
 #include "ember/nn/norm.hpp"
 #include "norm_test_support.hpp"
@@ -160,6 +162,80 @@ TEST(NormLayer, EmbeddingNormalInitStatistics) {
   const double n = static_cast<double>(w.size()), mean = s / n, var = s2 / n - mean * mean;
   EXPECT_NEAR(mean, 0.0, 4.0 / std::sqrt(n));       // 4 sigma of the mean
   EXPECT_NEAR(var, 1.0, 4.0 * std::sqrt(2.0 / n));  // 4 sigma of the variance
+}
+
+TEST(NormLayer, ConfigsRoundTripThroughJson) {
+  const nn::BatchNormConfig bn{
+      .num_features = 8, .epsilon = 1e-3, .momentum = 0.2, .affine = false};
+  const auto j = nn::config_to_json(bn);
+  EXPECT_EQ(j.at("num_features"), 8);
+  EXPECT_EQ(j.at("momentum"), 0.2);
+  EXPECT_EQ(j.at("affine"), false);
+  const auto bn2 = nn::config_from_json<nn::BatchNormConfig>(j);
+  EXPECT_EQ(bn2.num_features, 8);
+  EXPECT_EQ(bn2.epsilon, 1e-3);
+  EXPECT_EQ(bn2.momentum, 0.2);
+  EXPECT_FALSE(bn2.affine);
+  // Missing keys keep Burn's defaults.
+  const auto gn = nn::config_from_json<nn::GroupNormConfig>(
+      nlohmann::json{{"num_groups", 2}, {"num_channels", 6}});
+  EXPECT_EQ(gn.epsilon, 1e-5);
+  EXPECT_TRUE(gn.affine);
+
+  const nn::EmbeddingConfig ec{.n_embedding = 10,
+                               .d_model = 4,
+                               .initializer = nn::Initializer::uniform(-0.1, 0.1),
+                               .padding_idx = 2};
+  const auto je = nn::config_to_json(ec);
+  EXPECT_EQ(je.at("padding_idx"), 2);
+  const auto ec2 = nn::config_from_json<nn::EmbeddingConfig>(je);
+  EXPECT_EQ(ec2.padding_idx, std::optional<std::int64_t>{2});
+  EXPECT_EQ(ec2.initializer, nn::Initializer::uniform(-0.1, 0.1));
+  const auto none = nn::config_to_json(nn::EmbeddingConfig{.n_embedding = 3, .d_model = 2});
+  EXPECT_TRUE(none.at("padding_idx").is_null());
+  const auto ec3 = nn::config_from_json<nn::EmbeddingConfig>(none);
+  EXPECT_FALSE(ec3.padding_idx.has_value());
+  EXPECT_EQ(ec3.initializer, nn::Initializer::normal(0.0, 1.0));
+
+  const auto path = std::filesystem::temp_directory_path() / "ember_layer_norm_config.json";
+  nn::save_config(nn::LayerNormConfig{.d_model = 7, .epsilon = 1e-6, .bias = false}, path);
+  const auto ln = nn::load_config<nn::LayerNormConfig>(path);
+  std::filesystem::remove(path);
+  EXPECT_EQ(ln.d_model, 7);
+  EXPECT_EQ(ln.epsilon, 1e-6);
+  EXPECT_FALSE(ln.bias);
+  EXPECT_EQ(nn::config_from_json<nn::DropoutConfig>(nlohmann::json{{"prob", 0.2}}).prob, 0.2);
+  EXPECT_EQ(nn::config_from_json<nn::RmsNormConfig>(nlohmann::json::object()).epsilon, 1e-5);
+}
+
+TEST(NormLayer, ModulesOnPlainBackends) {
+  // Embedding and the norms run on backends without autodiff (no padding mask needed).
+  auto emb = nn::EmbeddingConfig{.n_embedding = 4, .d_model = 2, .padding_idx = 0}.init<Cpu>();
+  emb.weight.set(Tensor<Cpu, 2>::from_floats({{9, 9}, {1, 2}, {3, 4}, {5, 6}}));
+  EXPECT_EQ(emb.forward(Tensor<Cpu, 1, Int>::from_ints({2, 0})).to_vec<float>(),
+            (std::vector<float>{3, 4, 9, 9}));
+  auto gn = nn::GroupNormConfig{.num_groups = 1, .num_channels = 2}.init<Dispatch>(Device::cpu());
+  auto y = gn.forward(DTensor<3>::from_floats({{{1, 3}, {5, 7}}}, Device::cpu())).to_vec<float>();
+  // mean 4, var 5: (x - 4) / sqrt(5 + 1e-5).
+  EXPECT_NEAR(y[0], -3.0 / std::sqrt(5.0 + 1e-5), 1e-6);
+  EXPECT_NEAR(y[3], 3.0 / std::sqrt(5.0 + 1e-5), 1e-6);
+}
+
+TEST(NormLayer, ValidRebuildsOnInnerBackendInEvalMode) {
+  auto bn = nn::BatchNormConfig{.num_features = 2}.init<Dispatch>(Device::cpu().autodiff());
+  auto x = DTensor<2>::from_floats({{1, 2}, {3, 8}}, Device::cpu().autodiff());
+  (void)bn.forward(x);  // one training step moves the running stats
+  auto v = bn.valid();
+  EXPECT_FALSE(v.training);
+  EXPECT_TRUE(bn.training);
+  expect_eq(v.running_mean.val().into_data(), bn.running_mean.val().into_data());
+  EXPECT_EQ(v.num_batches_tracked.val().to_vec<std::int64_t>(), std::vector<std::int64_t>{1});
+  EXPECT_FALSE(v.weight->val().device().is_autodiff());
+  // Running mean [0.2, 0.5], running var 0.9 + 0.1 * [2, 18] = [1.1, 2.7].
+  auto y = v.forward(DTensor<2>::from_floats({{0.2, 0.5}}, Device::cpu())).to_vec<float>();
+  EXPECT_NEAR(y[0], 0.0, 1e-6);
+  EXPECT_NEAR(y[1], 0.0, 1e-6);
+  EXPECT_NEAR(v.running_var.val().to_vec<float>()[1], 2.7, 1e-6);
 }
 
 }  // namespace
