@@ -84,6 +84,17 @@ void run_activation(const FixtureCase& c) {
     run(nn::LogSigmoid{});
   } else if (layer == "softsign") {
     run(nn::Softsign{});
+  } else if (layer == "threshold") {
+    run(nn::ThresholdConfig{.threshold = c.param<double>("threshold"),
+                            .value = c.param<double>("value")}
+            .init());
+  } else if (layer == "thresholded_relu") {
+    run(nn::ThresholdedReluConfig{.alpha = c.param<double>("alpha")}.init());
+  } else if (layer == "rrelu") {  // torch's eval mode: the midpoint slope
+    auto m = nn::RReluConfig{.lower = c.param<double>("lower"), .upper = c.param<double>("upper")}
+                 .init();
+    m.eval();
+    run(m);
   } else if (layer == "elu") {
     run(nn::EluConfig{.alpha = c.param<double>("alpha")}.init());
   } else if (layer == "celu") {
@@ -133,6 +144,9 @@ TEST(ActivationLayer, ConfigDefaultsAreBurnAndTorch) {
   EXPECT_EQ(nn::HardShrinkConfig{}.lambda, 0.5);
   EXPECT_EQ(nn::SoftShrinkConfig{}.lambda, 0.5);
   EXPECT_EQ(nn::GluConfig{}.dim, -1);
+  EXPECT_EQ(nn::ThresholdedReluConfig{}.alpha, 1.0);
+  EXPECT_EQ(nn::RReluConfig{}.lower, 0.125);
+  EXPECT_EQ(nn::RReluConfig{}.upper, 1.0 / 3.0);
   EXPECT_EQ(nn::SoftmaxConfig{}.dim, -1);
   EXPECT_FALSE(nn::SwiGluConfig{}.bias);
 }
@@ -221,6 +235,58 @@ TEST(ActivationLayer, SwiGluConstantInitMatchesBurn) {
   auto yb = swb.forward(Tensor<AD, 2>::from_floats({{1, 2, 3}, {4, 5, 6}})).to_vec<float>();
   EXPECT_NEAR(yb[0], 11.8909, 1e-4);
   EXPECT_NEAR(yb[5], 63.9785, 1e-4);
+}
+
+template <class Env>
+class RReluTraining : public ::testing::Test {};
+using Envs = ::testing::Types<AutodiffCpuEnv, DispatchEnv>;
+struct EnvNames {
+  template <class T>
+  static std::string GetName(int) {
+    return T::name();
+  }
+};
+TYPED_TEST_SUITE(RReluTraining, Envs, EnvNames);
+
+TYPED_TEST(RReluTraining, NegativeSlopesAreUniformInRange) {
+  // torch's generator is not Ember's: each negative output is x * a with a in [lower, upper),
+  // the gradient there is a, the mean slope is (lower + upper) / 2 within 4 sigma, positives
+  // pass unchanged with gradient 1.
+  using B = typename TypeParam::B;
+  B::seed(5);
+  const double lo = 0.1, hi = 0.3;
+  auto x = Tensor<B, 2>::random({100, 200}, Distribution::uniform(-2.0, 2.0), TypeParam::device())
+               .require_grad();
+  auto m = nn::RReluConfig{.lower = lo, .upper = hi}.init();
+  auto y = m.forward(x);
+  auto grads = y.sum().backward();
+  const auto xv = x.template to_vec<double>(), yv = y.template to_vec<double>();
+  const auto gv = x.grad(grads)->template to_vec<double>();
+  double sum = 0;
+  int neg = 0;
+  for (std::size_t i = 0; i < xv.size(); ++i) {
+    if (xv[i] < 0) {
+      const double a = yv[i] / xv[i];
+      ASSERT_GE(a, lo - 1e-6) << i;
+      ASSERT_LE(a, hi + 1e-6) << i;
+      ASSERT_NEAR(gv[i], a, 1e-5) << i;
+      sum += a;
+      ++neg;
+    } else {
+      ASSERT_EQ(yv[i], xv[i]) << i;
+      ASSERT_EQ(gv[i], 1.0) << i;
+    }
+  }
+  ASSERT_GT(neg, 9000);
+  const double sigma = (hi - lo) / std::sqrt(12.0 * neg);
+  EXPECT_NEAR(sum / neg, 0.5 * (lo + hi), 4 * sigma);
+  // Eval: the midpoint slope.
+  m.eval();
+  auto e = m.forward(Tensor<B, 1>::from_floats({-1.0, 2.0}, TypeParam::device()));
+  EXPECT_NEAR(e.template to_vec<double>()[0], -0.2, 1e-7);
+  EXPECT_EQ(e.template to_vec<double>()[1], 2.0);
+  EMBER_EXPECT_THROW_MSG((nn::RReluConfig{.lower = 0.5, .upper = 0.2}.init()), ValueError,
+                         "[RReluConfig]");
 }
 
 /// Stateless activation modules as fields of a module.

@@ -22,6 +22,7 @@
 #include "ember/module/module.hpp"
 #include "ember/nn/linear.hpp"
 #include "ember/tensor/activation.hpp"
+#include "ember/tensor/distribution.hpp"
 #include "ember/tensor/error.hpp"
 #include "ember/tensor/tensor.hpp"
 
@@ -387,6 +388,76 @@ struct SoftminConfig {
   Softmin init() const { return Softmin{.dim = dim}; }
 };
 EMBER_CONFIG(SoftminConfig, dim)
+
+/// x if x > threshold else value (torch.nn.Threshold, Burn's Threshold).
+struct Threshold {
+  double threshold = 0.0;
+  double value = 0.0;
+  EMBER_MODULE(threshold, value)
+  template <class B, std::size_t D>
+  Tensor<B, D> forward(const Tensor<B, D>& x) const {
+    return x.mask_fill(x.lower_equal_elem(threshold), value);
+  }
+};
+/// Configuration of Threshold (both fields required, as in Burn and torch).
+struct ThresholdConfig {
+  double threshold = 0.0;
+  double value = 0.0;
+  Threshold init() const { return Threshold{.threshold = threshold, .value = value}; }
+};
+EMBER_CONFIG(ThresholdConfig, threshold, value)
+
+/// x if x > alpha else 0 (Burn's / ONNX's ThresholdedRelu).
+struct ThresholdedRelu {
+  double alpha = 1.0;
+  EMBER_MODULE(alpha)
+  template <class B, std::size_t D>
+  Tensor<B, D> forward(const Tensor<B, D>& x) const {
+    return x.mask_fill(x.lower_equal_elem(alpha), 0.0);
+  }
+};
+/// Configuration of ThresholdedRelu. Default alpha 1.
+struct ThresholdedReluConfig {
+  double alpha = 1.0;
+  ThresholdedRelu init() const { return ThresholdedRelu{.alpha = alpha}; }
+};
+EMBER_CONFIG(ThresholdedReluConfig, alpha)
+
+/// Randomised leaky ReLU (Xu et al. 2015; torch.nn.RReLU, Burn's RRelu). Training mode: each
+/// negative element is multiplied by its own slope drawn from U(lower, upper) (the backend's
+/// generator), positives pass unchanged. Eval mode: leaky_relu with the midpoint slope
+/// (lower + upper) / 2.
+struct RRelu {
+  double lower = 0.125;
+  double upper = 1.0 / 3.0;
+  bool training = true;
+  EMBER_MODULE(lower, upper, training)
+  /// Any shape -> the same shape. Throws ValueError when lower > upper.
+  template <class B, std::size_t D>
+  Tensor<B, D> forward(const Tensor<B, D>& x) const {
+    if (!(lower <= upper)) {
+      ember::detail::fail<ValueError>("RRelu", "lower ", lower, " must not exceed upper ", upper);
+    }
+    if (!training) return activation::leaky_relu(x, 0.5 * (lower + upper));
+    auto slope =
+        Tensor<B, D>::random(x.shape(), Distribution::uniform(lower, upper), x.device(), x.dtype());
+    return x.mask_where(x.lower_elem(0.0), x.mul(slope));
+  }
+};
+/// Configuration of RRelu. Defaults lower 1/8, upper 1/3 (torch's and Burn's).
+struct RReluConfig {
+  double lower = 0.125;
+  double upper = 1.0 / 3.0;
+  /// Throws ValueError when lower > upper.
+  RRelu init() const {
+    if (!(lower <= upper)) {
+      ember::detail::fail<ValueError>("RReluConfig", "lower ", lower, " must not exceed upper ",
+                                      upper);
+    }
+    return RRelu{.lower = lower, .upper = upper, .training = true};
+  }
+};
+EMBER_CONFIG(RReluConfig, lower, upper)
 
 // ---- with parameters ----------------------------------------------------------------------
 
