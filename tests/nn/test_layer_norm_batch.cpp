@@ -141,7 +141,9 @@ void run_batch_norm_torch_state(const FixtureCase& c) {
   batch_norm_step(m, c, dev, "_eval", "grad_eval_");
   // And back out: the exported counter is 0-dim again.
   for (const auto& [name, data] : m.state_dict())
-    if (name == "num_batches_tracked") EXPECT_EQ(data.shape(), Shape{});
+    if (name == "num_batches_tracked") {
+      EXPECT_EQ(data.shape(), Shape{});
+    }
 }
 EMBER_NORM_FIXTURES(BatchNormTorchState, "nn/norm", "batch_norm/", run_batch_norm_torch_state);
 

@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "ember/dispatch/dispatch.hpp"
@@ -39,25 +38,7 @@ struct EmbeddingConfig {
   Embedding<B> init(const typename B::Device& device = {}) const;
 };
 
-/// JSON of EmbeddingConfig: {"n_embedding", "d_model", "initializer", "padding_idx"} with
-/// padding_idx null when absent; missing keys keep the defaults.
-inline void to_json(nlohmann::json& j, const EmbeddingConfig& c) {
-  j = nlohmann::json{{"n_embedding", c.n_embedding},
-                     {"d_model", c.d_model},
-                     {"initializer", c.initializer},
-                     {"padding_idx", nullptr}};
-  if (c.padding_idx) j["padding_idx"] = *c.padding_idx;
-}
-inline void from_json(const nlohmann::json& j, EmbeddingConfig& c) {
-  const EmbeddingConfig d;
-  c.n_embedding = j.value("n_embedding", d.n_embedding);
-  c.d_model = j.value("d_model", d.d_model);
-  c.initializer =
-      j.contains("initializer") ? j.at("initializer").get<Initializer>() : d.initializer;
-  c.padding_idx = std::nullopt;
-  if (j.contains("padding_idx") && !j.at("padding_idx").is_null())
-    c.padding_idx = j.at("padding_idx").get<std::int64_t>();
-}
+EMBER_CONFIG(EmbeddingConfig, n_embedding, d_model, initializer, padding_idx)
 
 /// Lookup of rows of weight [n_embedding, d_model] (PyTorch layout and name).
 template <Backend B = Dispatch>
