@@ -308,15 +308,15 @@ class LrSchedulerConfig {
 
 /// Config of ComposedLrScheduler (Burn's ComposedLrSchedulerConfig).
 struct ComposedLrSchedulerConfig {
-  std::vector<LrSchedulerConfig> schedulers;
+  std::vector<LrSchedulerConfig> schedulers{};
   SchedReduceType reduction = SchedReduceType::Prod;
   ComposedLrScheduler init() const;
 };
 
 /// Config of SequentialLrScheduler.
 struct SequentialLrSchedulerConfig {
-  std::vector<LrSchedulerConfig> schedulers;
-  std::vector<std::int64_t> milestones;
+  std::vector<LrSchedulerConfig> schedulers{};
+  std::vector<std::int64_t> milestones{};
   SequentialLrScheduler init() const;
 };
 
