@@ -1,0 +1,418 @@
+// read_pytorch: torch.save zip archives -> NamedTensors (see pytorch.hpp).
+#include "ember/store/pytorch.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <fstream>
+#include <unordered_set>
+
+#include "pickle.hpp"
+#include "pytorch_zip.hpp"
+
+namespace ember::store {
+
+namespace {
+
+using internal::PyKind;
+using internal::PyObject;
+using internal::PyRef;
+using internal::StorageRef;
+using internal::TensorRef;
+
+constexpr const char* kOp = "read_pytorch";
+constexpr int kMaxDepth = 64;
+
+struct StorageType {
+  std::string_view name;
+  DType dtype;
+};
+constexpr std::array<StorageType, 10> kStorageTypes{{{"torch.DoubleStorage", DType::F64},
+                                                     {"torch.FloatStorage", DType::F32},
+                                                     {"torch.HalfStorage", DType::F16},
+                                                     {"torch.BFloat16Storage", DType::BF16},
+                                                     {"torch.LongStorage", DType::I64},
+                                                     {"torch.IntStorage", DType::I32},
+                                                     {"torch.ShortStorage", DType::I16},
+                                                     {"torch.CharStorage", DType::I8},
+                                                     {"torch.ByteStorage", DType::U8},
+                                                     {"torch.BoolStorage", DType::Bool}}};
+
+// Latin-1 bytes of a UTF-8 string whose code points are all < 256 (the way protocol 2
+// pickles bytes objects: _codecs.encode(str, 'latin1')); nullopt otherwise.
+std::optional<std::string> utf8_to_latin1(const std::string& s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      out.push_back(static_cast<char>(c));
+    } else if ((c & 0xe0) == 0xc0 && c <= 0xc3 && i + 1 < s.size() &&
+               (static_cast<unsigned char>(s[i + 1]) & 0xc0) == 0x80) {
+      out.push_back(static_cast<char>(((c & 0x03) << 6) | (s[i + 1] & 0x3f)));
+      ++i;
+    } else {
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
+class Reader {
+ public:
+  Reader(const std::filesystem::path& path) : file_(path.string()), zip_(path, kOp) {}
+
+  template <class E = IoError, class... Args>
+  [[noreturn]] void fail(Args&&... args) const {
+    detail::fail<E>(kOp, "'", file_, "': ", std::forward<Args>(args)...);
+  }
+
+  PyRef load_pickle() {
+    find_prefix();
+    auto idx = zip_.find(prefix_ + "byteorder");
+    if (idx) {
+      const auto b = zip_.read(*idx);
+      const std::string order(b.begin(), b.end());
+      if (order == "big") {
+        big_endian_ = true;
+      } else if (order != "little") {
+        fail("corrupt archive: byteorder record says '", order, "'");
+      }
+    }
+    const auto pkl = zip_.read(*zip_.find(prefix_ + "data.pkl"));
+    internal::Unpickler::Hooks hooks;
+    hooks.persistent_load = [this](const PyRef& pid) { return persistent_load(pid); };
+    hooks.call = [this](const std::string& name, const std::vector<PyRef>& args) {
+      return call(name, args);
+    };
+    internal::Unpickler u(pkl, kOp, "'" + file_ + "' (" + prefix_ + "data.pkl)", std::move(hooks));
+    return u.load();
+  }
+
+  void flatten(const PyRef& v, const std::string& key, int depth, NamedTensors& out) {
+    if (depth > kMaxDepth) {
+      fail("nesting deeper than ", kMaxDepth, " levels at '", key, "' (a cyclic structure?)");
+    }
+    const auto child = [&](const std::string& name) {
+      return key.empty() ? name : key + "." + name;
+    };
+    switch (v->kind) {
+      case PyKind::Tensor:
+        if (!seen_.insert(key).second) {
+          fail("the key '", key, "' occurs twice once nested dicts are flattened");
+        }
+        out.tensors.emplace_back(key, materialize(*v->tensor, key));
+        break;
+      case PyKind::Dict:
+        for (const auto& [k, val] : v->dict) {
+          if (k->kind == PyKind::Str) {
+            flatten(val, child(k->s), depth + 1, out);
+          } else if (k->kind == PyKind::Int) {
+            flatten(val, child(std::to_string(k->i)), depth + 1, out);
+          } else if (holds_tensors(val, depth + 1)) {
+            fail<UnsupportedError>("a dict at '", key, "' has a ", internal::describe(*k),
+                                   " key; only str and int keys can name tensors");
+          }
+        }
+        break;
+      case PyKind::List:
+      case PyKind::Tuple:
+        for (std::size_t i = 0; i < v->items.size(); ++i) {
+          flatten(v->items[i], child(std::to_string(i)), depth + 1, out);
+        }
+        break;
+      case PyKind::Object:
+      case PyKind::Storage:
+        fail<UnsupportedError>("'", key, "' holds a ", internal::describe(*v),
+                               ", which cannot be read without running Python; read a sub-dict "
+                               "with PyTorchOptions::select");
+      default:
+        break;  // plain values (numbers, strings, None, globals) are not tensors
+    }
+  }
+
+  const std::string& file() const { return file_; }
+
+ private:
+  // Whether `v` (the value under a key that cannot name a tensor) contains a tensor.
+  bool holds_tensors(const PyRef& v, int depth) const {
+    if (depth > kMaxDepth) return false;
+    if (v->kind == PyKind::Tensor) return true;
+    for (const auto& i : v->items) {
+      if (holds_tensors(i, depth + 1)) return true;
+    }
+    for (const auto& kv : v->dict) {
+      if (holds_tensors(kv.second, depth + 1)) return true;
+    }
+    return false;
+  }
+
+  void find_prefix() {
+    const auto names = zip_.names();
+    for (const auto& n : names) {
+      const auto slash = n.find('/');
+      if (slash != std::string::npos && n.compare(slash, std::string::npos, "/data.pkl") == 0) {
+        prefix_ = n.substr(0, slash + 1);
+        break;
+      }
+    }
+    if (prefix_.empty()) {
+      fail("not a torch.save archive: no <name>/data.pkl record among ", names.size(), " entries");
+    }
+    if (zip_.find(prefix_ + "constants.pkl")) {
+      fail<UnsupportedError>(
+          "a TorchScript archive (torch.jit.save); save the model's "
+          "state_dict() with torch.save instead");
+    }
+  }
+
+  PyRef persistent_load(const PyRef& pid) {
+    const auto& it = pid->items;
+    if (pid->kind != PyKind::Tuple || it.size() < 5 || it[0]->kind != PyKind::Str ||
+        it[0]->s != "storage") {
+      fail("corrupt pickle: unexpected persistent id (a ", internal::describe(*pid),
+           "; expected ('storage', type, key, location, numel))");
+    }
+    if (it[1]->kind != PyKind::Global ||
+        (it[2]->kind != PyKind::Str && it[2]->kind != PyKind::Int) || it[4]->kind != PyKind::Int ||
+        it[4]->i < 0) {
+      fail("corrupt pickle: malformed storage id (type ", internal::describe(*it[1]), ", key ",
+           internal::describe(*it[2]), ", numel ", internal::describe(*it[4]), ")");
+    }
+    auto ref = std::make_shared<StorageRef>();
+    ref->key = it[2]->kind == PyKind::Str ? it[2]->s : std::to_string(it[2]->i);
+    ref->type_name = it[1]->s;
+    ref->numel = it[4]->i;
+    for (const auto& t : kStorageTypes) {
+      if (t.name == ref->type_name) ref->dtype = t.dtype;
+    }
+    auto s = PyObject::make(PyKind::Storage);
+    s->storage = std::move(ref);
+    return s;
+  }
+
+  static bool int_tuple(const PyRef& v) {
+    if (v->kind != PyKind::Tuple) return false;
+    return std::all_of(v->items.begin(), v->items.end(),
+                       [](const PyRef& x) { return x->kind == PyKind::Int; });
+  }
+
+  PyRef call(const std::string& name, const std::vector<PyRef>& args) {
+    if (name == "collections.OrderedDict") {
+      auto d = PyObject::make(PyKind::Dict);
+      if (!args.empty() && (args[0]->kind == PyKind::List || args[0]->kind == PyKind::Tuple)) {
+        for (const auto& kv : args[0]->items) {
+          if ((kv->kind == PyKind::Tuple || kv->kind == PyKind::List) && kv->items.size() == 2) {
+            d->set_item(kv->items[0], kv->items[1]);
+          }
+        }
+      }
+      return d;
+    }
+    if (name == "torch._utils._rebuild_tensor_v2" || name == "torch._utils._rebuild_tensor") {
+      if (args.size() < 4 || args[0]->kind != PyKind::Storage || args[1]->kind != PyKind::Int ||
+          !int_tuple(args[2]) || !int_tuple(args[3])) {
+        fail("corrupt pickle: ", name, " expects (storage, offset, size, stride, ...)");
+      }
+      auto t = std::make_shared<TensorRef>();
+      t->storage = args[0]->storage;
+      t->offset = args[1]->i;
+      for (const auto& d : args[2]->items) t->size.push_back(d->i);
+      for (const auto& d : args[3]->items) t->stride.push_back(d->i);
+      auto v = PyObject::make(PyKind::Tensor);
+      v->tensor = std::move(t);
+      return v;
+    }
+    if (name == "torch._utils._rebuild_parameter" ||
+        name == "torch._utils._rebuild_parameter_with_state") {
+      if (args.empty() || args[0]->kind != PyKind::Tensor) {
+        fail("corrupt pickle: ", name, " expects a tensor as its first argument");
+      }
+      return args[0];
+    }
+    if (name == "torch._tensor._rebuild_from_type_v2") {
+      // (func, type, args, state): a tensor subclass; the data comes from func(*args).
+      if (args.size() < 3 || args[0]->kind != PyKind::Global || args[2]->kind != PyKind::Tuple) {
+        fail("corrupt pickle: ", name, " expects (func, type, args, state)");
+      }
+      if (PyRef r = call(args[0]->s, args[2]->items)) return r;
+      auto obj = PyObject::make(PyKind::Object);
+      obj->s = args[0]->s;
+      return obj;
+    }
+    if (name == "torch.Size" && args.size() == 1 && int_tuple(args[0])) return args[0];
+    if (name == "_codecs.encode" && args.size() == 2 && args[0]->kind == PyKind::Str &&
+        args[1]->kind == PyKind::Str && (args[1]->s == "latin1" || args[1]->s == "latin-1")) {
+      if (auto bytes = utf8_to_latin1(args[0]->s)) {
+        auto b = PyObject::make(PyKind::Bytes);
+        b->s = std::move(*bytes);
+        return b;
+      }
+    }
+    return nullptr;
+  }
+
+  const std::vector<std::uint8_t>& storage_bytes(const StorageRef& s, std::size_t elem) {
+    auto it = storages_.find(s.key);
+    if (it != storages_.end()) return it->second;
+    const std::string record = prefix_ + "data/" + s.key;
+    auto idx = zip_.find(record);
+    if (!idx) fail("corrupt archive: the storage record '", record, "' is missing");
+    const std::uint64_t want = static_cast<std::uint64_t>(s.numel) * elem;
+    if (zip_.size(*idx) != want) {
+      fail("corrupt archive: the storage record '", record, "' has ", zip_.size(*idx),
+           " bytes, but ", s.numel, " elements of ", s.type_name, " need ", want);
+    }
+    auto bytes = zip_.read(*idx);
+    if (big_endian_ && elem > 1) {
+      for (std::size_t i = 0; i + elem <= bytes.size(); i += elem) {
+        std::reverse(bytes.begin() + static_cast<std::ptrdiff_t>(i),
+                     bytes.begin() + static_cast<std::ptrdiff_t>(i + elem));
+      }
+    }
+    return storages_.emplace(s.key, std::move(bytes)).first->second;
+  }
+
+  TensorData materialize(const TensorRef& t, const std::string& key) {
+    const StorageRef& s = *t.storage;
+    if (!s.dtype) {
+      fail<UnsupportedError>("tensor '", key, "' is stored as ", s.type_name,
+                             ", which has no Ember dtype");
+    }
+    const DType dtype = *s.dtype;
+    const std::size_t elem = dtype_size(dtype);
+    const std::size_t rank = t.size.size();
+    Shape shape(t.size);
+    if (t.stride.size() != rank || t.offset < 0) {
+      fail("corrupt pickle: tensor '", key, "' has size ", shape, ", ", t.stride.size(),
+           " strides and offset ", t.offset);
+    }
+    std::int64_t numel = 1;
+    std::int64_t last = t.offset;  // the largest storage index the view touches
+    for (std::size_t d = 0; d < rank; ++d) {
+      if (t.size[d] < 0 || t.stride[d] < 0) {
+        fail("corrupt pickle: tensor '", key, "' has size ", shape,
+             " with negative sizes or strides");
+      }
+      std::int64_t span = 0;
+      if (__builtin_mul_overflow(numel, t.size[d], &numel) ||
+          (t.size[d] > 0 && (__builtin_mul_overflow(t.size[d] - 1, t.stride[d], &span) ||
+                             __builtin_add_overflow(last, span, &last)))) {
+        fail("corrupt pickle: tensor '", key, "' of size ", shape, " is too large");
+      }
+    }
+    const auto& bytes = storage_bytes(s, elem);
+    if (numel > 0 && last >= s.numel) {
+      fail("corrupt pickle: tensor '", key, "' (size ", shape, ", offset ", t.offset,
+           ") reaches storage element ", last, " but storage '", s.key, "' holds ", s.numel);
+    }
+    std::vector<std::uint8_t> out(static_cast<std::size_t>(numel) * elem);
+    if (numel > 0) {
+      // Row-major copy: contiguous runs of the innermost dims with memcpy, the rest by index.
+      const auto contiguous = Shape(t.size).contiguous_strides();
+      std::size_t inner = rank;  // dims [inner, rank) are laid out contiguously
+      std::int64_t run = 1;
+      while (inner > 0 &&
+             (t.size[inner - 1] == 1 || t.stride[inner - 1] == contiguous[inner - 1])) {
+        --inner;
+        run *= t.size[inner];
+      }
+      const std::size_t run_bytes = static_cast<std::size_t>(run) * elem;
+      std::vector<std::int64_t> idx(inner, 0);
+      std::size_t dst = 0;
+      while (true) {
+        std::int64_t src = t.offset;
+        for (std::size_t d = 0; d < inner; ++d) src += idx[d] * t.stride[d];
+        std::memcpy(out.data() + dst, bytes.data() + static_cast<std::size_t>(src) * elem,
+                    run_bytes);
+        dst += run_bytes;
+        std::size_t d = inner;
+        while (d > 0 && ++idx[d - 1] == t.size[d - 1]) idx[--d] = 0;
+        if (d == 0) break;
+      }
+    }
+    return TensorData::from_bytes(std::move(out), std::move(shape), dtype);
+  }
+
+  std::string file_;
+  internal::ZipReader zip_;
+  std::string prefix_;
+  bool big_endian_ = false;
+  std::map<std::string, std::vector<std::uint8_t>> storages_;
+  std::unordered_set<std::string> seen_;
+};
+
+// The value at `path` in nested dicts: the whole path as one key first, then a first
+// component "a" of "a.b.c" followed by the rest.
+PyRef find_path(const PyRef& v, std::string_view path) {
+  if (v->kind != PyKind::Dict) return nullptr;
+  if (PyRef r = v->get(std::string(path))) return r;
+  for (std::size_t dot = path.find('.'); dot != std::string_view::npos;
+       dot = path.find('.', dot + 1)) {
+    if (PyRef head = v->get(std::string(path.substr(0, dot)))) {
+      if (PyRef r = find_path(head, path.substr(dot + 1))) return r;
+    }
+  }
+  return nullptr;
+}
+
+void check_not_legacy(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    detail::fail<IoError>(kOp, "'", path.string(),
+                          "': cannot open: ", std::strerror(errno ? errno : ENOENT));
+  }
+  unsigned char head[2] = {0, 0};
+  in.read(reinterpret_cast<char*>(head), 2);
+  if (in.gcount() == 2 && head[0] == 0x80 && head[1] <= 5) {
+    detail::fail<UnsupportedError>(
+        kOp, "'", path.string(),
+        "': the legacy torch.save format (torch < 1.6 or _use_new_zipfile_serialization=False); "
+        "re-save it with a current torch");
+  }
+}
+
+}  // namespace
+
+NamedTensors read_pytorch(const std::filesystem::path& path, const PyTorchOptions& options) {
+  check_not_legacy(path);
+  Reader reader(path);
+  PyRef root = reader.load_pickle();
+  NamedTensors out;
+  if (options.select.empty()) {
+    if (root->kind == PyKind::Tensor) {
+      reader.fail<UnsupportedError>("the file holds a single tensor, not a dict of tensors");
+    }
+    if (root->kind == PyKind::Object) {
+      reader.fail<UnsupportedError>("the file holds a ", internal::describe(*root),
+                                    " (a whole pickled model?), not a dict of tensors; save "
+                                    "model.state_dict() instead");
+    }
+    reader.flatten(root, "", 0, out);
+    return out;
+  }
+  PyRef sub = find_path(root, options.select);
+  if (!sub) {
+    std::string keys;
+    std::size_t n = 0;
+    if (root->kind == PyKind::Dict) {
+      for (const auto& [k, v] : root->dict) {
+        if (k->kind != PyKind::Str) continue;
+        if (n++ == 20) {
+          keys += ", ...";
+          break;
+        }
+        keys += (keys.empty() ? "" : ", ") + k->s;
+      }
+    }
+    reader.fail("no entry '", options.select,
+                "' to select; the top-level keys are: ", keys.empty() ? "(none)" : keys);
+  }
+  if (sub->kind != PyKind::Dict && sub->kind != PyKind::List && sub->kind != PyKind::Tuple) {
+    reader.fail<UnsupportedError>("the selected entry '", options.select, "' is a ",
+                                  internal::describe(*sub), ", not a dict of tensors");
+  }
+  reader.flatten(sub, "", 0, out);
+  return out;
+}
+
+}  // namespace ember::store

@@ -1,0 +1,38 @@
+// A read-only zip archive (libzip), as used for PyTorch files.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+struct zip;
+
+namespace ember::store::internal {
+
+class ZipReader {
+ public:
+  /// Opens `path` with libzip's consistency checks. Throws IoError "[op] '<file>': ..."
+  /// naming libzip's reason (not a zip archive, truncated, inconsistent).
+  ZipReader(const std::filesystem::path& path, std::string op);
+  ZipReader(const ZipReader&) = delete;
+  ZipReader& operator=(const ZipReader&) = delete;
+  ~ZipReader();
+
+  /// Every entry name, in archive order.
+  std::vector<std::string> names() const;
+  /// The index of the entry called `name`, if present.
+  std::optional<std::uint64_t> find(const std::string& name) const;
+  /// The entry's uncompressed size.
+  std::uint64_t size(std::uint64_t index) const;
+  /// The entry's bytes (CRC checked). Throws IoError.
+  std::vector<std::uint8_t> read(std::uint64_t index) const;
+
+ private:
+  zip* archive_ = nullptr;
+  std::string file_;
+  std::string op_;
+};
+
+}  // namespace ember::store::internal
