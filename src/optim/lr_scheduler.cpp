@@ -479,11 +479,5 @@ void from_json(const json& j, SequentialLrSchedulerConfig& c) {
   c.schedulers = parse_children(op, j);
   read_field(op, j, "milestones", c.milestones);
 }
-void to_json(json& j, const LrSchedulerConfig& c) {
-  j = c.to_json();
-}
-void from_json(const json& j, LrSchedulerConfig& c) {
-  c = LrSchedulerConfig::from_json(j);
-}
 
 }  // namespace ember::optim

@@ -18,7 +18,7 @@
 
 namespace ember::test::optim_support {
 
-template <Backend B>
+template <Backend B = Dispatch>
 struct TinyNet {
   nn::Linear<B> fc1;
   nn::Linear<B> fc2;

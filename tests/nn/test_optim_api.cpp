@@ -3,8 +3,11 @@
 // configs as JSON, and a model on a device without autodiff. Expected values are computed by
 // hand from the documented formulas.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 
 #include "optim_support.hpp"
@@ -376,6 +379,71 @@ TEST(OptimApi, StepRetracksParamsOnAutodiffDevices) {
   EXPECT_EQ(model.fc1.weight.val().device(), Device::cpu().autodiff());
   // A second backward pass works on the updated leaves.
   EXPECT_EQ(grads_of(model).size(), 4u);
+}
+
+/// A fresh temporary folder, removed at the end of the test.
+struct TempDir {
+  std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("ember_optim_test_" + std::to_string(::getpid()));
+  TempDir() { std::filesystem::create_directories(path); }
+  ~TempDir() { std::filesystem::remove_all(path); }
+};
+
+TEST(OptimApi, RecordFileRoundTripAndErrors) {
+  TempDir dir;
+  auto model = make_model<AD>();
+  auto rms = op::RmsPropConfig{.centered = true, .momentum = 0.5}.init();
+  rms.step(0.01, model, grads_of(model));
+  rms.save(dir.path / "rms.safetensors", model);
+
+  auto model2 = make_model<AD>();
+  set_params(model2, params_of(model));
+  op::RmsProp resumed;
+  resumed.load(dir.path / "rms.safetensors", model2);
+  EXPECT_TRUE(resumed.config().centered);
+  rms.step(0.01, model, grads_of(model));
+  resumed.step(0.01, model2, grads_of(model2));
+  const auto want = params_of(model);
+  for (const auto& [path, v] : params_of(model2)) expect_eq(v, want.at(path));
+
+  model.save(dir.path / "model.safetensors");
+  EMBER_EXPECT_THROW_MSG(resumed.load(dir.path / "model.safetensors", model2), IoError,
+                         "is not an optimizer record (no 'ember.optimizer' metadata)");
+  EMBER_EXPECT_THROW_MSG(resumed.load(dir.path / "absent.safetensors", model2), IoError,
+                         "absent.safetensors");
+  {
+    std::ifstream in(dir.path / "rms.safetensors", std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ofstream out(dir.path / "cut.safetensors", std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size() / 2));
+  }
+  EMBER_EXPECT_THROW_MSG(resumed.load(dir.path / "cut.safetensors", model2), IoError,
+                         "cut.safetensors");
+  // The failed loads left the resumed state as it was.
+  EXPECT_EQ(resumed.state(model2.fc1.weight.id())->step, 2);
+}
+
+TEST(OptimApi, ConfigsSaveAndLoadAsJsonFiles) {
+  TempDir dir;
+  const op::RmsPropConfig rms{.alpha = 0.9,
+                              .centered = true,
+                              .weight_decay = op::WeightDecayConfig{.penalty = 0.01},
+                              .gradient_clipping = op::GradientClippingConfig::value(0.5)};
+  nn::save_config(rms, dir.path / "rms.json");
+  EXPECT_EQ(json(nn::load_config<op::RmsPropConfig>(dir.path / "rms.json")), json(rms));
+
+  const op::LrSchedulerConfig sched = op::SequentialLrSchedulerConfig{
+      .schedulers = {op::LinearLrSchedulerConfig{
+                         .initial_lr = 0.0, .final_lr = 0.1, .num_iters = 2},
+                     op::CosineAnnealingLrSchedulerConfig{.initial_lr = 0.1, .num_iters = 4}},
+      .milestones = {2}};
+  nn::save_config(sched, dir.path / "sched.json");
+  const auto back = nn::load_config<op::LrSchedulerConfig>(dir.path / "sched.json");
+  EXPECT_EQ(back.type(), "sequential");
+  EXPECT_EQ(back.to_json(), sched.to_json());
+  auto a = sched.init();
+  auto b = back.init();
+  for (int k = 0; k < 8; ++k) EXPECT_EQ(a.step(), b.step());
 }
 
 }  // namespace

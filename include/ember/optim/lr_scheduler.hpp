@@ -337,7 +337,18 @@ void to_json(nlohmann::json& j, const ComposedLrSchedulerConfig& c);
 void from_json(const nlohmann::json& j, ComposedLrSchedulerConfig& c);
 void to_json(nlohmann::json& j, const SequentialLrSchedulerConfig& c);
 void from_json(const nlohmann::json& j, SequentialLrSchedulerConfig& c);
-void to_json(nlohmann::json& j, const LrSchedulerConfig& c);
-void from_json(const nlohmann::json& j, LrSchedulerConfig& c);
 
 }  // namespace ember::optim
+
+/// LrSchedulerConfig has no default value, so nlohmann builds it through from_json (this
+/// makes j.get<LrSchedulerConfig>(), nn::load_config<LrSchedulerConfig>() and vectors of it
+/// work).
+template <>
+struct nlohmann::adl_serializer<ember::optim::LrSchedulerConfig> {
+  static ember::optim::LrSchedulerConfig from_json(const nlohmann::json& j) {
+    return ember::optim::LrSchedulerConfig::from_json(j);
+  }
+  static void to_json(nlohmann::json& j, const ember::optim::LrSchedulerConfig& c) {
+    j = c.to_json();
+  }
+};

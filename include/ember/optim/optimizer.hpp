@@ -18,6 +18,7 @@
 #include <any>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -31,19 +32,10 @@
 
 #include "ember/optim/config.hpp"
 #include "ember/optim/gradients.hpp"
+#include "ember/optim/record.hpp"
 #include "ember/tensor/data.hpp"
 
 namespace ember::optim {
-
-/// Saved optimizer state (torch's optimizer.state_dict(), keyed by parameter path):
-/// `tensors` holds "<param path>.<state name>" in the parameter's shape (names as torch:
-/// momentum_buffer, exp_avg, exp_avg_sq, max_exp_avg_sq, square_avg, grad_avg, sum);
-/// `meta` is {"optimizer": "<name>", "config": <config JSON>, "params": {"<path>":
-/// {"step": n, "state": ["exp_avg", ...]}}}.
-struct OptimizerRecord {
-  std::map<std::string, TensorData> tensors;
-  nlohmann::json meta;
-};
 
 /// The state of one parameter: its step counter and named rank-1 tensors on the inner
 /// backend (std::any holding Tensor<Inner, 1>).
@@ -255,6 +247,18 @@ class Optimizer {
     }
     self_mut() = std::move(next_cfg);
     state_ = std::move(next);
+  }
+
+  /// Writes state_dict(model) to a safetensors file (see save_record). Throws IoError.
+  template <class M>
+  void save(const std::filesystem::path& path, const M& model) const {
+    save_record(state_dict(model), path);
+  }
+  /// load_state_dict(model, load_record(path)): IoError for a bad file, then as
+  /// load_state_dict.
+  template <class M>
+  void load(const std::filesystem::path& path, const M& model) {
+    load_state_dict(model, load_record(path));
   }
 
   /// The state of parameter `id` (nullptr before its first step).
