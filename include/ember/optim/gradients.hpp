@@ -25,17 +25,9 @@ namespace ember::optim {
 
 namespace detail {
 
-template <class B, bool = AutodiffBackend<B>>
-struct InnerOf {
-  using type = B;
-};
-template <class B>
-struct InnerOf<B, true> {
-  using type = typename B::InnerBackend;
-};
 /// The backend the optimizers compute on: B::InnerBackend for an autodiff backend, else B.
 template <class B>
-using Inner = typename InnerOf<B>::type;
+using Inner = typename nn::detail::InnerOf<B>::type;
 
 /// A parameter's value on the inner backend, untracked.
 template <class B, std::size_t D>
