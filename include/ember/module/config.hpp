@@ -18,6 +18,23 @@
 #include "ember/module/macros.hpp"
 #include "ember/tensor/error.hpp"
 
+/// std::optional fields of configs: null (or an absent key) is nullopt.
+template <class T>
+struct nlohmann::adl_serializer<std::optional<T>> {
+  static void to_json(json& j, const std::optional<T>& v) {
+    if (v)
+      j = *v;
+    else
+      j = nullptr;
+  }
+  static void from_json(const json& j, std::optional<T>& v) {
+    if (j.is_null())
+      v.reset();
+    else
+      v = j.get<T>();
+  }
+};
+
 namespace ember::nn {
 
 namespace detail {

@@ -189,27 +189,7 @@ struct Interpolate2dConfig {
   }
 };
 
-inline void to_json(nlohmann::json& j, const Interpolate1dConfig& c) {
-  j = {{"mode", c.mode}, {"align_corners", c.align_corners}};
-  detail::opt_to_json(j, "output_size", c.output_size);
-  detail::opt_to_json(j, "scale_factor", c.scale_factor);
-}
-inline void from_json(const nlohmann::json& j, Interpolate1dConfig& c) {
-  detail::opt_from_json(j, "output_size", c.output_size);
-  detail::opt_from_json(j, "scale_factor", c.scale_factor);
-  detail::field_from_json(j, "mode", c.mode);
-  detail::field_from_json(j, "align_corners", c.align_corners);
-}
-inline void to_json(nlohmann::json& j, const Interpolate2dConfig& c) {
-  j = {{"mode", c.mode}, {"align_corners", c.align_corners}};
-  detail::opt_to_json(j, "output_size", c.output_size);
-  detail::opt_to_json(j, "scale_factor", c.scale_factor);
-}
-inline void from_json(const nlohmann::json& j, Interpolate2dConfig& c) {
-  detail::opt_from_json(j, "output_size", c.output_size);
-  detail::opt_from_json(j, "scale_factor", c.scale_factor);
-  detail::field_from_json(j, "mode", c.mode);
-  detail::field_from_json(j, "align_corners", c.align_corners);
-}
+EMBER_CONFIG(Interpolate1dConfig, output_size, scale_factor, mode, align_corners)
+EMBER_CONFIG(Interpolate2dConfig, output_size, scale_factor, mode, align_corners)
 
 }  // namespace ember::nn

@@ -38,24 +38,6 @@ namespace ember::nn {
 
 namespace detail {
 
-template <class T>
-void opt_to_json(nlohmann::json& j, const char* key, const std::optional<T>& v) {
-  j[key] = v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
-template <class T>
-void opt_from_json(const nlohmann::json& j, const char* key, std::optional<T>& v) {
-  if (!j.contains(key)) return;
-  if (j.at(key).is_null()) {
-    v.reset();
-  } else {
-    v = j.at(key).get<T>();
-  }
-}
-template <class T>
-void field_from_json(const nlohmann::json& j, const char* key, T& v) {
-  if (j.contains(key)) j.at(key).get_to(v);
-}
-
 /// Output size of one pooled dim with (start, end) padding (see the file comment).
 inline std::int64_t pool_out_size(std::int64_t in, std::int64_t lo, std::int64_t hi, std::int64_t k,
                                   std::int64_t s, std::int64_t d, bool ceil_mode) {
@@ -379,63 +361,9 @@ struct AdaptiveAvgPool2dConfig {
 };
 EMBER_CONFIG(AdaptiveAvgPool2dConfig, output_size)
 
-// ---- JSON of the configs with optional strides ----------------------------------------------
-
-inline void to_json(nlohmann::json& j, const MaxPool1dConfig& c) {
-  j = {{"kernel_size", c.kernel_size},
-       {"padding", c.padding},
-       {"dilation", c.dilation},
-       {"ceil_mode", c.ceil_mode}};
-  detail::opt_to_json(j, "stride", c.stride);
-}
-inline void from_json(const nlohmann::json& j, MaxPool1dConfig& c) {
-  detail::field_from_json(j, "kernel_size", c.kernel_size);
-  detail::opt_from_json(j, "stride", c.stride);
-  detail::field_from_json(j, "padding", c.padding);
-  detail::field_from_json(j, "dilation", c.dilation);
-  detail::field_from_json(j, "ceil_mode", c.ceil_mode);
-}
-inline void to_json(nlohmann::json& j, const MaxPool2dConfig& c) {
-  j = {{"kernel_size", c.kernel_size},
-       {"padding", c.padding},
-       {"dilation", c.dilation},
-       {"ceil_mode", c.ceil_mode}};
-  detail::opt_to_json(j, "strides", c.strides);
-}
-inline void from_json(const nlohmann::json& j, MaxPool2dConfig& c) {
-  detail::field_from_json(j, "kernel_size", c.kernel_size);
-  detail::opt_from_json(j, "strides", c.strides);
-  detail::field_from_json(j, "padding", c.padding);
-  detail::field_from_json(j, "dilation", c.dilation);
-  detail::field_from_json(j, "ceil_mode", c.ceil_mode);
-}
-inline void to_json(nlohmann::json& j, const AvgPool1dConfig& c) {
-  j = {{"kernel_size", c.kernel_size},
-       {"padding", c.padding},
-       {"count_include_pad", c.count_include_pad},
-       {"ceil_mode", c.ceil_mode}};
-  detail::opt_to_json(j, "stride", c.stride);
-}
-inline void from_json(const nlohmann::json& j, AvgPool1dConfig& c) {
-  detail::field_from_json(j, "kernel_size", c.kernel_size);
-  detail::opt_from_json(j, "stride", c.stride);
-  detail::field_from_json(j, "padding", c.padding);
-  detail::field_from_json(j, "count_include_pad", c.count_include_pad);
-  detail::field_from_json(j, "ceil_mode", c.ceil_mode);
-}
-inline void to_json(nlohmann::json& j, const AvgPool2dConfig& c) {
-  j = {{"kernel_size", c.kernel_size},
-       {"padding", c.padding},
-       {"count_include_pad", c.count_include_pad},
-       {"ceil_mode", c.ceil_mode}};
-  detail::opt_to_json(j, "strides", c.strides);
-}
-inline void from_json(const nlohmann::json& j, AvgPool2dConfig& c) {
-  detail::field_from_json(j, "kernel_size", c.kernel_size);
-  detail::opt_from_json(j, "strides", c.strides);
-  detail::field_from_json(j, "padding", c.padding);
-  detail::field_from_json(j, "count_include_pad", c.count_include_pad);
-  detail::field_from_json(j, "ceil_mode", c.ceil_mode);
-}
+EMBER_CONFIG(MaxPool1dConfig, kernel_size, stride, padding, dilation, ceil_mode)
+EMBER_CONFIG(MaxPool2dConfig, kernel_size, strides, padding, dilation, ceil_mode)
+EMBER_CONFIG(AvgPool1dConfig, kernel_size, stride, padding, count_include_pad, ceil_mode)
+EMBER_CONFIG(AvgPool2dConfig, kernel_size, strides, padding, count_include_pad, ceil_mode)
 
 }  // namespace ember::nn
