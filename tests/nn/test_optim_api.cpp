@@ -251,6 +251,17 @@ TEST(OptimApi, StateFollowsParamIdThroughCopies) {
   EXPECT_EQ(adam.state(copy.fc1.weight.id()), nullptr);
 }
 
+TEST(OptimApi, StateOfAnotherBackendIsAnError) {
+  op::ParamState st;
+  st.set("exp_avg", Tensor<Cpu, 1>::zeros({2}));
+  using CpuT = Tensor<Cpu, 1>;
+  using DispatchT = Tensor<Dispatch, 1>;
+  EXPECT_NE(st.find<CpuT>("exp_avg"), nullptr);
+  EXPECT_EQ(st.find<CpuT>("exp_avg_sq"), nullptr);
+  EMBER_EXPECT_THROW_MSG(st.find<DispatchT>("exp_avg"), ValueError,
+                         "'exp_avg' is held for another backend");
+}
+
 TEST(OptimApi, LoadStateDictErrorsLeaveStateUnchanged) {
   auto model = make_model<AD>();
   auto adam = op::AdamConfig{.amsgrad = true}.init();

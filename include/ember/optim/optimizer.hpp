@@ -43,11 +43,20 @@ struct ParamState {
   std::int64_t step = 0;
   std::map<std::string, std::any> tensors;
 
-  /// The tensor `name`, or nullptr when absent.
+  /// The tensor `name`, or nullptr when absent. Throws ValueError when it is held for
+  /// another backend (the model moved to another backend since the state was made).
   template <class T>
   const T* find(const std::string& name) const {
     const auto it = tensors.find(name);
-    return it == tensors.end() ? nullptr : std::any_cast<T>(&it->second);
+    if (it == tensors.end()) return nullptr;
+    const T* t = std::any_cast<T>(&it->second);
+    if (t == nullptr) {
+      ember::detail::fail<ValueError>("optimizer state", "'", name,
+                                      "' is held for another backend than the parameter's; "
+                                      "call reset_state() after moving a model to another "
+                                      "backend");
+    }
+    return t;
   }
   /// The tensor `name`, created with `make()` when absent.
   template <class T, class F>
@@ -144,8 +153,9 @@ class Optimizer {
         if (it == state_.end() || !leaf.has_value()) return;
         const Shape shape = leaf.val().shape();
         nlohmann::json names = nlohmann::json::array();
-        for (const auto& [name, any] : it->second.tensors) {
-          const auto& t = std::any_cast<const Tensor<I, 1>&>(any);
+        for (const auto& entry : it->second.tensors) {
+          const std::string& name = entry.first;
+          const auto& t = *it->second.template find<Tensor<I, 1>>(name);
           rec.tensors.emplace(path + "." + name, t.template reshape<T::rank>(shape).into_data());
           names.push_back(name);
         }
