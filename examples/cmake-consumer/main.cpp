@@ -1,15 +1,34 @@
 // Built against an installed Ember (find_package(ember)); exits non-zero on a wrong result.
+// Uses the tensor front end on Cpu, then a Linear layer on Dispatch trained by one SGD step.
+#include <cmath>
 #include <iostream>
 
 #include "ember/cpu/cpu.hpp"
+#include "ember/nn.hpp"
+#include "ember/optim/optim.hpp"
 #include "ember/tensor/tensor.hpp"
 
 int main() {
-  using ember::Cpu;
-  auto a = ember::Tensor<Cpu, 2>::from_floats({{1, 2}, {3, 4}});
+  using namespace ember;
+  auto a = Tensor<Cpu, 2>::from_floats({{1, 2}, {3, 4}});
   auto b = a.reshape({4});
   const auto v = b.to_vec<float>();
-  const bool ok = v.size() == 4 && v[3] == 4.0f;
-  std::cout << "cmake-consumer: " << b << (ok ? " ok" : " WRONG") << "\n";
+  bool ok = v.size() == 4 && v[3] == 4.0f;
+
+  // y = w x + c with w = c = 0, x = 1, target 2: MSE gradient -4 for both, so one SGD step
+  // at lr 0.1 gives w = c = 0.4.
+  const Device dev = Device::cpu().autodiff();
+  auto fc = nn::LinearConfig{.d_input = 1, .d_output = 1, .initializer = nn::Initializer::zeros()}
+                .init(dev);
+  auto x = DTensor<2>::ones({1, 1}, dev);
+  auto target = DTensor<2>::full({1, 1}, 2.0, dev);
+  auto loss = nn::loss::mse_loss(fc.forward(x), target);
+  auto grads = optim::GradientsParams::from_grads(loss.backward(), fc);
+  auto sgd = optim::SgdConfig{}.init();
+  sgd.step(0.1, fc, grads);
+  const double w = fc.weight->into_scalar(), c = fc.bias->val().into_scalar();
+  ok = ok && std::abs(w - 0.4) < 1e-6 && std::abs(c - 0.4) < 1e-6;
+  std::cout << "cmake-consumer: " << b << " w=" << w << " c=" << c << (ok ? " ok" : " WRONG")
+            << "\n";
   return ok ? 0 : 1;
 }
