@@ -28,6 +28,8 @@ run "$T/ember_dispatch_tests"
 # Gradients: finite differences and PyTorch fixtures, on Autodiff<Cpu> and on Dispatch.
 run "$T/ember_autodiff_tests"
 EMBER_DEVICE=cpu+autodiff run "$T/ember_autodiff_dispatch_tests"
+# Modules, layers, losses, optimizers, schedulers and weights I/O against PyTorch fixtures.
+run "$T/ember_nn_tests"
 
 if [ "$PRESET" = "release" ]; then
   # find_package(ember) from another project, against the installed tree.

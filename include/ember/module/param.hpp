@@ -93,7 +93,9 @@ class Param {
         require_grad_(require_grad) {}
   /// A Param with a given id (used when a model is rebuilt on another backend).
   Param(ParamId id, T value, bool require_grad)
-      : id_(id), value_(detail::as_leaf(std::move(value), require_grad)), require_grad_(require_grad) {}
+      : id_(id),
+        value_(detail::as_leaf(std::move(value), require_grad)),
+        require_grad_(require_grad) {}
 
   /// The tensor. Throws ValueError if the Param is empty.
   const T& val() const {

@@ -76,8 +76,16 @@ Tensor<B, D> linear(const Tensor<B, D>& x, const Tensor<B, 2>& weight,
   } else {
     Shape os = x.shape();
     os[D - 1] = out;
-    const std::int64_t rows =
-        in == 0 ? os.numel() / std::max<std::int64_t>(out, 1) : x.numel() / in;
+    // Reshape's 0 means "keep the input dim": an empty input must not reach it.
+    if (x.numel() == 0) {
+      auto y = Tensor<B, D>::zeros(os, x.device(), x.dtype());
+      if (!bias || os.numel() == 0) return y;
+      std::array<std::int64_t, D> bs;
+      bs.fill(1);
+      bs[D - 1] = out;
+      return y.add(bias->cast(x.dtype()).template reshape<D>(bs));
+    }
+    const std::int64_t rows = x.numel() / in;
     auto y = x.template reshape<2>(std::array<std::int64_t, 2>{rows, in}).matmul(w.transpose());
     if (bias)
       y = y.add(bias->cast(x.dtype()).template reshape<2>(std::array<std::int64_t, 2>{1, out}));

@@ -1,0 +1,81 @@
+// Configs (Burn's #[derive(Config)]): plain structs with defaults, built with designated
+// initializers, saved and loaded as JSON.
+//
+//   struct LinearConfig { std::int64_t d_input = 0, d_output = 0; bool bias = true; ... };
+//   EMBER_CONFIG(LinearConfig, d_input, d_output, bias, initializer)   // namespace scope
+//
+//   auto cfg = nn::LinearConfig{.d_input = 784, .d_output = 10, .bias = false};
+//   nn::save_config(cfg, "linear.json");
+//   auto again = nn::load_config<nn::LinearConfig>("linear.json");
+//
+// Keys missing from the JSON keep their defaults; a value of the wrong type throws.
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "ember/module/macros.hpp"
+#include "ember/tensor/error.hpp"
+
+/// std::optional fields of configs: null (or an absent key) is nullopt.
+template <class T>
+struct nlohmann::adl_serializer<std::optional<T>> {
+  static void to_json(json& j, const std::optional<T>& v) {
+    if (v)
+      j = *v;
+    else
+      j = nullptr;
+  }
+  static void from_json(const json& j, std::optional<T>& v) {
+    if (j.is_null())
+      v.reset();
+    else
+      v = j.get<T>();
+  }
+};
+
+namespace ember::nn {
+
+namespace detail {
+/// Writes `text` to `path` atomically (temp file in the same folder, then rename).
+/// Throws IoError.
+void write_text_atomic(const std::filesystem::path& path, const std::string& text);
+/// The whole file. Throws IoError when it cannot be read.
+std::string read_text(const std::filesystem::path& path);
+/// Parses JSON text; throws IoError naming `what` when it is not valid JSON.
+nlohmann::json parse_json(const std::string& text, const std::string& what);
+}  // namespace detail
+
+/// The config as JSON.
+template <class C>
+nlohmann::json config_to_json(const C& config) {
+  return nlohmann::json(config);
+}
+/// A config from JSON (missing keys keep defaults). Throws ValueError naming the type
+/// problem.
+template <class C>
+C config_from_json(const nlohmann::json& j) {
+  try {
+    return j.get<C>();
+  } catch (const nlohmann::json::exception& e) {
+    ember::detail::fail<ValueError>("load_config", "invalid config: ", e.what());
+  }
+}
+/// Writes the config as indented JSON, atomically. Throws IoError.
+template <class C>
+void save_config(const C& config, const std::filesystem::path& path) {
+  detail::write_text_atomic(path, config_to_json(config).dump(2) + "\n");
+}
+/// Reads a config written by save_config. Throws IoError (missing file, not JSON) or
+/// ValueError (a field of the wrong type).
+template <class C>
+C load_config(const std::filesystem::path& path) {
+  return config_from_json<C>(detail::parse_json(detail::read_text(path), path.string()));
+}
+
+}  // namespace ember::nn
+
+/// JSON (de)serialisation of a config struct: list its fields (namespace scope, after the
+/// struct). Fields missing from the JSON keep the struct's defaults.
+#define EMBER_CONFIG(Type, ...) NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Type, __VA_ARGS__)

@@ -1,0 +1,16 @@
+// Preprocessor helpers of EMBER_MODULE / EMBER_CONFIG: EMBER_PP_FOR_EACH(m, a, b, c)
+// expands to m(a) m(b) m(c), for up to 256 arguments (C++20 __VA_OPT__ recursion).
+#pragma once
+
+#define EMBER_PP_PARENS ()
+#define EMBER_PP_EXPAND(...) EMBER_PP_EXPAND4(EMBER_PP_EXPAND4(EMBER_PP_EXPAND4(__VA_ARGS__)))
+#define EMBER_PP_EXPAND4(...) EMBER_PP_EXPAND3(EMBER_PP_EXPAND3(EMBER_PP_EXPAND3(__VA_ARGS__)))
+#define EMBER_PP_EXPAND3(...) EMBER_PP_EXPAND2(EMBER_PP_EXPAND2(EMBER_PP_EXPAND2(__VA_ARGS__)))
+#define EMBER_PP_EXPAND2(...) EMBER_PP_EXPAND1(EMBER_PP_EXPAND1(EMBER_PP_EXPAND1(__VA_ARGS__)))
+#define EMBER_PP_EXPAND1(...) __VA_ARGS__
+
+#define EMBER_PP_FOR_EACH(macro, ...) \
+  __VA_OPT__(EMBER_PP_EXPAND(EMBER_PP_FOR_EACH_STEP(macro, __VA_ARGS__)))
+#define EMBER_PP_FOR_EACH_STEP(macro, first, ...) \
+  macro(first) __VA_OPT__(EMBER_PP_FOR_EACH_AGAIN EMBER_PP_PARENS(macro, __VA_ARGS__))
+#define EMBER_PP_FOR_EACH_AGAIN() EMBER_PP_FOR_EACH_STEP

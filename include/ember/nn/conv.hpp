@@ -1,0 +1,233 @@
+// Convolution layers Conv1d, Conv2d, Conv3d (Burn's burn-nn conv modules with PyTorch's
+// parameter names and layouts; torch.nn.Conv1d/2d/3d).
+//
+//   auto conv = nn::Conv2dConfig{.channels = {3, 16}, .kernel_size = {3, 3},
+//                                .padding = nn::PaddingConfig2d::same()}.init(device);
+//   DTensor<4> y = conv.forward(x);          // [N, 3, H, W] -> [N, 16, H, W]
+//
+// Parameters (PyTorch state_dict names): weight [channels_out, channels_in / groups, *kernel],
+// bias [channels_out] (when config.bias). Default init is PyTorch's: U(-b, b) with
+// b = 1/sqrt(fan_in), fan_in = channels_in / groups * prod(kernel_size), for both (Burn's
+// KaimingUniform{gain: 1/sqrt(3), fan_out_only: false}). Initializers that use fan_out get
+// PyTorch's: channels_out * prod(kernel_size).
+//
+// forward takes the batched input [N, C_in, *spatial] or an unbatched [C_in, *spatial]
+// (as PyTorch) and throws ShapeError naming the layer ("[Conv2d] ...") for another rank or
+// channel count; the output size per dim is floor((L + p_start + p_end - d (k - 1) - 1) / s) + 1
+// (ShapeError from the op when it is < 1).
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+
+#include "ember/dispatch/dispatch.hpp"
+#include "ember/module/config.hpp"
+#include "ember/module/initializer.hpp"
+#include "ember/module/module.hpp"
+#include "ember/nn/padding.hpp"
+#include "ember/tensor/module/conv.hpp"
+
+namespace ember::nn {
+
+namespace detail {
+
+/// PyTorch's and Burn's default conv init: U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
+inline Initializer default_conv_initializer() {
+  return Initializer::kaiming_uniform(1.0 / std::sqrt(3.0), false);
+}
+
+template <std::size_t N>
+std::int64_t prod(const std::array<std::int64_t, N>& a) {
+  std::int64_t p = 1;
+  for (auto v : a) p *= v;
+  return p;
+}
+
+template <class B>
+std::optional<Tensor<B, 1>> bias_of(const std::optional<Param<Tensor<B, 1>>>& bias) {
+  if (!bias) return std::nullopt;
+  return bias->val();
+}
+
+/// Checks shared by the conv configs; throws ValueError naming `config`.
+template <std::size_t N>
+void check_conv_config(const char* config, std::int64_t c_in, std::int64_t c_out,
+                       const std::array<std::int64_t, N>& kernel,
+                       const std::array<std::int64_t, N>& stride,
+                       const std::array<std::int64_t, N>& dilation, std::int64_t groups) {
+  using ember::detail::fail;
+  if (c_in < 1 || c_out < 1) {
+    fail<ValueError>(config, "channels must be >= 1, got ", c_in, " in and ", c_out, " out");
+  }
+  check_at_least<N>(config, "kernel_size", kernel, 1);
+  check_at_least<N>(config, "stride", stride, 1);
+  check_at_least<N>(config, "dilation", dilation, 1);
+  if (groups < 1) fail<ValueError>(config, "groups ", groups, " must be >= 1");
+  if (c_in % groups != 0 || c_out % groups != 0) {
+    fail<ValueError>(config, "groups ", groups, " must divide both channels_in ", c_in,
+                     " and channels_out ", c_out);
+  }
+}
+
+constexpr const char* conv_name(std::size_t n) {
+  return n == 1 ? "Conv1d" : n == 2 ? "Conv2d" : "Conv3d";
+}
+
+}  // namespace detail
+
+/// An N-d convolution layer (N = 1, 2, 3); use the aliases Conv1d / Conv2d / Conv3d.
+template <Backend B, std::size_t N>
+struct Conv {
+  /// [channels_out, channels_in / groups, *kernel_size]
+  Param<Tensor<B, N + 2>> weight;
+  /// [channels_out]
+  std::optional<Param<Tensor<B, 1>>> bias;
+  std::array<std::int64_t, N> stride{};
+  std::array<std::int64_t, N> kernel_size{};
+  std::array<std::int64_t, N> dilation{};
+  std::int64_t groups = 1;
+  PaddingConfig<N> padding;
+
+  EMBER_MODULE(weight, bias, stride, kernel_size, dilation, groups, padding)
+
+  std::int64_t channels_in() const { return weight->dim(1) * groups; }
+  std::int64_t channels_out() const { return weight->dim(0); }
+
+  /// [batch, channels_in, *spatial] -> [batch, channels_out, *spatial_out] (or the same
+  /// without the batch dim). Throws ShapeError (rank, channels, output size < 1).
+  template <std::size_t D>
+  Tensor<B, D> forward(const Tensor<B, D>& x) const {
+    constexpr const char* name = detail::conv_name(N);
+    return detail::with_batch<N>(name, x, [&](const Tensor<B, N + 2>& xb) {
+      detail::check_channels(name, xb.shape(), channels_in());
+      auto [lo, hi] =
+          padding.resolve(detail::spatial_of<N>(xb.shape()), kernel_size, stride, dilation);
+      ConvOptions<N> o{stride, lo, dilation, groups};
+      Tensor<B, N + 2> in = xb;
+      if (lo != hi) {
+        in = xb.pad(detail::pad_arg<N>(lo, hi));
+        o.padding = detail::filled<N>(0);
+      }
+      const auto b = detail::bias_of(bias);
+      if constexpr (N == 1) {
+        return module::conv1d(in, weight.val(), b, o);
+      } else if constexpr (N == 2) {
+        return module::conv2d(in, weight.val(), b, o);
+      } else {
+        return module::conv3d(in, weight.val(), b, o);
+      }
+    });
+  }
+};
+
+/// 1-d convolution (torch.nn.Conv1d): [batch, channels_in, length] -> [batch, channels_out, L_out].
+template <Backend B = Dispatch>
+using Conv1d = Conv<B, 1>;
+/// 2-d convolution (torch.nn.Conv2d): [batch, channels_in, H, W] -> [batch, channels_out, H_o,
+/// W_o].
+template <Backend B = Dispatch>
+using Conv2d = Conv<B, 2>;
+/// 3-d convolution (torch.nn.Conv3d): [batch, channels_in, D, H, W] -> [batch, channels_out, ...].
+template <Backend B = Dispatch>
+using Conv3d = Conv<B, 3>;
+
+namespace detail {
+
+template <class B, std::size_t N>
+Conv<B, N> init_conv(const char* config, std::int64_t c_in, std::int64_t c_out,
+                     const std::array<std::int64_t, N>& kernel,
+                     const std::array<std::int64_t, N>& stride,
+                     const std::array<std::int64_t, N>& dilation, std::int64_t groups,
+                     const PaddingConfig<N>& padding, bool bias, const Initializer& initializer,
+                     const typename B::Device& device) {
+  check_conv_config<N>(config, c_in, c_out, kernel, stride, dilation, groups);
+  padding.check(config);
+  const std::int64_t k = prod(kernel);
+  const std::int64_t fan_in = c_in / groups * k;
+  const std::int64_t fan_out = c_out * k;
+  Shape ws{c_out, c_in / groups};
+  for (auto v : kernel) ws.dims.push_back(v);
+  Conv<B, N> out;
+  out.weight = Param<Tensor<B, N + 2>>(initializer.init<B, N + 2>(ws, device, fan_in, fan_out));
+  if (bias) {
+    out.bias = Param<Tensor<B, 1>>(initializer.init<B, 1>(Shape{c_out}, device, fan_in, fan_out));
+  }
+  out.stride = stride;
+  out.kernel_size = kernel;
+  out.dilation = dilation;
+  out.groups = groups;
+  out.padding = padding;
+  return out;
+}
+
+}  // namespace detail
+
+/// Config of Conv1d (Burn's Conv1dConfig). init() throws ValueError for channels, kernel,
+/// stride, dilation or groups < 1, groups not dividing both channel counts, or negative
+/// explicit padding.
+struct Conv1dConfig {
+  std::int64_t channels_in = 0;
+  std::int64_t channels_out = 0;
+  std::int64_t kernel_size = 0;
+  std::int64_t stride = 1;
+  std::int64_t dilation = 1;
+  std::int64_t groups = 1;
+  PaddingConfig1d padding = PaddingConfig1d::valid();
+  bool bias = true;
+  Initializer initializer = detail::default_conv_initializer();
+
+  template <Backend B = Dispatch>
+  Conv1d<B> init(const typename B::Device& device = typename B::Device{}) const {
+    return detail::init_conv<B, 1>("Conv1dConfig", channels_in, channels_out, {kernel_size},
+                                   {stride}, {dilation}, groups, padding, bias, initializer,
+                                   device);
+  }
+};
+EMBER_CONFIG(Conv1dConfig, channels_in, channels_out, kernel_size, stride, dilation, groups,
+             padding, bias, initializer)
+
+/// Config of Conv2d (Burn's Conv2dConfig; channels = {in, out}). init() throws as
+/// Conv1dConfig.
+struct Conv2dConfig {
+  std::array<std::int64_t, 2> channels{};
+  std::array<std::int64_t, 2> kernel_size{};
+  std::array<std::int64_t, 2> stride{1, 1};
+  std::array<std::int64_t, 2> dilation{1, 1};
+  std::int64_t groups = 1;
+  PaddingConfig2d padding = PaddingConfig2d::valid();
+  bool bias = true;
+  Initializer initializer = detail::default_conv_initializer();
+
+  template <Backend B = Dispatch>
+  Conv2d<B> init(const typename B::Device& device = typename B::Device{}) const {
+    return detail::init_conv<B, 2>("Conv2dConfig", channels[0], channels[1], kernel_size, stride,
+                                   dilation, groups, padding, bias, initializer, device);
+  }
+};
+EMBER_CONFIG(Conv2dConfig, channels, kernel_size, stride, dilation, groups, padding, bias,
+             initializer)
+
+/// Config of Conv3d (Burn's Conv3dConfig; channels = {in, out}). init() throws as
+/// Conv1dConfig.
+struct Conv3dConfig {
+  std::array<std::int64_t, 2> channels{};
+  std::array<std::int64_t, 3> kernel_size{};
+  std::array<std::int64_t, 3> stride{1, 1, 1};
+  std::array<std::int64_t, 3> dilation{1, 1, 1};
+  std::int64_t groups = 1;
+  PaddingConfig3d padding = PaddingConfig3d::valid();
+  bool bias = true;
+  Initializer initializer = detail::default_conv_initializer();
+
+  template <Backend B = Dispatch>
+  Conv3d<B> init(const typename B::Device& device = typename B::Device{}) const {
+    return detail::init_conv<B, 3>("Conv3dConfig", channels[0], channels[1], kernel_size, stride,
+                                   dilation, groups, padding, bias, initializer, device);
+  }
+};
+EMBER_CONFIG(Conv3dConfig, channels, kernel_size, stride, dilation, groups, padding, bias,
+             initializer)
+
+}  // namespace ember::nn

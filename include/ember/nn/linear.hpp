@@ -1,0 +1,77 @@
+// nn::Linear: y = x W^T + b (PyTorch's nn.Linear, Burn's Linear with PyTorch's layout).
+//
+//   auto fc = nn::LinearConfig{.d_input = 784, .d_output = 10}.init(device);   // Linear<>
+//   DTensor<2> y = fc.forward(x);                                               // [N, 784] -> [N,
+//   10]
+//
+// Parameters (PyTorch state_dict names): weight [d_output, d_input], bias [d_output].
+// Default init is PyTorch's: U(-1/sqrt(d_input), 1/sqrt(d_input)) for both (Burn's
+// KaimingUniform{gain: 1/sqrt(3)}).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+
+#include "ember/dispatch/dispatch.hpp"
+#include "ember/module/config.hpp"
+#include "ember/module/initializer.hpp"
+#include "ember/module/module.hpp"
+#include "ember/tensor/module/nn.hpp"
+
+namespace ember::nn {
+
+template <Backend B = Dispatch>
+struct Linear;
+
+/// Config of Linear. Throws ValueError from init() when d_input or d_output < 1.
+struct LinearConfig {
+  std::int64_t d_input = 0;
+  std::int64_t d_output = 0;
+  bool bias = true;
+  Initializer initializer = Initializer::kaiming_uniform(1.0 / std::sqrt(3.0), false);
+
+  template <Backend B = Dispatch>
+  Linear<B> init(const typename B::Device& device = typename B::Device{}) const;
+};
+EMBER_CONFIG(LinearConfig, d_input, d_output, bias, initializer)
+
+template <Backend B>
+struct Linear {
+  /// [d_output, d_input]
+  Param<Tensor<B, 2>> weight;
+  /// [d_output]
+  std::optional<Param<Tensor<B, 1>>> bias;
+
+  EMBER_MODULE(weight, bias)
+
+  /// [..., d_input] -> [..., d_output]. Throws ShapeError when the last dim is not d_input.
+  template <std::size_t D>
+  Tensor<B, D> forward(const Tensor<B, D>& x) const {
+    const std::int64_t d_in = weight->dim(1);
+    if (x.dim(-1) != d_in) {
+      ember::detail::fail<ShapeError>("Linear", "input of shape ", x.shape(), " has last dim ",
+                                      x.dim(-1), ", expected d_input = ", d_in);
+    }
+    return module::linear(x, weight.val(),
+                          bias ? std::optional<Tensor<B, 1>>(bias->val()) : std::nullopt);
+  }
+};
+
+template <Backend B>
+Linear<B> LinearConfig::init(const typename B::Device& device) const {
+  if (d_input < 1 || d_output < 1) {
+    ember::detail::fail<ValueError>("LinearConfig", "d_input and d_output must be >= 1, got ",
+                                    d_input, " and ", d_output);
+  }
+  Linear<B> out;
+  out.weight = Param<Tensor<B, 2>>(
+      initializer.init<B, 2>(Shape{d_output, d_input}, device, d_input, d_output));
+  if (bias) {
+    out.bias =
+        Param<Tensor<B, 1>>(initializer.init<B, 1>(Shape{d_output}, device, d_input, d_output));
+  }
+  return out;
+}
+
+}  // namespace ember::nn

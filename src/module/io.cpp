@@ -1,0 +1,84 @@
+// Module I/O helpers: glob matching, LoadError messages, reading text and JSON files.
+#include <fstream>
+#include <sstream>
+
+#include "ember/module/config.hpp"
+#include "ember/module/module.hpp"
+
+namespace ember::nn::detail {
+
+bool glob_match(std::string_view pattern, std::string_view text) {
+  // Iterative wildcard match with backtracking to the last '*'.
+  std::size_t p = 0, t = 0, star = std::string_view::npos, mark = 0;
+  while (t < text.size()) {
+    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
+      ++p;
+      ++t;
+    } else if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      mark = t;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      t = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+void throw_load_error(std::vector<std::string> missing, std::vector<std::string> unexpected,
+                      std::vector<std::string> mismatched) {
+  std::ostringstream os;
+  os << "[load_state_dict] the tensors do not fit the module (nothing was changed):";
+  auto list = [&](const char* title, const std::vector<std::string>& keys) {
+    if (keys.empty()) return;
+    os << "\n  " << title << " (" << keys.size() << "):";
+    for (const auto& k : keys) os << "\n    " << k;
+  };
+  list("missing keys", missing);
+  list("unexpected keys", unexpected);
+  list("mismatched", mismatched);
+  throw LoadError(os.str(), std::move(missing), std::move(unexpected), std::move(mismatched));
+}
+
+void write_text_atomic(const std::filesystem::path& path, const std::string& text) {
+  const std::filesystem::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) ember::detail::fail<IoError>("write", "cannot create ", tmp.string());
+    out << text;
+    out.flush();
+    if (!out) {
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);
+      ember::detail::fail<IoError>("write", "error writing ", tmp.string());
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    ember::detail::fail<IoError>("write", "cannot rename ", tmp.string(), " to ", path.string());
+  }
+}
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) ember::detail::fail<IoError>("read", "cannot open ", path.string());
+  std::ostringstream os;
+  os << in.rdbuf();
+  if (in.bad()) ember::detail::fail<IoError>("read", "error reading ", path.string());
+  return os.str();
+}
+
+nlohmann::json parse_json(const std::string& text, const std::string& what) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    ember::detail::fail<IoError>("load_config", what, " is not valid JSON: ", e.what());
+  }
+}
+
+}  // namespace ember::nn::detail

@@ -1,0 +1,24 @@
+// Module files through ember::store: safetensors writing, safetensors / PyTorch reading.
+#include "ember/module/module.hpp"
+#include "ember/store/safetensors.hpp"
+#include "ember/store/weights.hpp"
+
+namespace ember::nn::detail {
+
+void save_state(const StateDict& tensors, const std::filesystem::path& path,
+                const std::map<std::string, std::string>& metadata) {
+  store::NamedTensors named;
+  named.tensors = tensors;
+  named.metadata = metadata;
+  store::write_safetensors(path, named);
+}
+
+std::map<std::string, TensorData> read_state(const std::filesystem::path& path,
+                                             const LoadOptions& options) {
+  store::ReadOptions ro;
+  ro.select = options.select;
+  ro.remap = options.remap;
+  return store::read_weights(path, ro).into_map();
+}
+
+}  // namespace ember::nn::detail

@@ -1,0 +1,123 @@
+// Shared helpers of the conv / pool / resampling layer tests (tests/nn/test_layer_conv*.cpp).
+//
+// Fixture cases come from tests/fixtures/gen_nn_conv.py (nn/conv.json, nn/pool.json): the
+// torch module's state_dict keys and shapes, its f32 parameters, the inputs, the output and
+// torch's gradients of sum(out * w) (computed in f64 from the same f32 values). Ember runs in
+// f32 and is compared with |ember - torch| <= 1e-5 + 1e-4 |torch| (rel 1e-4, abs 1e-5).
+//
+// Each case runs on two backends: Autodiff<Cpu> and Dispatch on cpu+autodiff.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "ember/autodiff/cpu.hpp"
+#include "ember/dispatch/dispatch.hpp"
+#include "ember/module/module.hpp"
+#include "fixtures.hpp"
+
+namespace ember::test::layer_conv {
+
+const Tolerance kTol = Tolerance::rel_abs(1e-4, 1e-5);
+
+/// Autodiff<Cpu> with its default device.
+struct OnAutodiffCpu {
+  using B = Autodiff<Cpu>;
+  static B::Device device() { return {}; }
+  static std::string name() { return "autodiff_cpu"; }
+};
+/// Dispatch on the device cpu+autodiff.
+struct OnDispatch {
+  using B = Dispatch;
+  static Device device() { return Device::cpu().autodiff(); }
+  static std::string name() { return "dispatch_cpu_autodiff"; }
+};
+
+template <class B>
+using GradsOf = typename B::Gradients;
+
+/// Paths and shapes of every Param / Buffer of `m`, from nn::visit.
+template <class M>
+std::vector<std::pair<std::string, Shape>> leaf_shapes(const M& m) {
+  std::vector<std::pair<std::string, Shape>> out;
+  nn::visit(m, [&](const std::string& path, const auto& leaf) {
+    out.emplace_back(path, leaf.val().shape());
+  });
+  return out;
+}
+
+/// torch's state_dict keys and shapes as written by the generator.
+inline std::vector<std::pair<std::string, Shape>> torch_state_dict(const FixtureCase& c) {
+  std::vector<std::pair<std::string, Shape>> out;
+  for (const auto& kv : c.at("state_dict")) {
+    out.emplace_back(kv.at(0).get<std::string>(), Shape(kv.at(1).get<std::vector<std::int64_t>>()));
+  }
+  return out;
+}
+
+/// Checks the module's paths/shapes and num_params against torch's, then sets every Param
+/// to the fixture's value (param.set(Tensor::from_data(...))).
+template <class M, class Dev>
+void check_and_load_params(const FixtureCase& c, M& m, const Dev& device) {
+  const auto ours = leaf_shapes(m);
+  const auto torch = torch_state_dict(c);
+  ASSERT_EQ(ours.size(), torch.size()) << "number of state_dict entries";
+  for (std::size_t i = 0; i < ours.size(); ++i) {
+    EXPECT_EQ(ours[i].first, torch[i].first) << "key " << i;
+    EXPECT_EQ(ours[i].second, torch[i].second) << "shape of " << torch[i].first;
+  }
+  EXPECT_EQ(nn::num_params(m), c.param<std::int64_t>("num_params"));
+  nn::visit_mut(m, [&](const std::string& path, auto& leaf) {
+    using T = typename std::remove_cvref_t<decltype(leaf)>::Value;
+    leaf.set(T::from_data(c.tensor("param_" + path), device));
+  });
+}
+
+/// The differentiable inputs of a case and their gradients.
+template <class B>
+struct Inputs {
+  const FixtureCase& c;
+  typename B::Device device;
+  std::map<std::string, std::function<std::optional<TensorData>(const GradsOf<B>&)>> grad;
+
+  template <std::size_t D>
+  Tensor<B, D> leaf(const std::string& key) {
+    auto t = Tensor<B, D>::from_data(c.tensor(key), device).require_grad();
+    grad[key] = [t](const GradsOf<B>& g) -> std::optional<TensorData> {
+      auto r = t.grad(g);
+      if (!r) return std::nullopt;
+      return r->into_data();
+    };
+    return t;
+  }
+
+  /// Compares `out` with torch's, runs backward of sum(out * w) and compares the gradient of
+  /// every input and Param listed in the case's "grads".
+  template <std::size_t E, class M>
+  void check(const M& m, const Tensor<B, E>& out) {
+    expect_approx(out.into_data(), c.tensor("out"), kTol);
+    auto grads = (out * Tensor<B, E>::from_data(c.tensor("w"), device)).sum().backward();
+    std::map<std::string, std::optional<TensorData>> got;
+    for (const auto& [k, f] : grad) got[k] = f(grads);
+    nn::visit(m, [&](const std::string& path, const auto& leaf) {
+      auto g = leaf.val().grad(grads);
+      got[path] = g ? std::optional<TensorData>(g->into_data()) : std::nullopt;
+    });
+    for (const auto& name : c.at("grads")) {
+      const std::string k = name.get<std::string>();
+      SCOPED_TRACE("gradient of " + k);
+      ASSERT_TRUE(got.count(k)) << "the test does not differentiate " << k;
+      ASSERT_TRUE(got.at(k).has_value()) << "no gradient";
+      expect_approx(*got.at(k), c.tensor("grad_" + k), kTol);
+    }
+  }
+};
+
+}  // namespace ember::test::layer_conv
