@@ -59,6 +59,16 @@ TEST(StoreWeights, DetectsTheFormatByExtensionOrContent) {
   EXPECT_EQ(ember::store::detect_format(dir / "weights.dat"), WeightsFormat::Safetensors);
   expect_eq(*ember::store::read_weights(dir / "weights.bin").find("w.bf16"),
             *ember::store::read_weights(dir / "weights.dat").find("w.bf16"));
+  // A header of 0x180 bytes: the file starts with 0x80 0x01, as a pickle would.
+  std::string header = R"({"x":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})";
+  header.resize(0x180, ' ');
+  Bytes odd{0x80, 0x01, 0, 0, 0, 0, 0, 0};
+  odd.insert(odd.end(), header.begin(), header.end());
+  odd.push_back(42);
+  write_bytes(dir / "odd.weights", odd);
+  EXPECT_EQ(ember::store::detect_format(dir / "odd.weights"), WeightsFormat::Safetensors);
+  EXPECT_EQ(ember::store::read_weights(dir / "odd.weights").find("x")->to_vec<int>(),
+            std::vector<int>{42});
   write_bytes(dir / "notes.txt", text("hello, world"));
   EMBER_EXPECT_THROW_MSG(ember::store::detect_format(dir / "notes.txt"), IoError,
                          "unrecognised weights format");
