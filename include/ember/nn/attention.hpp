@@ -35,6 +35,7 @@
 #include "ember/module/config.hpp"
 #include "ember/module/initializer.hpp"
 #include "ember/module/module.hpp"
+#include "ember/nn/dropout.hpp"
 #include "ember/nn/linear.hpp"
 #include "ember/tensor/activation.hpp"
 #include "ember/tensor/module/nn.hpp"
@@ -42,17 +43,6 @@
 namespace ember::nn {
 
 namespace detail {
-
-/// Inverted dropout (torch.nn.functional.dropout): in training, each element is zeroed with
-/// probability p and the others scaled by 1 / (1 - p); the identity otherwise or for p == 0.
-template <class B, std::size_t D>
-Tensor<B, D> seq_dropout(const Tensor<B, D>& x, double p, bool training) {
-  if (!training || p <= 0.0) return x;
-  if (p >= 1.0) return x.mul_scalar(0.0);
-  auto keep =
-      Tensor<B, D>::random(x.shape(), Distribution::bernoulli(1.0 - p), x.device(), x.dtype());
-  return x.mul(keep).mul_scalar(1.0 / (1.0 - p));
-}
 
 /// Checks a dropout probability of a config (ValueError naming the config).
 inline void check_dropout(const char* op, double p) {
@@ -340,7 +330,7 @@ struct MultiHeadAttention {
     auto weights = quiet_softmax ? ember::activation::quiet_softmax(scores, 3)
                                  : ember::activation::softmax(scores, 3);
     if (dead) weights = weights.mask_fill(*dead, 0.0);
-    weights = detail::seq_dropout(weights, dropout, training);
+    weights = nn::dropout(weights, dropout, training);
     auto context = weights.matmul(v).swap_dims(1, 2).template reshape<3>(
         std::array<std::int64_t, 3>{b, sq, d_model});
     return MhaOutput<B>{out_proj.forward(context), weights};

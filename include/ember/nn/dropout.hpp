@@ -15,6 +15,21 @@ namespace ember::nn {
 
 struct Dropout;
 
+/// Inverted dropout (torch.nn.functional.dropout): when `training`, each element is zeroed
+/// with probability p (Bernoulli draws from the backend's generator, seeded by B::seed) and
+/// the others scaled by 1 / (1 - p); p == 1 gives zeros; the identity in eval mode or for
+/// p == 0. Any shape. Throws ValueError when p is outside [0, 1].
+template <class B, std::size_t D>
+Tensor<B, D> dropout(const Tensor<B, D>& x, double p, bool training) {
+  if (!(p >= 0.0 && p <= 1.0))
+    ember::detail::fail<ValueError>("dropout", "probability must be in [0, 1], got ", p);
+  if (!training || p == 0.0) return x;
+  if (p == 1.0) return x.mul_scalar(0.0);
+  auto keep =
+      Tensor<B, D>::random(x.shape(), Distribution::bernoulli(1.0 - p), x.device(), x.dtype());
+  return x.mul(keep).mul_scalar(1.0 / (1.0 - p));
+}
+
 /// Configuration of Dropout (Burn's DropoutConfig). prob defaults to 0.5 (PyTorch's).
 struct DropoutConfig {
   double prob = 0.5;  ///< probability of zeroing an element
@@ -39,11 +54,7 @@ struct Dropout {
   Tensor<B, D> forward(const Tensor<B, D>& x) const {
     if (!(prob >= 0.0 && prob <= 1.0))
       ember::detail::fail<ValueError>("Dropout", "prob must be in [0, 1], got ", prob);
-    if (!training || prob == 0.0) return x;
-    if (prob == 1.0) return x.mul_scalar(0.0);
-    auto keep =
-        Tensor<B, D>::random(x.shape(), Distribution::bernoulli(1.0 - prob), x.device(), x.dtype());
-    return x.mul(keep).mul_scalar(1.0 / (1.0 - prob));
+    return dropout(x, prob, training);
   }
 };
 

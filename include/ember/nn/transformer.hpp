@@ -12,9 +12,8 @@
 // [d_model, d_ff]`, `norm1`, `norm2` (decoder `norm3`) LayerNorms, dropouts `dropout`
 // (inside the feed-forward block), `dropout1`, `dropout2` (decoder `dropout3`) on the
 // residual branches. Stacks: `layers.N` and an optional final `norm` (torch's `norm=`).
-// The norms and dropouts are detail::TransformerNorm (torch's LayerNorm parameters `weight`,
-// `bias` over module::layer_norm) and detail::TransformerDropout (inverted dropout, training
-// mode only); both are swappable for nn::LayerNorm / nn::Dropout without changing keys.
+// The norms are nn::LayerNorm (`weight`, `bias`), the dropouts nn::Dropout (training mode
+// only).
 //
 // Post-norm (norm_first = false, torch's default):
 //   x = norm1(x + sa(x));  [decoder: x = norm2(x + ca(x, memory));]  x = normK(x + ff(x))
@@ -39,7 +38,9 @@
 #include "ember/module/initializer.hpp"
 #include "ember/module/module.hpp"
 #include "ember/nn/attention.hpp"
+#include "ember/nn/dropout.hpp"
 #include "ember/nn/linear.hpp"
+#include "ember/nn/norm.hpp"
 #include "ember/tensor/activation.hpp"
 
 namespace ember::nn {
@@ -55,37 +56,6 @@ template <class B, std::size_t D>
 Tensor<B, D> ffn_activation(const Tensor<B, D>& x, TransformerActivation a) {
   return a == TransformerActivation::Gelu ? ember::activation::gelu(x) : ember::activation::relu(x);
 }
-
-/// The layer norms of the transformer: torch's LayerNorm(d_model, eps, bias) parameters
-/// (`weight` [d_model], ones; `bias` [d_model], zeros) over the functional layer_norm.
-template <Backend B>
-struct TransformerNorm {
-  Param<Tensor<B, 1>> weight;
-  std::optional<Param<Tensor<B, 1>>> bias;
-  std::int64_t d_model = 0;
-  double epsilon = 1e-5;
-
-  EMBER_MODULE(weight, bias, d_model, epsilon)
-
-  template <std::size_t D>
-  Tensor<B, D> forward(const Tensor<B, D>& x) const {
-    return ember::module::layer_norm(
-        x, weight.val(), bias ? std::optional<Tensor<B, 1>>(bias->val()) : std::nullopt, epsilon);
-  }
-};
-
-/// The dropouts of the transformer (torch's nn.Dropout: inverted, training mode only).
-struct TransformerDropout {
-  double prob = 0.1;
-  bool training = true;
-
-  EMBER_MODULE(prob, training)
-
-  template <class B, std::size_t D>
-  Tensor<B, D> forward(const Tensor<B, D>& x) const {
-    return seq_dropout(x, prob, training);
-  }
-};
 
 inline void check_model_dim(const char* op, const char* what, const Shape& s,
                             std::int64_t d_model) {
@@ -125,7 +95,7 @@ template <Backend B = Dispatch>
 struct PositionWiseFeedForward {
   Linear<B> linear_inner;
   Linear<B> linear_outer;
-  detail::TransformerDropout dropout;
+  Dropout dropout;
   TransformerActivation activation = TransformerActivation::Gelu;
 
   EMBER_MODULE(linear_inner, linear_outer, dropout, activation)
@@ -157,7 +127,7 @@ PositionWiseFeedForward<B> PositionWiseFeedForwardConfig::init(
                        .template init<B>(device);
   m.linear_outer = LinearConfig{.d_input = d_ff, .d_output = d_model, .initializer = initializer}
                        .template init<B>(device);
-  m.dropout = detail::TransformerDropout{.prob = dropout};
+  m.dropout = Dropout{.prob = dropout};
   m.activation = activation;
   return m;
 }
@@ -239,13 +209,9 @@ MultiHeadAttention<B> transformer_mha(const Cfg& c, const typename B::Device& de
       .template init<B>(device);
 }
 template <Backend B, class Cfg>
-TransformerNorm<B> transformer_norm(const Cfg& c, const typename B::Device& device) {
-  TransformerNorm<B> n;
-  n.weight = Param<Tensor<B, 1>>(Tensor<B, 1>::ones(Shape{c.d_model}, device));
-  if (c.bias) n.bias = Param<Tensor<B, 1>>(Tensor<B, 1>::zeros(Shape{c.d_model}, device));
-  n.d_model = c.d_model;
-  n.epsilon = c.layer_norm_eps;
-  return n;
+LayerNorm<B> transformer_norm(const Cfg& c, const typename B::Device& device) {
+  return LayerNormConfig{.d_model = c.d_model, .epsilon = c.layer_norm_eps, .bias = c.bias}
+      .template init<B>(device);
 }
 template <Backend B, class Cfg>
 Linear<B> transformer_linear(const Cfg& c, std::int64_t in, std::int64_t out,
@@ -309,13 +275,13 @@ template <Backend B = Dispatch>
 struct TransformerEncoderLayer {
   MultiHeadAttention<B> self_attn;
   Linear<B> linear1;
-  detail::TransformerDropout dropout;
+  Dropout dropout;
   Linear<B> linear2;
   bool norm_first = false;
-  detail::TransformerNorm<B> norm1;
-  detail::TransformerNorm<B> norm2;
-  detail::TransformerDropout dropout1;
-  detail::TransformerDropout dropout2;
+  LayerNorm<B> norm1;
+  LayerNorm<B> norm2;
+  Dropout dropout1;
+  Dropout dropout2;
   TransformerActivation activation = TransformerActivation::Gelu;
 
   EMBER_MODULE(self_attn, linear1, dropout, linear2, norm_first, norm1, norm2, dropout1, dropout2,
@@ -366,7 +332,7 @@ struct TransformerEncoderCache {
 template <Backend B = Dispatch>
 struct TransformerEncoder {
   std::vector<TransformerEncoderLayer<B>> layers;
-  std::optional<detail::TransformerNorm<B>> norm;
+  std::optional<LayerNorm<B>> norm;
   std::int64_t d_model = 0;
 
   EMBER_MODULE(layers, norm, d_model)
@@ -415,7 +381,7 @@ TransformerEncoderLayer<B> TransformerEncoderConfig::init_layer(
   m.linear2 = detail::transformer_linear<B>(*this, d_ff, d_model, device);
   m.norm1 = detail::transformer_norm<B>(*this, device);
   m.norm2 = detail::transformer_norm<B>(*this, device);
-  m.dropout = m.dropout1 = m.dropout2 = detail::TransformerDropout{.prob = dropout};
+  m.dropout = m.dropout1 = m.dropout2 = Dropout{.prob = dropout};
   m.norm_first = norm_first;
   m.activation = activation;
   return m;
@@ -495,15 +461,15 @@ struct TransformerDecoderLayer {
   MultiHeadAttention<B> self_attn;
   MultiHeadAttention<B> multihead_attn;
   Linear<B> linear1;
-  detail::TransformerDropout dropout;
+  Dropout dropout;
   Linear<B> linear2;
   bool norm_first = false;
-  detail::TransformerNorm<B> norm1;
-  detail::TransformerNorm<B> norm2;
-  detail::TransformerNorm<B> norm3;
-  detail::TransformerDropout dropout1;
-  detail::TransformerDropout dropout2;
-  detail::TransformerDropout dropout3;
+  LayerNorm<B> norm1;
+  LayerNorm<B> norm2;
+  LayerNorm<B> norm3;
+  Dropout dropout1;
+  Dropout dropout2;
+  Dropout dropout3;
   TransformerActivation activation = TransformerActivation::Gelu;
 
   EMBER_MODULE(self_attn, multihead_attn, linear1, dropout, linear2, norm_first, norm1, norm2,
@@ -563,7 +529,7 @@ struct TransformerDecoderCache {
 template <Backend B = Dispatch>
 struct TransformerDecoder {
   std::vector<TransformerDecoderLayer<B>> layers;
-  std::optional<detail::TransformerNorm<B>> norm;
+  std::optional<LayerNorm<B>> norm;
   std::int64_t d_model = 0;
 
   EMBER_MODULE(layers, norm, d_model)
@@ -614,7 +580,7 @@ TransformerDecoderLayer<B> TransformerDecoderConfig::init_layer(
   m.norm1 = detail::transformer_norm<B>(*this, device);
   m.norm2 = detail::transformer_norm<B>(*this, device);
   m.norm3 = detail::transformer_norm<B>(*this, device);
-  m.dropout = m.dropout1 = m.dropout2 = m.dropout3 = detail::TransformerDropout{.prob = dropout};
+  m.dropout = m.dropout1 = m.dropout2 = m.dropout3 = Dropout{.prob = dropout};
   m.norm_first = norm_first;
   m.activation = activation;
   return m;

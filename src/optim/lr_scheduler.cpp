@@ -1,0 +1,483 @@
+// Learning-rate schedulers: closed-form rates of an iteration counter.
+#include "ember/optim/lr_scheduler.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "ember/tensor/error.hpp"
+#include "json_util.hpp"
+
+namespace ember::optim {
+
+using ember::detail::fail;
+using nlohmann::json;
+
+namespace {
+
+void check_rate(const char* op, const char* name, double v) {
+  if (!std::isfinite(v) || v < 0.0) {
+    fail<ValueError>(op, name, " must be finite and >= 0, got ", v);
+  }
+}
+
+void check_count(const char* op, const char* name, std::int64_t v, std::int64_t min) {
+  if (v < min) fail<ValueError>(op, name, " must be >= ", min, ", got ", v);
+}
+
+json counter_state(const char* type, std::int64_t iter) {
+  return json{{"type", type}, {"iteration", iter}};
+}
+
+/// The iteration counter of a leaf scheduler's state; ValueError if the state is of another
+/// scheduler or has no valid counter.
+std::int64_t read_counter(const char* op, const char* type, const json& state) {
+  if (!state.is_object() || !state.contains("type") || state.at("type") != type) {
+    fail<ValueError>(op, "state is not of a '", type, "' scheduler: ", state.dump());
+  }
+  const auto it = state.find("iteration");
+  if (it == state.end() || !it->is_number_integer() || it->get<std::int64_t>() < 0) {
+    fail<ValueError>(op, "state has no valid 'iteration' counter: ", state.dump());
+  }
+  return it->get<std::int64_t>();
+}
+
+}  // namespace
+
+// ---- constant -------------------------------------------------------------------------------
+
+ConstantLrScheduler::ConstantLrScheduler(double lr) : lr_(lr) {
+  check_rate("ConstantLrScheduler", "lr", lr);
+}
+double ConstantLrScheduler::step() {
+  ++iter_;
+  return lr_;
+}
+json ConstantLrScheduler::state() const {
+  return counter_state("constant", iter_);
+}
+void ConstantLrScheduler::load_state(const json& s) {
+  iter_ = read_counter("ConstantLrScheduler::load_state", "constant", s);
+}
+ConstantLrScheduler ConstantLrSchedulerConfig::init() const {
+  return ConstantLrScheduler(lr);
+}
+
+// ---- linear ---------------------------------------------------------------------------------
+
+LinearLrScheduler::LinearLrScheduler(double initial_lr, double final_lr, std::int64_t num_iters)
+    : initial_(initial_lr), final_(final_lr), num_iters_(num_iters) {
+  check_rate("LinearLrScheduler", "initial_lr", initial_lr);
+  check_rate("LinearLrScheduler", "final_lr", final_lr);
+  check_count("LinearLrScheduler", "num_iters", num_iters, 1);
+}
+double LinearLrScheduler::step() {
+  const std::int64_t k = iter_++;
+  if (k == 0) return initial_;
+  if (k >= num_iters_) return final_;
+  return initial_ + (final_ - initial_) * static_cast<double>(k) / static_cast<double>(num_iters_);
+}
+json LinearLrScheduler::state() const {
+  return counter_state("linear", iter_);
+}
+void LinearLrScheduler::load_state(const json& s) {
+  iter_ = read_counter("LinearLrScheduler::load_state", "linear", s);
+}
+LinearLrScheduler LinearLrSchedulerConfig::init() const {
+  return LinearLrScheduler(initial_lr, final_lr, num_iters);
+}
+
+// ---- step -----------------------------------------------------------------------------------
+
+StepLrScheduler::StepLrScheduler(double initial_lr, std::int64_t step_size, double gamma)
+    : initial_(initial_lr), step_size_(step_size), gamma_(gamma) {
+  check_rate("StepLrScheduler", "initial_lr", initial_lr);
+  check_count("StepLrScheduler", "step_size", step_size, 1);
+  if (!std::isfinite(gamma) || gamma <= 0.0) {
+    fail<ValueError>("StepLrScheduler", "gamma must be finite and > 0, got ", gamma);
+  }
+}
+double StepLrScheduler::step() {
+  const std::int64_t k = iter_++;
+  return initial_ * std::pow(gamma_, static_cast<double>(k / step_size_));
+}
+json StepLrScheduler::state() const {
+  return counter_state("step", iter_);
+}
+void StepLrScheduler::load_state(const json& s) {
+  iter_ = read_counter("StepLrScheduler::load_state", "step", s);
+}
+StepLrScheduler StepLrSchedulerConfig::init() const {
+  return StepLrScheduler(initial_lr, step_size, gamma);
+}
+
+// ---- exponential ----------------------------------------------------------------------------
+
+ExponentialLrScheduler::ExponentialLrScheduler(double initial_lr, double gamma)
+    : initial_(initial_lr), gamma_(gamma) {
+  check_rate("ExponentialLrScheduler", "initial_lr", initial_lr);
+  if (!(gamma > 0.0 && gamma <= 1.0)) {
+    fail<ValueError>("ExponentialLrScheduler", "gamma must be in (0, 1], got ", gamma);
+  }
+}
+double ExponentialLrScheduler::step() {
+  const std::int64_t k = iter_++;
+  return initial_ * std::pow(gamma_, static_cast<double>(k));
+}
+json ExponentialLrScheduler::state() const {
+  return counter_state("exponential", iter_);
+}
+void ExponentialLrScheduler::load_state(const json& s) {
+  iter_ = read_counter("ExponentialLrScheduler::load_state", "exponential", s);
+}
+ExponentialLrScheduler ExponentialLrSchedulerConfig::init() const {
+  return ExponentialLrScheduler(initial_lr, gamma);
+}
+
+// ---- cosine ---------------------------------------------------------------------------------
+
+CosineAnnealingLrScheduler::CosineAnnealingLrScheduler(double initial_lr, double min_lr,
+                                                       std::int64_t num_iters,
+                                                       std::int64_t warmup_iters,
+                                                       double warmup_initial_lr)
+    : initial_(initial_lr),
+      min_(min_lr),
+      num_iters_(num_iters),
+      warmup_iters_(warmup_iters),
+      warmup_initial_(warmup_initial_lr) {
+  const char* op = "CosineAnnealingLrScheduler";
+  check_rate(op, "initial_lr", initial_lr);
+  check_rate(op, "min_lr", min_lr);
+  if (min_lr > initial_lr) {
+    fail<ValueError>(op, "min_lr must be <= initial_lr, got min_lr ", min_lr, " and initial_lr ",
+                     initial_lr);
+  }
+  check_count(op, "num_iters", num_iters, 1);
+  check_count(op, "warmup_iters", warmup_iters, 0);
+  check_rate(op, "warmup_initial_lr", warmup_initial_lr);
+}
+double CosineAnnealingLrScheduler::step() {
+  const std::int64_t k = iter_++;
+  if (k < warmup_iters_) {
+    return warmup_initial_ + (initial_ - warmup_initial_) * static_cast<double>(k) /
+                                 static_cast<double>(warmup_iters_);
+  }
+  const std::int64_t j = (k - warmup_iters_) % (num_iters_ + 1);
+  const double c =
+      std::cos(std::numbers::pi * static_cast<double>(j) / static_cast<double>(num_iters_));
+  return min_ + 0.5 * (initial_ - min_) * (1.0 + c);
+}
+json CosineAnnealingLrScheduler::state() const {
+  return counter_state("cosine", iter_);
+}
+void CosineAnnealingLrScheduler::load_state(const json& s) {
+  iter_ = read_counter("CosineAnnealingLrScheduler::load_state", "cosine", s);
+}
+CosineAnnealingLrScheduler CosineAnnealingLrSchedulerConfig::init() const {
+  return CosineAnnealingLrScheduler(initial_lr, min_lr, num_iters, warmup_iters, warmup_initial_lr);
+}
+
+// ---- noam -----------------------------------------------------------------------------------
+
+NoamLrScheduler::NoamLrScheduler(double init_lr, std::int64_t warmup_steps, std::int64_t model_size)
+    : init_lr_(init_lr), warmup_steps_(warmup_steps), model_size_(model_size) {
+  check_rate("NoamLrScheduler", "init_lr", init_lr);
+  check_count("NoamLrScheduler", "warmup_steps", warmup_steps, 1);
+  check_count("NoamLrScheduler", "model_size", model_size, 1);
+}
+double NoamLrScheduler::step() {
+  const double s = static_cast<double>(++iter_);
+  const double a = std::pow(s, -0.5);
+  const double b = s * std::pow(static_cast<double>(warmup_steps_), -1.5);
+  return init_lr_ * std::pow(static_cast<double>(model_size_), -0.5) * std::min(a, b);
+}
+json NoamLrScheduler::state() const {
+  return counter_state("noam", iter_);
+}
+void NoamLrScheduler::load_state(const json& s) {
+  iter_ = read_counter("NoamLrScheduler::load_state", "noam", s);
+}
+NoamLrScheduler NoamLrSchedulerConfig::init() const {
+  return NoamLrScheduler(init_lr, warmup_steps, model_size);
+}
+
+// ---- composed -------------------------------------------------------------------------------
+
+ComposedLrScheduler::ComposedLrScheduler(std::vector<LrScheduler> schedulers,
+                                         SchedReduceType reduction)
+    : schedulers_(std::move(schedulers)), reduction_(reduction) {
+  if (schedulers_.empty()) fail<ValueError>("ComposedLrScheduler", "no schedulers given");
+}
+double ComposedLrScheduler::step() {
+  double acc = reduction_ == SchedReduceType::Prod ? 1.0 : 0.0;
+  for (auto& s : schedulers_) {
+    const double r = s.step();
+    acc = reduction_ == SchedReduceType::Prod ? acc * r : acc + r;
+  }
+  return acc;
+}
+json ComposedLrScheduler::state() const {
+  json children = json::array();
+  for (const auto& s : schedulers_) children.push_back(s.state());
+  return json{{"type", "composed"}, {"schedulers", children}};
+}
+void ComposedLrScheduler::load_state(const json& s) {
+  const char* op = "ComposedLrScheduler::load_state";
+  if (!s.is_object() || s.value("type", "") != "composed" || !s.contains("schedulers") ||
+      !s.at("schedulers").is_array()) {
+    fail<ValueError>(op, "state is not of a 'composed' scheduler: ", s.dump());
+  }
+  const json& children = s.at("schedulers");
+  if (children.size() != schedulers_.size()) {
+    fail<ValueError>(op, "state has ", children.size(), " schedulers, this scheduler has ",
+                     schedulers_.size());
+  }
+  // All-or-nothing: load into copies, then commit.
+  std::vector<LrScheduler> next = schedulers_;
+  for (std::size_t i = 0; i < next.size(); ++i) next[i].load_state(children[i]);
+  schedulers_ = std::move(next);
+}
+
+// ---- sequential -----------------------------------------------------------------------------
+
+SequentialLrScheduler::SequentialLrScheduler(std::vector<LrScheduler> schedulers,
+                                             std::vector<std::int64_t> milestones)
+    : schedulers_(std::move(schedulers)), milestones_(std::move(milestones)) {
+  const char* op = "SequentialLrScheduler";
+  if (schedulers_.empty()) fail<ValueError>(op, "no schedulers given");
+  if (milestones_.size() + 1 != schedulers_.size()) {
+    fail<ValueError>(op, "expected ", schedulers_.size() - 1, " milestones for ",
+                     schedulers_.size(), " schedulers, got ", milestones_.size());
+  }
+  for (std::size_t i = 0; i < milestones_.size(); ++i) {
+    const std::int64_t prev = i == 0 ? 0 : milestones_[i - 1];
+    if (milestones_[i] <= prev) {
+      fail<ValueError>(op, "milestones must be positive and strictly increasing, got ",
+                       milestones_[i], " at position ", i, " after ", prev);
+    }
+  }
+}
+double SequentialLrScheduler::step() {
+  const std::int64_t t = iter_++;
+  const auto idx = static_cast<std::size_t>(
+      std::upper_bound(milestones_.begin(), milestones_.end(), t) - milestones_.begin());
+  return schedulers_[idx].step();
+}
+json SequentialLrScheduler::state() const {
+  json children = json::array();
+  for (const auto& s : schedulers_) children.push_back(s.state());
+  return json{{"type", "sequential"}, {"iteration", iter_}, {"schedulers", children}};
+}
+void SequentialLrScheduler::load_state(const json& s) {
+  const char* op = "SequentialLrScheduler::load_state";
+  const std::int64_t iter = read_counter(op, "sequential", s);
+  if (!s.contains("schedulers") || !s.at("schedulers").is_array()) {
+    fail<ValueError>(op, "state has no 'schedulers' array: ", s.dump());
+  }
+  const json& children = s.at("schedulers");
+  if (children.size() != schedulers_.size()) {
+    fail<ValueError>(op, "state has ", children.size(), " schedulers, this scheduler has ",
+                     schedulers_.size());
+  }
+  std::vector<LrScheduler> next = schedulers_;
+  for (std::size_t i = 0; i < next.size(); ++i) next[i].load_state(children[i]);
+  schedulers_ = std::move(next);
+  iter_ = iter;
+}
+
+// ---- configs --------------------------------------------------------------------------------
+
+struct LrSchedulerConfig::Holder {
+  std::variant<ConstantLrSchedulerConfig, LinearLrSchedulerConfig, StepLrSchedulerConfig,
+               ExponentialLrSchedulerConfig, CosineAnnealingLrSchedulerConfig,
+               NoamLrSchedulerConfig, ComposedLrSchedulerConfig, SequentialLrSchedulerConfig>
+      v;
+};
+
+LrSchedulerConfig::LrSchedulerConfig(ConstantLrSchedulerConfig c)
+    : impl_(std::make_shared<Holder>(Holder{std::move(c)})) {}
+LrSchedulerConfig::LrSchedulerConfig(LinearLrSchedulerConfig c)
+    : impl_(std::make_shared<Holder>(Holder{std::move(c)})) {}
+LrSchedulerConfig::LrSchedulerConfig(StepLrSchedulerConfig c)
+    : impl_(std::make_shared<Holder>(Holder{std::move(c)})) {}
+LrSchedulerConfig::LrSchedulerConfig(ExponentialLrSchedulerConfig c)
+    : impl_(std::make_shared<Holder>(Holder{std::move(c)})) {}
+LrSchedulerConfig::LrSchedulerConfig(CosineAnnealingLrSchedulerConfig c)
+    : impl_(std::make_shared<Holder>(Holder{std::move(c)})) {}
+LrSchedulerConfig::LrSchedulerConfig(NoamLrSchedulerConfig c)
+    : impl_(std::make_shared<Holder>(Holder{std::move(c)})) {}
+LrSchedulerConfig::LrSchedulerConfig(ComposedLrSchedulerConfig c)
+    : impl_(std::make_shared<Holder>(Holder{std::move(c)})) {}
+LrSchedulerConfig::LrSchedulerConfig(SequentialLrSchedulerConfig c)
+    : impl_(std::make_shared<Holder>(Holder{std::move(c)})) {}
+
+LrScheduler LrSchedulerConfig::init() const {
+  return std::visit([](const auto& c) { return LrScheduler(c.init()); }, impl_->v);
+}
+
+namespace {
+
+template <class T>
+constexpr const char* type_tag() {
+  if constexpr (std::is_same_v<T, ConstantLrSchedulerConfig>) return "constant";
+  if constexpr (std::is_same_v<T, LinearLrSchedulerConfig>) return "linear";
+  if constexpr (std::is_same_v<T, StepLrSchedulerConfig>) return "step";
+  if constexpr (std::is_same_v<T, ExponentialLrSchedulerConfig>) return "exponential";
+  if constexpr (std::is_same_v<T, CosineAnnealingLrSchedulerConfig>) return "cosine";
+  if constexpr (std::is_same_v<T, NoamLrSchedulerConfig>) return "noam";
+  if constexpr (std::is_same_v<T, ComposedLrSchedulerConfig>) return "composed";
+  if constexpr (std::is_same_v<T, SequentialLrSchedulerConfig>) return "sequential";
+}
+
+template <class T>
+LrSchedulerConfig parse_as(const json& j) {
+  T c;
+  from_json(j, c);
+  return LrSchedulerConfig(std::move(c));
+}
+
+std::vector<LrSchedulerConfig> parse_children(const char* op, const json& j) {
+  std::vector<LrSchedulerConfig> out;
+  if (!j.contains("schedulers")) return out;
+  if (!j.at("schedulers").is_array()) fail<ValueError>(op, "'schedulers' must be an array");
+  for (const auto& c : j.at("schedulers")) out.push_back(LrSchedulerConfig::from_json(c));
+  return out;
+}
+
+}  // namespace
+
+std::string LrSchedulerConfig::type() const {
+  return std::visit(
+      [](const auto& c) -> std::string { return type_tag<std::remove_cvref_t<decltype(c)>>(); },
+      impl_->v);
+}
+
+json LrSchedulerConfig::to_json() const {
+  return std::visit(
+      [](const auto& c) {
+        json j = c;
+        j["type"] = type_tag<std::remove_cvref_t<decltype(c)>>();
+        return j;
+      },
+      impl_->v);
+}
+
+LrSchedulerConfig LrSchedulerConfig::from_json(const json& j) {
+  const char* op = "LrSchedulerConfig";
+  if (!j.is_object() || !j.contains("type") || !j.at("type").is_string()) {
+    fail<ValueError>(op, "expected an object with a string 'type', got ", j.dump());
+  }
+  const std::string t = j.at("type").get<std::string>();
+  if (t == "constant") return parse_as<ConstantLrSchedulerConfig>(j);
+  if (t == "linear") return parse_as<LinearLrSchedulerConfig>(j);
+  if (t == "step") return parse_as<StepLrSchedulerConfig>(j);
+  if (t == "exponential") return parse_as<ExponentialLrSchedulerConfig>(j);
+  if (t == "cosine") return parse_as<CosineAnnealingLrSchedulerConfig>(j);
+  if (t == "noam") return parse_as<NoamLrSchedulerConfig>(j);
+  if (t == "composed") return parse_as<ComposedLrSchedulerConfig>(j);
+  if (t == "sequential") return parse_as<SequentialLrSchedulerConfig>(j);
+  fail<ValueError>(op, "unknown scheduler type '", t,
+                   "' (expected constant, linear, step, exponential, cosine, noam, composed or "
+                   "sequential)");
+}
+
+ComposedLrScheduler ComposedLrSchedulerConfig::init() const {
+  std::vector<LrScheduler> s;
+  for (const auto& c : schedulers) s.push_back(c.init());
+  return ComposedLrScheduler(std::move(s), reduction);
+}
+
+SequentialLrScheduler SequentialLrSchedulerConfig::init() const {
+  std::vector<LrScheduler> s;
+  for (const auto& c : schedulers) s.push_back(c.init());
+  return SequentialLrScheduler(std::move(s), milestones);
+}
+
+// ---- JSON -----------------------------------------------------------------------------------
+
+void to_json(json& j, const ConstantLrSchedulerConfig& c) {
+  j = json{{"lr", c.lr}};
+}
+void from_json(const json& j, ConstantLrSchedulerConfig& c) {
+  read_field("ConstantLrSchedulerConfig", j, "lr", c.lr);
+}
+void to_json(json& j, const LinearLrSchedulerConfig& c) {
+  j = json{{"initial_lr", c.initial_lr}, {"final_lr", c.final_lr}, {"num_iters", c.num_iters}};
+}
+void from_json(const json& j, LinearLrSchedulerConfig& c) {
+  const char* op = "LinearLrSchedulerConfig";
+  read_field(op, j, "initial_lr", c.initial_lr);
+  read_field(op, j, "final_lr", c.final_lr);
+  read_field(op, j, "num_iters", c.num_iters);
+}
+void to_json(json& j, const StepLrSchedulerConfig& c) {
+  j = json{{"initial_lr", c.initial_lr}, {"step_size", c.step_size}, {"gamma", c.gamma}};
+}
+void from_json(const json& j, StepLrSchedulerConfig& c) {
+  const char* op = "StepLrSchedulerConfig";
+  read_field(op, j, "initial_lr", c.initial_lr);
+  read_field(op, j, "step_size", c.step_size);
+  read_field(op, j, "gamma", c.gamma);
+}
+void to_json(json& j, const ExponentialLrSchedulerConfig& c) {
+  j = json{{"initial_lr", c.initial_lr}, {"gamma", c.gamma}};
+}
+void from_json(const json& j, ExponentialLrSchedulerConfig& c) {
+  read_field("ExponentialLrSchedulerConfig", j, "initial_lr", c.initial_lr);
+  read_field("ExponentialLrSchedulerConfig", j, "gamma", c.gamma);
+}
+void to_json(json& j, const CosineAnnealingLrSchedulerConfig& c) {
+  j = json{{"initial_lr", c.initial_lr},
+           {"num_iters", c.num_iters},
+           {"min_lr", c.min_lr},
+           {"warmup_iters", c.warmup_iters},
+           {"warmup_initial_lr", c.warmup_initial_lr}};
+}
+void from_json(const json& j, CosineAnnealingLrSchedulerConfig& c) {
+  const char* op = "CosineAnnealingLrSchedulerConfig";
+  read_field(op, j, "initial_lr", c.initial_lr);
+  read_field(op, j, "num_iters", c.num_iters);
+  read_field(op, j, "min_lr", c.min_lr);
+  read_field(op, j, "warmup_iters", c.warmup_iters);
+  read_field(op, j, "warmup_initial_lr", c.warmup_initial_lr);
+}
+void to_json(json& j, const NoamLrSchedulerConfig& c) {
+  j = json{{"init_lr", c.init_lr}, {"warmup_steps", c.warmup_steps}, {"model_size", c.model_size}};
+}
+void from_json(const json& j, NoamLrSchedulerConfig& c) {
+  const char* op = "NoamLrSchedulerConfig";
+  read_field(op, j, "init_lr", c.init_lr);
+  read_field(op, j, "warmup_steps", c.warmup_steps);
+  read_field(op, j, "model_size", c.model_size);
+}
+void to_json(json& j, const ComposedLrSchedulerConfig& c) {
+  json children = json::array();
+  for (const auto& s : c.schedulers) children.push_back(s.to_json());
+  j = json{{"schedulers", children},
+           {"reduction", c.reduction == SchedReduceType::Prod ? "prod" : "sum"}};
+}
+void from_json(const json& j, ComposedLrSchedulerConfig& c) {
+  const char* op = "ComposedLrSchedulerConfig";
+  c.schedulers = parse_children(op, j);
+  std::string r = c.reduction == SchedReduceType::Prod ? "prod" : "sum";
+  read_field(op, j, "reduction", r);
+  if (r == "prod") {
+    c.reduction = SchedReduceType::Prod;
+  } else if (r == "sum") {
+    c.reduction = SchedReduceType::Sum;
+  } else {
+    fail<ValueError>(op, "reduction must be \"sum\" or \"prod\", got \"", r, "\"");
+  }
+}
+void to_json(json& j, const SequentialLrSchedulerConfig& c) {
+  json children = json::array();
+  for (const auto& s : c.schedulers) children.push_back(s.to_json());
+  j = json{{"schedulers", children}, {"milestones", c.milestones}};
+}
+void from_json(const json& j, SequentialLrSchedulerConfig& c) {
+  const char* op = "SequentialLrSchedulerConfig";
+  c.schedulers = parse_children(op, j);
+  read_field(op, j, "milestones", c.milestones);
+}
+
+}  // namespace ember::optim
