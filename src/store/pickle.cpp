@@ -105,9 +105,13 @@ std::string describe(const PyObject& v) {
   return "?";
 }
 
-Unpickler::Unpickler(std::span<const std::uint8_t> data, std::string op, std::string context,
-                     Hooks hooks)
-    : data_(data), op_(std::move(op)), context_(std::move(context)), hooks_(std::move(hooks)) {}
+Unpickler::Unpickler(std::span<const std::uint8_t> data, PyArena& arena, std::string op,
+                     std::string context, Hooks hooks)
+    : data_(data),
+      arena_(arena),
+      op_(std::move(op)),
+      context_(std::move(context)),
+      hooks_(std::move(hooks)) {}
 
 template <class E, class... Args>
 void Unpickler::fail(Args&&... args) const {
@@ -163,7 +167,7 @@ PyRef Unpickler::memo_get(std::uint64_t idx) {
 
 PyRef Unpickler::string(std::uint64_t n, PyKind kind) {
   auto b = take(n);
-  auto v = PyObject::make(kind);
+  auto v = arena_.make(kind);
   v->s.assign(reinterpret_cast<const char*>(b.data()), b.size());
   return v;
 }
@@ -173,25 +177,25 @@ PyRef Unpickler::make_call(const PyRef& callable, std::vector<PyRef> args) {
     if (hooks_.call) {
       if (PyRef r = hooks_.call(callable->s, args)) return r;
     }
-    auto obj = PyObject::make(PyKind::Object);
+    auto obj = arena_.make(PyKind::Object);
     obj->s = callable->s;
     obj->items = std::move(args);
     return obj;
   }
-  auto obj = PyObject::make(PyKind::Object);
+  auto obj = arena_.make(PyKind::Object);
   obj->s = "call of " + describe(*callable);
   return obj;
 }
 
 PyRef Unpickler::load() {
   auto push = [this](PyRef v) { stack_.push_back(std::move(v)); };
-  auto make_int = [](std::int64_t v) {
-    auto p = PyObject::make(PyKind::Int);
+  auto make_int = [this](std::int64_t v) {
+    auto p = arena_.make(PyKind::Int);
     p->i = v;
     return p;
   };
-  auto make_seq = [](PyKind k, std::vector<PyRef> items) {
-    auto p = PyObject::make(k);
+  auto make_seq = [this](PyKind k, std::vector<PyRef> items) {
+    auto p = arena_.make(k);
     p->items = std::move(items);
     return p;
   };
@@ -204,8 +208,8 @@ PyRef Unpickler::load() {
       if (s.size() > 4096) fail("corrupt pickle: GLOBAL name longer than 4096 bytes");
     }
   };
-  auto global = [](std::string module, const std::string& name) {
-    auto g = PyObject::make(PyKind::Global);
+  auto global = [this](std::string module, const std::string& name) {
+    auto g = arena_.make(PyKind::Global);
     g->s = std::move(module) + "." + name;
     return g;
   };
@@ -242,11 +246,11 @@ PyRef Unpickler::load() {
         push(top());
         break;
       case 'N':
-        push(PyObject::make(PyKind::None));
+        push(arena_.make(PyKind::None));
         break;
       case 0x88:
       case 0x89: {  // NEWTRUE, NEWFALSE
-        auto b = PyObject::make(PyKind::Bool);
+        auto b = arena_.make(PyKind::Bool);
         b->b = op == 0x88;
         push(b);
         break;
@@ -276,7 +280,7 @@ PyRef Unpickler::load() {
           double d = 0;
           for (std::size_t i = n; i-- > 0;) d = d * 256.0 + b[i];
           if (b[n - 1] & 0x80) d -= std::ldexp(1.0, static_cast<int>(8 * n));
-          auto f = PyObject::make(PyKind::Float);
+          auto f = arena_.make(PyKind::Float);
           f->f = d;
           push(f);
         }
@@ -286,7 +290,7 @@ PyRef Unpickler::load() {
         auto b = take(8);
         std::uint64_t u = 0;
         for (int i = 0; i < 8; ++i) u = (u << 8) | b[static_cast<std::size_t>(i)];
-        auto f = PyObject::make(PyKind::Float);
+        auto f = arena_.make(PyKind::Float);
         std::memcpy(&f->f, &u, 8);
         push(f);
         break;
@@ -320,7 +324,7 @@ PyRef Unpickler::load() {
         push(string(read_le(8), PyKind::Bytes));
         break;
       case ')':
-        push(PyObject::make(PyKind::Tuple));
+        push(arena_.make(PyKind::Tuple));
         break;
       case 't':
         push(make_seq(PyKind::Tuple, pop_mark()));
@@ -335,13 +339,13 @@ PyRef Unpickler::load() {
         break;
       }
       case ']':
-        push(PyObject::make(PyKind::List));
+        push(arena_.make(PyKind::List));
         break;
       case 'l':
         push(make_seq(PyKind::List, pop_mark()));
         break;
       case 0x8f:  // EMPTY_SET
-        push(PyObject::make(PyKind::List));
+        push(arena_.make(PyKind::List));
         break;
       case 0x91:  // FROZENSET
         push(make_seq(PyKind::List, pop_mark()));
@@ -368,12 +372,12 @@ PyRef Unpickler::load() {
         break;
       }
       case '}':
-        push(PyObject::make(PyKind::Dict));
+        push(arena_.make(PyKind::Dict));
         break;
       case 'd': {  // DICT
         auto kv = pop_mark();
         if (kv.size() % 2) fail("corrupt pickle: DICT with an odd number of items");
-        auto d = PyObject::make(PyKind::Dict);
+        auto d = arena_.make(PyKind::Dict);
         for (std::size_t k = 0; k < kv.size(); k += 2) d->set_item(kv[k], kv[k + 1]);
         push(d);
         break;

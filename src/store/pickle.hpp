@@ -29,7 +29,9 @@
 namespace ember::store::internal {
 
 struct PyObject;
-using PyRef = std::shared_ptr<PyObject>;
+/// Objects are owned by a PyArena; references between them are plain pointers, so the
+/// cycles a pickle can build (a list that contains itself) cost nothing to free.
+using PyRef = PyObject*;
 
 enum class PyKind {
   None,
@@ -76,15 +78,23 @@ struct PyObject {
   std::shared_ptr<const StorageRef> storage;
   std::shared_ptr<const TensorRef> tensor;
 
-  static PyRef make(PyKind k) {
-    auto p = std::make_shared<PyObject>();
-    p->kind = k;
-    return p;
-  }
   /// dict[key] = value (replaces an equal str/int key, as Python would).
   void set_item(PyRef key, PyRef value);
   /// The value of a str key, or nullptr.
   PyRef get(const std::string& key) const;
+};
+
+/// Owns every object of one unpickled tree.
+class PyArena {
+ public:
+  PyRef make(PyKind k) {
+    objects_.push_back(std::make_unique<PyObject>());
+    objects_.back()->kind = k;
+    return objects_.back().get();
+  }
+
+ private:
+  std::vector<std::unique_ptr<PyObject>> objects_;
 };
 
 /// "str", "dict", "torch.FloatStorage object", ... for messages.
@@ -101,7 +111,9 @@ class Unpickler {
   };
 
   /// `context` names the data in messages ("'model.pt' (data.pkl)"); `op` prefixes them.
-  Unpickler(std::span<const std::uint8_t> data, std::string op, std::string context, Hooks hooks);
+  /// Objects are created in `arena`, which must outlive the result.
+  Unpickler(std::span<const std::uint8_t> data, PyArena& arena, std::string op, std::string context,
+            Hooks hooks);
 
   /// Runs to STOP and returns the result. Throws IoError for malformed data (truncated,
   /// stack underflow, bad memo index, unknown opcode) and UnsupportedError for opcodes
@@ -121,6 +133,7 @@ class Unpickler {
   PyRef make_call(const PyRef& callable, std::vector<PyRef> args);
 
   std::span<const std::uint8_t> data_;
+  PyArena& arena_;
   std::string op_;
   std::string context_;
   Hooks hooks_;

@@ -38,6 +38,12 @@ constexpr std::array<StorageType, 10> kStorageTypes{{{"torch.DoubleStorage", DTy
                                                      {"torch.ByteStorage", DType::U8},
                                                      {"torch.BoolStorage", DType::Bool}}};
 
+// "a dict", "an int", "an argparse.Namespace object".
+std::string a(const PyObject& v) {
+  const std::string d = internal::describe(v);
+  return (std::string("aeiouAEIOU").find(d[0]) != std::string::npos ? "an " : "a ") + d;
+}
+
 // Latin-1 bytes of a UTF-8 string whose code points are all < 256 (the way protocol 2
 // pickles bytes objects: _codecs.encode(str, 'latin1')); nullopt otherwise.
 std::optional<std::string> utf8_to_latin1(const std::string& s) {
@@ -59,7 +65,7 @@ std::optional<std::string> utf8_to_latin1(const std::string& s) {
 
 class Reader {
  public:
-  Reader(const std::filesystem::path& path) : file_(path.string()), zip_(path, kOp) {}
+  explicit Reader(const std::filesystem::path& path) : file_(path.string()), zip_(path, kOp) {}
 
   template <class E = IoError, class... Args>
   [[noreturn]] void fail(Args&&... args) const {
@@ -84,7 +90,8 @@ class Reader {
     hooks.call = [this](const std::string& name, const std::vector<PyRef>& args) {
       return call(name, args);
     };
-    internal::Unpickler u(pkl, kOp, "'" + file_ + "' (" + prefix_ + "data.pkl)", std::move(hooks));
+    internal::Unpickler u(pkl, arena_, kOp, "'" + file_ + "' (" + prefix_ + "data.pkl)",
+                          std::move(hooks));
     return u.load();
   }
 
@@ -109,7 +116,7 @@ class Reader {
           } else if (k->kind == PyKind::Int) {
             flatten(val, child(std::to_string(k->i)), depth + 1, out);
           } else if (holds_tensors(val, depth + 1)) {
-            fail<UnsupportedError>("a dict at '", key, "' has a ", internal::describe(*k),
+            fail<UnsupportedError>("a dict at '", key, "' has ", a(*k),
                                    " key; only str and int keys can name tensors");
           }
         }
@@ -122,7 +129,7 @@ class Reader {
         break;
       case PyKind::Object:
       case PyKind::Storage:
-        fail<UnsupportedError>("'", key, "' holds a ", internal::describe(*v),
+        fail<UnsupportedError>("'", key, "' holds ", a(*v),
                                ", which cannot be read without running Python; read a sub-dict "
                                "with PyTorchOptions::select");
       default:
@@ -169,7 +176,7 @@ class Reader {
     const auto& it = pid->items;
     if (pid->kind != PyKind::Tuple || it.size() < 5 || it[0]->kind != PyKind::Str ||
         it[0]->s != "storage") {
-      fail("corrupt pickle: unexpected persistent id (a ", internal::describe(*pid),
+      fail("corrupt pickle: unexpected persistent id (", a(*pid),
            "; expected ('storage', type, key, location, numel))");
     }
     if (it[1]->kind != PyKind::Global ||
@@ -185,7 +192,7 @@ class Reader {
     for (const auto& t : kStorageTypes) {
       if (t.name == ref->type_name) ref->dtype = t.dtype;
     }
-    auto s = PyObject::make(PyKind::Storage);
+    auto s = arena_.make(PyKind::Storage);
     s->storage = std::move(ref);
     return s;
   }
@@ -198,7 +205,7 @@ class Reader {
 
   PyRef call(const std::string& name, const std::vector<PyRef>& args) {
     if (name == "collections.OrderedDict") {
-      auto d = PyObject::make(PyKind::Dict);
+      auto d = arena_.make(PyKind::Dict);
       if (!args.empty() && (args[0]->kind == PyKind::List || args[0]->kind == PyKind::Tuple)) {
         for (const auto& kv : args[0]->items) {
           if ((kv->kind == PyKind::Tuple || kv->kind == PyKind::List) && kv->items.size() == 2) {
@@ -218,7 +225,7 @@ class Reader {
       t->offset = args[1]->i;
       for (const auto& d : args[2]->items) t->size.push_back(d->i);
       for (const auto& d : args[3]->items) t->stride.push_back(d->i);
-      auto v = PyObject::make(PyKind::Tensor);
+      auto v = arena_.make(PyKind::Tensor);
       v->tensor = std::move(t);
       return v;
     }
@@ -235,7 +242,7 @@ class Reader {
         fail("corrupt pickle: ", name, " expects (func, type, args, state)");
       }
       if (PyRef r = call(args[0]->s, args[2]->items)) return r;
-      auto obj = PyObject::make(PyKind::Object);
+      auto obj = arena_.make(PyKind::Object);
       obj->s = args[0]->s;
       return obj;
     }
@@ -243,7 +250,7 @@ class Reader {
     if (name == "_codecs.encode" && args.size() == 2 && args[0]->kind == PyKind::Str &&
         args[1]->kind == PyKind::Str && (args[1]->s == "latin1" || args[1]->s == "latin-1")) {
       if (auto bytes = utf8_to_latin1(args[0]->s)) {
-        auto b = PyObject::make(PyKind::Bytes);
+        auto b = arena_.make(PyKind::Bytes);
         b->s = std::move(*bytes);
         return b;
       }
@@ -257,8 +264,9 @@ class Reader {
     const std::string record = prefix_ + "data/" + s.key;
     auto idx = zip_.find(record);
     if (!idx) fail("corrupt archive: the storage record '", record, "' is missing");
-    const std::uint64_t want = static_cast<std::uint64_t>(s.numel) * elem;
-    if (zip_.size(*idx) != want) {
+    std::uint64_t want = 0;
+    if (__builtin_mul_overflow(static_cast<std::uint64_t>(s.numel), elem, &want) ||
+        zip_.size(*idx) != want) {
       fail("corrupt archive: the storage record '", record, "' has ", zip_.size(*idx),
            " bytes, but ", s.numel, " elements of ", s.type_name, " need ", want);
     }
@@ -300,6 +308,11 @@ class Reader {
         fail("corrupt pickle: tensor '", key, "' of size ", shape, " is too large");
       }
     }
+    std::int64_t out_bytes = 0;
+    if (__builtin_mul_overflow(numel, static_cast<std::int64_t>(elem), &out_bytes) ||
+        out_bytes > (std::int64_t{1} << 40)) {
+      fail("corrupt pickle: tensor '", key, "' of size ", shape, " is too large");
+    }
     const auto& bytes = storage_bytes(s, elem);
     if (numel > 0 && last >= s.numel) {
       fail("corrupt pickle: tensor '", key, "' (size ", shape, ", offset ", t.offset,
@@ -334,6 +347,7 @@ class Reader {
   }
 
   std::string file_;
+  internal::PyArena arena_;
   internal::ZipReader zip_;
   std::string prefix_;
   bool big_endian_ = false;
@@ -383,7 +397,7 @@ NamedTensors read_pytorch(const std::filesystem::path& path, const PyTorchOption
       reader.fail<UnsupportedError>("the file holds a single tensor, not a dict of tensors");
     }
     if (root->kind == PyKind::Object) {
-      reader.fail<UnsupportedError>("the file holds a ", internal::describe(*root),
+      reader.fail<UnsupportedError>("the file holds ", a(*root),
                                     " (a whole pickled model?), not a dict of tensors; save "
                                     "model.state_dict() instead");
     }
@@ -408,8 +422,8 @@ NamedTensors read_pytorch(const std::filesystem::path& path, const PyTorchOption
                 "' to select; the top-level keys are: ", keys.empty() ? "(none)" : keys);
   }
   if (sub->kind != PyKind::Dict && sub->kind != PyKind::List && sub->kind != PyKind::Tuple) {
-    reader.fail<UnsupportedError>("the selected entry '", options.select, "' is a ",
-                                  internal::describe(*sub), ", not a dict of tensors");
+    reader.fail<UnsupportedError>("the selected entry '", options.select, "' is ", a(*sub),
+                                  ", not a dict of tensors");
   }
   reader.flatten(sub, "", 0, out);
   return out;

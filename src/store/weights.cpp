@@ -27,8 +27,9 @@ WeightsFormat detect_format(const std::filesystem::path& path) {
       ((head[2] == 3 && head[3] == 4) || (head[2] == 5 && head[3] == 6))) {
     return WeightsFormat::PyTorch;
   }
-  if (n >= 2 && head[0] == 0x80 && head[1] <= 5) return WeightsFormat::PyTorch;
+  // Before the pickle check: a header length of 0x0180..0x0580 also starts with 0x80.
   if (n == 9 && head[8] == '{') return WeightsFormat::Safetensors;
+  if (n >= 2 && head[0] == 0x80 && head[1] <= 5) return WeightsFormat::PyTorch;
   detail::fail<IoError>("detect_format", "'", path.string(),
                         "': unrecognised weights format (neither a safetensors file nor a "
                         "torch.save zip archive)");

@@ -41,7 +41,8 @@ struct PyTorchOptions {
 /// Throws UnsupportedError for the legacy (pre-1.6) format, TorchScript archives, pickle
 /// opcodes outside the supported set, storage classes without an Ember dtype (complex,
 /// quantized), a whole pickled nn.Module or any other unknown object inside the part
-/// being read (the class is named, with its key).
+/// being read (the class is named, with its key), a file holding a single tensor, and a
+/// `select` entry that is not a dict (or list) of tensors.
 NamedTensors read_pytorch(const std::filesystem::path& path, const PyTorchOptions& options = {});
 
 }  // namespace ember::store
