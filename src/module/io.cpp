@@ -43,27 +43,6 @@ void throw_load_error(std::vector<std::string> missing, std::vector<std::string>
   throw LoadError(os.str(), std::move(missing), std::move(unexpected), std::move(mismatched));
 }
 
-void write_text_atomic(const std::filesystem::path& path, const std::string& text) {
-  const std::filesystem::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) ember::detail::fail<IoError>("write", "cannot create ", tmp.string());
-    out << text;
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      ember::detail::fail<IoError>("write", "error writing ", tmp.string());
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    ember::detail::fail<IoError>("write", "cannot rename ", tmp.string(), " to ", path.string());
-  }
-}
-
 std::string read_text(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) ember::detail::fail<IoError>("read", "cannot open ", path.string());

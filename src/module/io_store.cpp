@@ -1,5 +1,8 @@
-// Module files through ember::store: safetensors writing, safetensors / PyTorch reading.
+// Module files through ember::store: safetensors writing, safetensors / PyTorch reading,
+// atomic config files.
+#include "ember/module/config.hpp"
 #include "ember/module/module.hpp"
+#include "ember/store/file.hpp"
 #include "ember/store/safetensors.hpp"
 #include "ember/store/weights.hpp"
 
@@ -19,6 +22,10 @@ std::map<std::string, TensorData> read_state(const std::filesystem::path& path,
   ro.select = options.select;
   ro.remap = options.remap;
   return store::read_weights(path, ro).into_map();
+}
+
+void write_text_atomic(const std::filesystem::path& path, const std::string& text) {
+  store::write_file_atomic(path, text, "save_config");
 }
 
 }  // namespace ember::nn::detail

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <vector>
 
+#include "ember/store/file.hpp"
 #include "ember/tensor/error.hpp"
 
 namespace ember::store::internal {
@@ -119,3 +120,14 @@ void AtomicFile::commit() {
 }
 
 }  // namespace ember::store::internal
+
+namespace ember::store {
+
+void write_file_atomic(const std::filesystem::path& path, std::string_view bytes,
+                       std::string_view op) {
+  internal::AtomicFile file(path, std::string(op));
+  file.write(bytes.data(), bytes.size());
+  file.commit();
+}
+
+}  // namespace ember::store
