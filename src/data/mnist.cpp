@@ -47,7 +47,8 @@ std::size_t read_bytes(gzFile f, const std::filesystem::path& path, std::uint8_t
       int code = Z_OK;
       gzerror(f, &code);
       if (code == Z_BUF_ERROR) break;  // the compressed stream ends early: a truncated file
-      idx_fail(path, "corrupt gzip data (" + gz_problem(f) + ")");
+      idx_fail(path,
+               (code == Z_ERRNO ? "read error (" : "corrupt gzip data (") + gz_problem(f) + ")");
     }
     if (got == 0) break;
     done += static_cast<std::size_t>(got);

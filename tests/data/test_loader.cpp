@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <numeric>
+#include <ranges>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -49,39 +50,37 @@ std::vector<int> flatten(const std::vector<std::vector<int>>& batches) {
   return out;
 }
 
-/// Runs `body` and fails the whole test binary (instead of hanging it) when it takes longer
-/// than `limit`.
-template <class Fn>
-void within(std::chrono::seconds limit, Fn&& body) {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool done = false;
-  std::thread watchdog([&] {
-    std::unique_lock<std::mutex> lock(mu);
-    if (!cv.wait_for(lock, limit, [&] { return done; })) {
-      std::fprintf(stderr, "test did not finish within %lld s (deadlock?)\n",
-                   static_cast<long long>(limit.count()));
-      std::_Exit(1);
-    }
-  });
-  try {
-    body();
-  } catch (...) {
+/// Every loader test runs under a watchdog: a deadlock fails the test binary (with the test's
+/// name) instead of hanging it.
+class Loader : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    name_ = std::string(info->test_suite_name()) + "." + info->name();
+    watchdog_ = std::thread([this] {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (!cv_.wait_for(lock, 120s, [&] { return done_; })) {
+        std::fprintf(stderr, "%s did not finish within 120 s (deadlock?)\n", name_.c_str());
+        std::_Exit(1);
+      }
+    });
+  }
+  void TearDown() override {
     {
-      std::lock_guard<std::mutex> lock(mu);
-      done = true;
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
     }
-    cv.notify_all();
-    watchdog.join();
-    throw;
+    cv_.notify_all();
+    watchdog_.join();
   }
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    done = true;
-  }
-  cv.notify_all();
-  watchdog.join();
-}
+
+ private:
+  std::string name_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread watchdog_;
+};
 
 /// A dataset that throws std::runtime_error (or IoError) when item `bad` is read, and counts
 /// reads; optionally sleeps per item.
@@ -111,7 +110,9 @@ class FailingDataset final : public Dataset<int> {
 
 }  // namespace
 
-TEST(DataLoader, InOrderWithoutShuffle) {
+static_assert(std::ranges::input_range<Epoch<int, std::vector<int>>>);
+
+TEST_F(Loader, InOrderWithoutShuffle) {
   auto loader = IntLoaderBuilder(identity).batch_size(4).build(range_dataset(10));
   EXPECT_EQ(loader.num_batches(), 3u);
   EXPECT_EQ(loader.num_items(), 10u);
@@ -123,7 +124,7 @@ TEST(DataLoader, InOrderWithoutShuffle) {
   EXPECT_EQ(run_epoch(loader, 3), batches);  // no shuffle: the epoch does not matter
 }
 
-TEST(DataLoader, DropLastDropsTheShortBatch) {
+TEST_F(Loader, DropLastDropsTheShortBatch) {
   auto loader =
       IntLoaderBuilder(identity).batch_size(4).drop_last().num_workers(2).build(range_dataset(10));
   EXPECT_EQ(loader.num_batches(), 2u);
@@ -136,7 +137,7 @@ TEST(DataLoader, DropLastDropsTheShortBatch) {
   EXPECT_TRUE(run_epoch(tiny, 0).empty());
 }
 
-TEST(DataLoader, ShuffleIsSeededAndDiffersPerEpoch) {
+TEST_F(Loader, ShuffleIsSeededAndDiffersPerEpoch) {
   auto ds = range_dataset(200);
   auto make = [&](std::uint64_t seed, std::size_t workers) {
     return IntLoaderBuilder(identity).batch_size(16).shuffle(seed).num_workers(workers).build(ds);
@@ -165,7 +166,7 @@ TEST(DataLoader, ShuffleIsSeededAndDiffersPerEpoch) {
   EXPECT_EQ(s1, sorted);
 }
 
-TEST(DataLoader, EveryItemExactlyOncePerEpoch) {
+TEST_F(Loader, EveryItemExactlyOncePerEpoch) {
   const int n = 103;  // prime: no batch size below divides it
   auto ds = range_dataset(n);
   for (std::size_t workers : {0, 1, 2, 3, 8}) {
@@ -226,7 +227,7 @@ std::atomic<int> TrackedBatch::live{0};
 std::atomic<int> TrackedBatch::max_live{0};
 }  // namespace
 
-TEST(DataLoader, PrefetchBoundsLiveBatches) {
+TEST_F(Loader, PrefetchBoundsLiveBatches) {
   for (std::size_t prefetch : {1, 2, 3}) {
     TrackedBatch::live = 0;
     TrackedBatch::max_live = 0;
@@ -237,13 +238,13 @@ TEST(DataLoader, PrefetchBoundsLiveBatches) {
                       .prefetch(prefetch)
                       .build(range_dataset(200));
     std::size_t count = 0;
-    within(60s, [&] {
+    {
       for (auto& batch : loader.iter(0)) {
         ASSERT_EQ(batch.items.size(), 5u);
         std::this_thread::sleep_for(2ms);  // a slow consumer: the workers fill every slot
         ++count;
       }
-    });
+    }
     EXPECT_EQ(count, 40u);
     EXPECT_EQ(TrackedBatch::live.load(), 0);
     // `prefetch` batches in flight plus the one the consumer holds, never more.
@@ -253,19 +254,19 @@ TEST(DataLoader, PrefetchBoundsLiveBatches) {
   }
 }
 
-TEST(DataLoader, WorkerErrorReachesTheCaller) {
+TEST_F(Loader, WorkerErrorReachesTheCaller) {
   for (std::size_t workers : {0, 1, 3}) {
     auto ds = std::make_shared<FailingDataset>(100, 37);
     auto loader = IntLoaderBuilder(identity).batch_size(8).num_workers(workers).build(ds);
     std::vector<std::vector<int>> got;
     std::string message;
-    within(60s, [&] {
+    {
       try {
         for (auto& batch : loader.iter(0)) got.push_back(batch);
       } catch (const std::runtime_error& e) {
         message = e.what();
       }
-    });
+    }
     EXPECT_EQ(message, "item 37 is broken") << workers << " workers";
     // Item 37 is in batch 4: batches 0..3 arrive first, in order.
     ASSERT_EQ(got.size(), 4u) << workers << " workers";
@@ -273,10 +274,10 @@ TEST(DataLoader, WorkerErrorReachesTheCaller) {
   }
 }
 
-TEST(DataLoader, WorkerErrorKeepsItsTypeAndStopsTheEpoch) {
+TEST_F(Loader, WorkerErrorKeepsItsTypeAndStopsTheEpoch) {
   auto ds = std::make_shared<FailingDataset>(64, 5, /*io_error=*/true);
   auto loader = IntLoaderBuilder(identity).batch_size(4).num_workers(2).shuffle(3).build(ds);
-  within(60s, [&] {
+  {
     auto epoch = loader.iter(2);
     std::string message;
     std::size_t delivered = 0;
@@ -292,10 +293,10 @@ TEST(DataLoader, WorkerErrorKeepsItsTypeAndStopsTheEpoch) {
     EXPECT_EQ(delivered, static_cast<std::size_t>(pos) / 4);
     // After the error the epoch is over.
     EXPECT_FALSE(epoch.next().has_value());
-  });
+  }
 }
 
-TEST(DataLoader, BatcherErrorReachesTheCaller) {
+TEST_F(Loader, BatcherErrorReachesTheCaller) {
   auto loader = IntLoaderBuilder([](std::vector<int> items) -> std::vector<int> {
                   if (items.front() == 20) {
                     ember::detail::fail<ShapeError>("batcher", "batch starting at 20");
@@ -306,7 +307,7 @@ TEST(DataLoader, BatcherErrorReachesTheCaller) {
                     .num_workers(2)
                     .build(range_dataset(50));
   std::size_t delivered = 0;
-  within(60s, [&] {
+  {
     EXPECT_THROW(
         {
           for (auto& batch : loader.iter(0)) {
@@ -315,29 +316,29 @@ TEST(DataLoader, BatcherErrorReachesTheCaller) {
           }
         },
         ShapeError);
-  });
+  }
   EXPECT_EQ(delivered, 2u);
 }
 
-TEST(DataLoader, EarlyBreakStopsWorkersWithoutHanging) {
+TEST_F(Loader, EarlyBreakStopsWorkersWithoutHanging) {
   // Slow items (1 ms each): abandoning the epoch must not wait for the rest of it.
   auto ds = std::make_shared<FailingDataset>(2000, 1u << 30, false, 1000us);
   auto loader = IntLoaderBuilder(identity).batch_size(10).num_workers(3).prefetch(3).build(ds);
-  within(60s, [&] {
+  {
     std::size_t n = 0;
     for (auto& batch : loader.iter(0)) {
       EXPECT_EQ(batch.size(), 10u);
       if (++n == 2) break;
     }
-  });
+  }
   // Batches 0..4 at most: 2 delivered and 3 in flight when the loop broke; no worker starts
   // another one after that (the whole epoch is 200 batches).
   EXPECT_LE(ds->reads.load(), 50u);
   // Abandoned before the first batch: the workers stop too.
-  within(60s, [&] { auto epoch = loader.iter(1); });
+  { auto epoch = loader.iter(1); }
 }
 
-TEST(DataLoader, ProgressCountsDeliveredItems) {
+TEST_F(Loader, ProgressCountsDeliveredItems) {
   auto loader = IntLoaderBuilder(identity).batch_size(4).num_workers(2).build(range_dataset(10));
   auto epoch = loader.iter(0);
   Progress p = epoch.progress();
@@ -360,7 +361,7 @@ TEST(DataLoader, ProgressCountsDeliveredItems) {
   EXPECT_EQ(dropped.progress().batches_total, 2u);
 }
 
-TEST(DataLoader, EmptyDatasetHasNoBatches) {
+TEST_F(Loader, EmptyDatasetHasNoBatches) {
   auto loader =
       IntLoaderBuilder(identity).batch_size(4).num_workers(2).shuffle(1).build(range_dataset(0));
   EXPECT_EQ(loader.num_batches(), 0u);
@@ -368,7 +369,7 @@ TEST(DataLoader, EmptyDatasetHasNoBatches) {
   EXPECT_DOUBLE_EQ(loader.iter(0).progress().fraction(), 1.0);
 }
 
-TEST(DataLoader, AugmentIsSeededPerEpochAndItem) {
+TEST_F(Loader, AugmentIsSeededPerEpochAndItem) {
   // The augmentation adds 1000 * (a draw in 0..99) to each item.
   auto make = [](std::size_t workers, std::uint64_t seed) {
     return IntLoaderBuilder(identity)
@@ -389,12 +390,12 @@ TEST(DataLoader, AugmentIsSeededPerEpochAndItem) {
   }
 }
 
-TEST(DataLoader, RejectsBadSettings) {
+TEST_F(Loader, RejectsBadSettings) {
   EXPECT_THROW(IntLoaderBuilder(identity).batch_size(0).build(range_dataset(3)), ValueError);
   EXPECT_THROW(IntLoaderBuilder(identity).build(DatasetPtr<int>()), ValueError);
 }
 
-TEST(DataLoader, BatchCanBeMovedOutAndEpochsRunConcurrently) {
+TEST_F(Loader, BatchCanBeMovedOutAndEpochsRunConcurrently) {
   auto loader =
       IntLoaderBuilder(identity).batch_size(3).num_workers(2).shuffle(9).build(range_dataset(30));
   auto first = loader.iter(0);

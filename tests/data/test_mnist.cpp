@@ -185,6 +185,8 @@ TEST(Idx, RejectsCorruptAndTruncatedFiles) {
   EXPECT_EQ(idx_error(dir / "zero_dim"), "[read_idx] " + base + "zero_dim: dimension 1 has size 0");
 
   EXPECT_TRUE(contains(idx_error(dir / "missing.gz"), "missing.gz: cannot open (No such file"));
+  EXPECT_TRUE(contains(idx_error(dir.path()), ": read error (Is a directory)"))
+      << idx_error(dir.path());
 
   // A gzip stream cut in the middle: the data is reported as truncated.
   Bytes noisy(5000);
