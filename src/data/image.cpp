@@ -1,5 +1,6 @@
 #include "ember/data/image.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "ember/tensor/error.hpp"
@@ -40,16 +41,17 @@ Image<T> crop_impl(const Image<T>& image, std::size_t top, std::size_t left, std
                                     image.height, ", ", image.width, "] padded by ", padding);
   }
   Image<T> out(image.channels, height, width, image.label);
+  // Output columns [x0, x1) come from the image; the others stay 0 (padding).
+  const std::size_t x0 = left < padding ? padding - left : 0;
+  const std::size_t x1 =
+      std::min(width, padding + image.width > left ? padding + image.width - left : 0);
+  if (x0 >= x1) return out;
   for (std::size_t c = 0; c < image.channels; ++c) {
     for (std::size_t y = 0; y < height; ++y) {
-      // Row in the source image (may fall in the padding).
-      const std::size_t py = top + y;
+      const std::size_t py = top + y;  // row in the padded image
       if (py < padding || py >= padding + image.height) continue;
-      for (std::size_t x = 0; x < width; ++x) {
-        const std::size_t px = left + x;
-        if (px < padding || px >= padding + image.width) continue;
-        out.at(c, y, x) = image.at(c, py - padding, px - padding);
-      }
+      const T* src = &image.at(c, py - padding, left + x0 - padding);
+      std::copy(src, src + (x1 - x0), &out.at(c, y, x0));
     }
   }
   return out;

@@ -109,6 +109,10 @@ TEST(Transforms, CropWithPaddingAndFlip) {
   EXPECT_EQ(c.pixels, (std::vector<std::uint8_t>{0, 0, 0, 0, 1, 2, 0, 4, 5}));
   EXPECT_EQ(c.label, 4);
   EXPECT_EQ(crop(im, 2, 1, 2, 2, 1).pixels, (std::vector<std::uint8_t>{4, 5, 7, 8}));
+  EXPECT_EQ(crop(im, 2, 2, 3, 3, 1).pixels, (std::vector<std::uint8_t>{5, 6, 0, 8, 9, 0, 0, 0, 0}));
+  EXPECT_EQ(crop(im, 0, 0, 1, 5, 1).pixels, (std::vector<std::uint8_t>{0, 0, 0, 0, 0}));
+  EXPECT_EQ(crop(im, 1, 0, 1, 5, 1).pixels, (std::vector<std::uint8_t>{0, 1, 2, 3, 0}));
+  EXPECT_EQ(crop(im, 1, 4, 3, 1, 1).pixels, (std::vector<std::uint8_t>{0, 0, 0}));
   EXPECT_EQ(crop(im, 1, 1, 3, 3, 1).pixels, im.pixels);  // the centre is the image
   EXPECT_EQ(crop(im, 0, 1, 1, 2).pixels, (std::vector<std::uint8_t>{2, 3}));
   EXPECT_EQ(error_of<ShapeError>([&] { crop(im, 1, 0, 3, 3); }),
