@@ -30,6 +30,8 @@ run "$T/ember_autodiff_tests"
 EMBER_DEVICE=cpu+autodiff run "$T/ember_autodiff_dispatch_tests"
 # Modules, layers, losses, optimizers, schedulers and weights I/O against PyTorch fixtures.
 run "$T/ember_nn_tests"
+# Datasets, data loader, IDX/CSV/image-folder sources, transforms (Fashion-MNIST when installed).
+run "$T/ember_data_tests"
 
 if [ "$PRESET" = "release" ]; then
   # find_package(ember) from another project, against the installed tree.
