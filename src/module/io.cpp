@@ -40,6 +40,22 @@ void throw_load_error(std::vector<std::string> missing, std::vector<std::string>
   list("missing keys", missing);
   list("unexpected keys", unexpected);
   list("mismatched", mismatched);
+  // A common prefix on the file's keys ("model.fc.weight" for "fc.weight"): say how to drop it.
+  if (!missing.empty() && !unexpected.empty()) {
+    const std::string& k = unexpected.front();
+    const auto dot = k.find('.');
+    if (dot != std::string::npos) {
+      const std::string prefix = k.substr(0, dot + 1);
+      bool all = true;
+      for (const auto& u : unexpected) all = all && u.compare(0, prefix.size(), prefix) == 0;
+      bool explains = false;
+      for (const auto& mk : missing) explains = explains || k.substr(dot + 1) == mk;
+      if (all && explains) {
+        os << "\n  hint: the file's keys start with '" << prefix
+           << "': load with LoadOptions{.select = \"" << k.substr(0, dot) << "\"}";
+      }
+    }
+  }
   throw LoadError(os.str(), std::move(missing), std::move(unexpected), std::move(mismatched));
 }
 

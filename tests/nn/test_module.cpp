@@ -397,3 +397,63 @@ TEST(Module, SaveAndLoadFilesAtomicallyAndUnchangedOnError) {
 
 }  // namespace
 }  // namespace ember::nn
+
+#include "ember/optim/optim.hpp"
+
+namespace ember::nn {
+namespace {
+
+template <Backend B = Dispatch>
+struct Stack {
+  std::vector<Linear<B>> layers;
+  double scale = 2.0;  // not listed: kept by valid() on Dispatch (same type)
+  EMBER_MODULE(layers)
+};
+
+TEST(Module, CopiesKeepIdsDeepCopyRenewsThemAndOptimizersRejectSharedIds) {
+  const Device ad = Device::cpu().autodiff();
+  auto l = LinearConfig{.d_input = 2, .d_output = 2}.init(ad);
+  Stack<> s;
+  s.layers = std::vector<Linear<>>(2, l);
+  auto x = DTensor<2>::ones({1, 2}, ad);
+  auto loss = s.layers[1].forward(s.layers[0].forward(x)).sum();
+  try {
+    optim::GradientsParams::from_grads(loss.backward(), s);
+    FAIL() << "expected ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("'layers.0.weight' and 'layers.1.weight' share one"),
+              std::string::npos)
+        << e.what();
+  }
+  s.layers[1] = l.deep_copy();
+  EXPECT_NE(s.layers[1].weight.id(), s.layers[0].weight.id());
+  EXPECT_EQ(s.layers[1].weight->to_vec<float>(), s.layers[0].weight->to_vec<float>());
+  auto loss2 = s.layers[1].forward(s.layers[0].forward(x)).sum();
+  auto g = optim::GradientsParams::from_grads(loss2.backward(), s);
+  EXPECT_EQ(g.size(), 4u);
+  auto sgd = optim::SgdConfig{}.init();
+  sgd.step(0.1, s, g);
+  // Gradients of another model: an error, not a silent no-op.
+  Stack<> other;
+  other.layers = {LinearConfig{.d_input = 2, .d_output = 2}.init(ad)};
+  EXPECT_THROW(sgd.step(0.1, other, g), ValueError);
+  s.scale = 5.0;
+  EXPECT_EQ(s.valid().scale, 5.0);
+}
+
+TEST(Module, LoadErrorHintsAtAPrefixedCheckpoint) {
+  auto fc = LinearConfig{.d_input = 2, .d_output = 2}.init<AD>();
+  StateDict sd;
+  for (auto& [k, v] : fc.state_dict()) sd.emplace_back("model." + k, v);
+  try {
+    fc.load_state_dict(sd);
+    FAIL() << "expected LoadError";
+  } catch (const LoadError& e) {
+    EXPECT_NE(std::string(e.what()).find("hint: the file's keys start with 'model.'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace ember::nn

@@ -14,14 +14,16 @@
 //   - visiting with dotted paths ("encoder.layers.0.self_attn.out_proj.weight", the names of
 //     PyTorch's state_dict), free functions nn::visit / nn::visit_mut / nn::visit_modules;
 //   - member functions num_params(), valid(), to_device(d), fork(d), no_grad(),
-//     freeze(pattern), unfreeze(pattern), train(on), eval(), is_training(), state_dict(),
+//     deep_copy(), freeze(pattern), unfreeze(pattern), train(on), eval(), is_training(),
+//     state_dict(),
 //     load_state_dict(tensors, options), save(path, metadata), load(path, options).
-// A field that EMBER_MODULE does not list is default-initialised by valid() and ignored by
-// everything else.
+// A field that EMBER_MODULE does not list is ignored by everything (not moved, saved or
+// trained) and default-initialised by valid() across backends (Autodiff<Cpu> -> Cpu).
+// EMBER_MODULE needs namespace or class scope (not a struct local to a function).
 //
 // Copying a module copies its settings and tensor handles: tensors are immutable values, so a
 // copy shares nothing mutable (an optimizer step on one replaces that copy's tensors only).
-// Params keep their ids in copies.
+// Params keep their ids in copies (Burn's clone); deep_copy() gives new ids.
 #pragma once
 
 #include <cstdint>
@@ -329,7 +331,14 @@ auto valid(const M& m) {
   } else {
     using Inner = typename B::InnerBackend;
     using Out = typename detail::Rebind<M, Inner>::type;
-    Out out{};
+    // Same type (Dispatch): start from a copy, so fields EMBER_MODULE does not list keep
+    // their values; across backends they are default-initialised.
+    Out out = [&]() -> Out {
+      if constexpr (std::is_same_v<Out, M>)
+        return m;
+      else
+        return Out{};
+    }();
     auto f = [](const std::string&, const auto& src, auto& dst) {
       using L = std::remove_cvref_t<decltype(src)>;
       using DL = std::remove_cvref_t<decltype(dst)>;
@@ -359,6 +368,37 @@ M to_device(const M& m, const Dev& device) {
 template <class M, class Dev>
 M fork(const M& m, const Dev& device) {
   return to_device(m, device);
+}
+
+/// A copy whose Params have new ids: an independent set of parameters for optimizers
+/// (PyTorch's copy.deepcopy). A plain copy (`M b = a;`) keeps the ids, as Burn's clone: use
+/// deep_copy to build several layers from one (`std::vector<Linear<>>(3, layer)` would give
+/// three layers sharing ids, which optimizers reject).
+template <class M>
+M deep_copy(const M& m) {
+  M out = m;
+  visit_mut(out, [](const std::string&, auto& leaf) {
+    if constexpr (is_param_v<std::remove_cvref_t<decltype(leaf)>>) leaf.renew_id();
+  });
+  return out;
+}
+
+/// Throws ValueError naming both paths when two Params of `m` share a ParamId (copies of one
+/// layer; see deep_copy). Optimizers call it: shared ids would mix their state.
+template <class M>
+void check_unique_ids(const M& m, std::string_view op) {
+  std::map<ParamId, std::string> seen;
+  visit(m, [&](const std::string& path, const auto& leaf) {
+    if constexpr (is_param_v<std::remove_cvref_t<decltype(leaf)>>) {
+      auto [it, fresh] = seen.emplace(leaf.id(), path);
+      if (!fresh) {
+        ember::detail::fail<ValueError>(
+            op, "parameters '", it->second, "' and '", path,
+            "' share one ParamId: a copy of a module keeps its parameters' ids; build each "
+            "layer with its config's init(), or copy it with nn::deep_copy() for new ids");
+      }
+    }
+  });
 }
 
 /// A copy with every Param frozen (require_grad false): gradients are not computed for them
@@ -537,6 +577,10 @@ LoadReport load(M& m, const std::filesystem::path& path, const LoadOptions& opti
   template <class Dev_>                                                                         \
   auto fork(const Dev_& device) const {                                                         \
     return ::ember::nn::fork(*this, device);                                                    \
+  }                                                                                             \
+  /** A copy whose Params have new ids (nn::deep_copy; PyTorch's deepcopy). */                  \
+  auto deep_copy() const {                                                                      \
+    return ::ember::nn::deep_copy(*this);                                                       \
   }                                                                                             \
   /** A copy with every Param frozen (nn::no_grad). */                                          \
   auto no_grad() const {                                                                        \

@@ -99,7 +99,12 @@ class Param {
 
   /// The tensor. Throws ValueError if the Param is empty.
   const T& val() const {
-    if (!value_) ember::detail::fail<ValueError>("Param", "empty parameter (never initialised)");
+    if (!value_) {
+      ember::detail::fail<ValueError>(
+          "Param",
+          "empty parameter (never initialised): build the layer with its config's "
+          "init(device), or set() the Param");
+    }
     return *value_;
   }
   const T& operator*() const { return val(); }
@@ -110,6 +115,8 @@ class Param {
   void set(T value) { value_ = detail::as_leaf(std::move(value), require_grad_); }
 
   ParamId id() const { return id_; }
+  /// Gives the Param a new id (an independent parameter for optimizers; see nn::deep_copy).
+  void renew_id() { id_ = ParamId::next(); }
   /// Whether optimizers update it and backward computes its gradient.
   bool require_grad() const { return require_grad_; }
   /// Freezes (false) or unfreezes (true) the Param; the value is re-tracked accordingly.

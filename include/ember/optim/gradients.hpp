@@ -80,6 +80,7 @@ class GradientsParams {
   /// loss, frozen) are left out. `grads` is not modified.
   template <class G, class M>
   static GradientsParams from_grads(const G& grads, const M& model) {
+    nn::check_unique_ids(model, "GradientsParams::from_grads");
     GradientsParams out;
     nn::visit(model, [&](const std::string&, const auto& leaf) {
       if constexpr (detail::is_float_param<decltype(leaf)>()) {

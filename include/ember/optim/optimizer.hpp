@@ -118,7 +118,9 @@ class Optimizer {
       ember::detail::fail<ValueError>(std::string(Derived::kName) + ".step",
                                       "learning rate must be finite and >= 0, got ", lr);
     }
+    nn::check_unique_ids(model, std::string(Derived::kName) + ".step");
     const double coef = check_and_global_coef(model, grads);
+    std::size_t used = 0;
     nn::visit_mut(model, [&](const std::string& path, auto& leaf) {
       if constexpr (detail::is_float_param<decltype(leaf)>()) {
         using T = detail::LeafTensor<decltype(leaf)>;
@@ -126,6 +128,7 @@ class Optimizer {
         if (!leaf.has_value() || !leaf.require_grad()) return;
         auto g = grads.get_flat<I>(leaf.id());
         if (!g) return;
+        ++used;
         const T& value = leaf.val();
         const Shape shape = value.shape();
         auto p = detail::to_inner(value).reshape({shape.numel()});
@@ -137,6 +140,12 @@ class Optimizer {
             next.template reshape<T::rank>(shape), value));
       }
     });
+    if (used == 0 && grads.size() > 0) {
+      ember::detail::fail<ValueError>(std::string(Derived::kName) + ".step", "none of the ",
+                                      grads.size(),
+                                      " gradients belongs to a parameter of this model (were "
+                                      "they taken from another model?)");
+    }
   }
 
   /// The state of every parameter of `model` that has state, keyed by path (see
