@@ -6,7 +6,6 @@
 #include <numbers>
 
 #include "ember/tensor/error.hpp"
-#include "json_util.hpp"
 
 namespace ember::optim {
 
@@ -395,61 +394,6 @@ SequentialLrScheduler SequentialLrSchedulerConfig::init() const {
 
 // ---- JSON -----------------------------------------------------------------------------------
 
-void to_json(json& j, const ConstantLrSchedulerConfig& c) {
-  j = json{{"lr", c.lr}};
-}
-void from_json(const json& j, ConstantLrSchedulerConfig& c) {
-  read_field("ConstantLrSchedulerConfig", j, "lr", c.lr);
-}
-void to_json(json& j, const LinearLrSchedulerConfig& c) {
-  j = json{{"initial_lr", c.initial_lr}, {"final_lr", c.final_lr}, {"num_iters", c.num_iters}};
-}
-void from_json(const json& j, LinearLrSchedulerConfig& c) {
-  const char* op = "LinearLrSchedulerConfig";
-  read_field(op, j, "initial_lr", c.initial_lr);
-  read_field(op, j, "final_lr", c.final_lr);
-  read_field(op, j, "num_iters", c.num_iters);
-}
-void to_json(json& j, const StepLrSchedulerConfig& c) {
-  j = json{{"initial_lr", c.initial_lr}, {"step_size", c.step_size}, {"gamma", c.gamma}};
-}
-void from_json(const json& j, StepLrSchedulerConfig& c) {
-  const char* op = "StepLrSchedulerConfig";
-  read_field(op, j, "initial_lr", c.initial_lr);
-  read_field(op, j, "step_size", c.step_size);
-  read_field(op, j, "gamma", c.gamma);
-}
-void to_json(json& j, const ExponentialLrSchedulerConfig& c) {
-  j = json{{"initial_lr", c.initial_lr}, {"gamma", c.gamma}};
-}
-void from_json(const json& j, ExponentialLrSchedulerConfig& c) {
-  read_field("ExponentialLrSchedulerConfig", j, "initial_lr", c.initial_lr);
-  read_field("ExponentialLrSchedulerConfig", j, "gamma", c.gamma);
-}
-void to_json(json& j, const CosineAnnealingLrSchedulerConfig& c) {
-  j = json{{"initial_lr", c.initial_lr},
-           {"num_iters", c.num_iters},
-           {"min_lr", c.min_lr},
-           {"warmup_iters", c.warmup_iters},
-           {"warmup_initial_lr", c.warmup_initial_lr}};
-}
-void from_json(const json& j, CosineAnnealingLrSchedulerConfig& c) {
-  const char* op = "CosineAnnealingLrSchedulerConfig";
-  read_field(op, j, "initial_lr", c.initial_lr);
-  read_field(op, j, "num_iters", c.num_iters);
-  read_field(op, j, "min_lr", c.min_lr);
-  read_field(op, j, "warmup_iters", c.warmup_iters);
-  read_field(op, j, "warmup_initial_lr", c.warmup_initial_lr);
-}
-void to_json(json& j, const NoamLrSchedulerConfig& c) {
-  j = json{{"init_lr", c.init_lr}, {"warmup_steps", c.warmup_steps}, {"model_size", c.model_size}};
-}
-void from_json(const json& j, NoamLrSchedulerConfig& c) {
-  const char* op = "NoamLrSchedulerConfig";
-  read_field(op, j, "init_lr", c.init_lr);
-  read_field(op, j, "warmup_steps", c.warmup_steps);
-  read_field(op, j, "model_size", c.model_size);
-}
 void to_json(json& j, const ComposedLrSchedulerConfig& c) {
   json children = json::array();
   for (const auto& s : c.schedulers) children.push_back(s.to_json());
@@ -458,9 +402,10 @@ void to_json(json& j, const ComposedLrSchedulerConfig& c) {
 }
 void from_json(const json& j, ComposedLrSchedulerConfig& c) {
   const char* op = "ComposedLrSchedulerConfig";
+  nn::detail::check_config_object(j, op);
   c.schedulers = parse_children(op, j);
   std::string r = c.reduction == SchedReduceType::Prod ? "prod" : "sum";
-  read_field(op, j, "reduction", r);
+  nn::detail::read_config_field(j, op, "reduction", r);
   if (r == "prod") {
     c.reduction = SchedReduceType::Prod;
   } else if (r == "sum") {
@@ -476,8 +421,9 @@ void to_json(json& j, const SequentialLrSchedulerConfig& c) {
 }
 void from_json(const json& j, SequentialLrSchedulerConfig& c) {
   const char* op = "SequentialLrSchedulerConfig";
+  nn::detail::check_config_object(j, op);
   c.schedulers = parse_children(op, j);
-  read_field(op, j, "milestones", c.milestones);
+  nn::detail::read_config_field(j, op, "milestones", c.milestones);
 }
 
 }  // namespace ember::optim
