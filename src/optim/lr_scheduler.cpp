@@ -41,6 +41,18 @@ std::int64_t read_counter(const char* op, const char* type, const json& state) {
   return it->get<std::int64_t>();
 }
 
+/// Loads one state per child of a composed / sequential scheduler, all or nothing (into
+/// copies, then commits). ValueError when the counts differ.
+void load_children(const char* op, std::vector<LrScheduler>& schedulers, const json& children) {
+  if (children.size() != schedulers.size()) {
+    fail<ValueError>(op, "state has ", children.size(), " schedulers, this scheduler has ",
+                     schedulers.size());
+  }
+  std::vector<LrScheduler> next = schedulers;
+  for (std::size_t i = 0; i < next.size(); ++i) next[i].load_state(children[i]);
+  schedulers = std::move(next);
+}
+
 }  // namespace
 
 // ---- constant -------------------------------------------------------------------------------
@@ -226,15 +238,7 @@ void ComposedLrScheduler::load_state(const json& s) {
       !s.at("schedulers").is_array()) {
     fail<ValueError>(op, "state is not of a 'composed' scheduler: ", s.dump());
   }
-  const json& children = s.at("schedulers");
-  if (children.size() != schedulers_.size()) {
-    fail<ValueError>(op, "state has ", children.size(), " schedulers, this scheduler has ",
-                     schedulers_.size());
-  }
-  // All-or-nothing: load into copies, then commit.
-  std::vector<LrScheduler> next = schedulers_;
-  for (std::size_t i = 0; i < next.size(); ++i) next[i].load_state(children[i]);
-  schedulers_ = std::move(next);
+  load_children(op, schedulers_, s.at("schedulers"));
 }
 
 // ---- sequential -----------------------------------------------------------------------------
@@ -273,14 +277,7 @@ void SequentialLrScheduler::load_state(const json& s) {
   if (!s.contains("schedulers") || !s.at("schedulers").is_array()) {
     fail<ValueError>(op, "state has no 'schedulers' array: ", s.dump());
   }
-  const json& children = s.at("schedulers");
-  if (children.size() != schedulers_.size()) {
-    fail<ValueError>(op, "state has ", children.size(), " schedulers, this scheduler has ",
-                     schedulers_.size());
-  }
-  std::vector<LrScheduler> next = schedulers_;
-  for (std::size_t i = 0; i < next.size(); ++i) next[i].load_state(children[i]);
-  schedulers_ = std::move(next);
+  load_children(op, schedulers_, s.at("schedulers"));
   iter_ = iter;
 }
 
