@@ -102,4 +102,15 @@ struct Inputs {
   }
 };
 
+/// Loads m's parameters from the case (check_and_load_params), then checks m.forward(x),
+/// x the case's rank-D input "x", and its gradients (Inputs::check).
+template <std::size_t D, class On, class M>
+void check_module_case(const FixtureCase& c, M& m) {
+  check_and_load_params(c, m, On::device());
+  if (::testing::Test::HasFatalFailure()) return;
+  Inputs<typename On::B> in{c, On::device(), {}};
+  auto x = in.template leaf<D>("x");
+  in.check(m, m.forward(x));
+}
+
 }  // namespace ember::test::layer_conv
