@@ -1,4 +1,4 @@
-// Shared optimizer options: validation and JSON.
+// Shared optimizer options: validation, and the JSON of gradient clipping.
 #include "ember/optim/config.hpp"
 
 #include <cmath>
@@ -6,7 +6,6 @@
 #include <regex>
 
 #include "ember/optim/optimizer.hpp"
-#include "json_util.hpp"
 
 namespace ember::optim {
 
@@ -65,22 +64,6 @@ void ParamGroupConfig::validate() const {
   }
 }
 
-void to_json(json& j, const WeightDecayConfig& c) {
-  j = json{{"penalty", c.penalty}};
-}
-void from_json(const json& j, WeightDecayConfig& c) {
-  read_field("WeightDecayConfig", j, "penalty", c.penalty);
-}
-
-void to_json(json& j, const MomentumConfig& c) {
-  j = json{{"momentum", c.momentum}, {"dampening", c.dampening}, {"nesterov", c.nesterov}};
-}
-void from_json(const json& j, MomentumConfig& c) {
-  read_field("MomentumConfig", j, "momentum", c.momentum);
-  read_field("MomentumConfig", j, "dampening", c.dampening);
-  read_field("MomentumConfig", j, "nesterov", c.nesterov);
-}
-
 void to_json(json& j, const GradientClippingConfig& c) {
   using K = GradientClippingConfig::Kind;
   switch (c.kind) {
@@ -106,38 +89,27 @@ void to_json(json& j, const GradientClippingConfig& c) {
 void from_json(const json& j, GradientClippingConfig& c) {
   const char* op = "GradientClippingConfig";
   using K = GradientClippingConfig::Kind;
+  using nn::detail::read_config_field;
+  nn::detail::check_config_object(j, op);
   std::string type = "norm";
-  read_field(op, j, "type", type);
+  read_config_field(j, op, "type", type);
   if (type == "value") {
     c.kind = K::Value;
-    read_field(op, j, "threshold", c.threshold);
+    read_config_field(j, op, "threshold", c.threshold);
   } else if (type == "norm" || type == "global_norm") {
     c.kind = type == "norm" ? K::Norm : K::GlobalNorm;
-    read_field(op, j, "max_norm", c.threshold);
-    read_field(op, j, "error_if_nonfinite", c.error_if_nonfinite);
+    read_config_field(j, op, "max_norm", c.threshold);
+    read_config_field(j, op, "error_if_nonfinite", c.error_if_nonfinite);
     const auto it = j.find("norm_type");
     if (it != j.end() && it->is_string()) {
       if (*it != "inf") fail<ValueError>(op, "norm_type must be a number or \"inf\", got ", *it);
       c.norm_type = std::numeric_limits<double>::infinity();
     } else {
-      read_field(op, j, "norm_type", c.norm_type);
+      read_config_field(j, op, "norm_type", c.norm_type);
     }
   } else {
     fail<ValueError>(op, "type must be \"value\", \"norm\" or \"global_norm\", got \"", type, "\"");
   }
-}
-
-void to_json(json& j, const ParamGroupConfig& c) {
-  j = json{{"pattern", c.pattern}, {"lr_scale", c.lr_scale}};
-  write_optional(j, "lr", c.lr);
-  write_optional(j, "weight_decay", c.weight_decay);
-}
-void from_json(const json& j, ParamGroupConfig& c) {
-  const char* op = "ParamGroupConfig";
-  read_field(op, j, "pattern", c.pattern);
-  read_optional(op, j, "lr", c.lr);
-  read_field(op, j, "lr_scale", c.lr_scale);
-  read_optional(op, j, "weight_decay", c.weight_decay);
 }
 
 }  // namespace ember::optim

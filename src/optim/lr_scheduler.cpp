@@ -6,7 +6,6 @@
 #include <numbers>
 
 #include "ember/tensor/error.hpp"
-#include "json_util.hpp"
 
 namespace ember::optim {
 
@@ -40,6 +39,18 @@ std::int64_t read_counter(const char* op, const char* type, const json& state) {
     fail<ValueError>(op, "state has no valid 'iteration' counter: ", state.dump());
   }
   return it->get<std::int64_t>();
+}
+
+/// Loads one state per child of a composed / sequential scheduler, all or nothing (into
+/// copies, then commits). ValueError when the counts differ.
+void load_children(const char* op, std::vector<LrScheduler>& schedulers, const json& children) {
+  if (children.size() != schedulers.size()) {
+    fail<ValueError>(op, "state has ", children.size(), " schedulers, this scheduler has ",
+                     schedulers.size());
+  }
+  std::vector<LrScheduler> next = schedulers;
+  for (std::size_t i = 0; i < next.size(); ++i) next[i].load_state(children[i]);
+  schedulers = std::move(next);
 }
 
 }  // namespace
@@ -227,15 +238,7 @@ void ComposedLrScheduler::load_state(const json& s) {
       !s.at("schedulers").is_array()) {
     fail<ValueError>(op, "state is not of a 'composed' scheduler: ", s.dump());
   }
-  const json& children = s.at("schedulers");
-  if (children.size() != schedulers_.size()) {
-    fail<ValueError>(op, "state has ", children.size(), " schedulers, this scheduler has ",
-                     schedulers_.size());
-  }
-  // All-or-nothing: load into copies, then commit.
-  std::vector<LrScheduler> next = schedulers_;
-  for (std::size_t i = 0; i < next.size(); ++i) next[i].load_state(children[i]);
-  schedulers_ = std::move(next);
+  load_children(op, schedulers_, s.at("schedulers"));
 }
 
 // ---- sequential -----------------------------------------------------------------------------
@@ -274,14 +277,7 @@ void SequentialLrScheduler::load_state(const json& s) {
   if (!s.contains("schedulers") || !s.at("schedulers").is_array()) {
     fail<ValueError>(op, "state has no 'schedulers' array: ", s.dump());
   }
-  const json& children = s.at("schedulers");
-  if (children.size() != schedulers_.size()) {
-    fail<ValueError>(op, "state has ", children.size(), " schedulers, this scheduler has ",
-                     schedulers_.size());
-  }
-  std::vector<LrScheduler> next = schedulers_;
-  for (std::size_t i = 0; i < next.size(); ++i) next[i].load_state(children[i]);
-  schedulers_ = std::move(next);
+  load_children(op, schedulers_, s.at("schedulers"));
   iter_ = iter;
 }
 
@@ -395,61 +391,6 @@ SequentialLrScheduler SequentialLrSchedulerConfig::init() const {
 
 // ---- JSON -----------------------------------------------------------------------------------
 
-void to_json(json& j, const ConstantLrSchedulerConfig& c) {
-  j = json{{"lr", c.lr}};
-}
-void from_json(const json& j, ConstantLrSchedulerConfig& c) {
-  read_field("ConstantLrSchedulerConfig", j, "lr", c.lr);
-}
-void to_json(json& j, const LinearLrSchedulerConfig& c) {
-  j = json{{"initial_lr", c.initial_lr}, {"final_lr", c.final_lr}, {"num_iters", c.num_iters}};
-}
-void from_json(const json& j, LinearLrSchedulerConfig& c) {
-  const char* op = "LinearLrSchedulerConfig";
-  read_field(op, j, "initial_lr", c.initial_lr);
-  read_field(op, j, "final_lr", c.final_lr);
-  read_field(op, j, "num_iters", c.num_iters);
-}
-void to_json(json& j, const StepLrSchedulerConfig& c) {
-  j = json{{"initial_lr", c.initial_lr}, {"step_size", c.step_size}, {"gamma", c.gamma}};
-}
-void from_json(const json& j, StepLrSchedulerConfig& c) {
-  const char* op = "StepLrSchedulerConfig";
-  read_field(op, j, "initial_lr", c.initial_lr);
-  read_field(op, j, "step_size", c.step_size);
-  read_field(op, j, "gamma", c.gamma);
-}
-void to_json(json& j, const ExponentialLrSchedulerConfig& c) {
-  j = json{{"initial_lr", c.initial_lr}, {"gamma", c.gamma}};
-}
-void from_json(const json& j, ExponentialLrSchedulerConfig& c) {
-  read_field("ExponentialLrSchedulerConfig", j, "initial_lr", c.initial_lr);
-  read_field("ExponentialLrSchedulerConfig", j, "gamma", c.gamma);
-}
-void to_json(json& j, const CosineAnnealingLrSchedulerConfig& c) {
-  j = json{{"initial_lr", c.initial_lr},
-           {"num_iters", c.num_iters},
-           {"min_lr", c.min_lr},
-           {"warmup_iters", c.warmup_iters},
-           {"warmup_initial_lr", c.warmup_initial_lr}};
-}
-void from_json(const json& j, CosineAnnealingLrSchedulerConfig& c) {
-  const char* op = "CosineAnnealingLrSchedulerConfig";
-  read_field(op, j, "initial_lr", c.initial_lr);
-  read_field(op, j, "num_iters", c.num_iters);
-  read_field(op, j, "min_lr", c.min_lr);
-  read_field(op, j, "warmup_iters", c.warmup_iters);
-  read_field(op, j, "warmup_initial_lr", c.warmup_initial_lr);
-}
-void to_json(json& j, const NoamLrSchedulerConfig& c) {
-  j = json{{"init_lr", c.init_lr}, {"warmup_steps", c.warmup_steps}, {"model_size", c.model_size}};
-}
-void from_json(const json& j, NoamLrSchedulerConfig& c) {
-  const char* op = "NoamLrSchedulerConfig";
-  read_field(op, j, "init_lr", c.init_lr);
-  read_field(op, j, "warmup_steps", c.warmup_steps);
-  read_field(op, j, "model_size", c.model_size);
-}
 void to_json(json& j, const ComposedLrSchedulerConfig& c) {
   json children = json::array();
   for (const auto& s : c.schedulers) children.push_back(s.to_json());
@@ -458,9 +399,10 @@ void to_json(json& j, const ComposedLrSchedulerConfig& c) {
 }
 void from_json(const json& j, ComposedLrSchedulerConfig& c) {
   const char* op = "ComposedLrSchedulerConfig";
+  nn::detail::check_config_object(j, op);
   c.schedulers = parse_children(op, j);
   std::string r = c.reduction == SchedReduceType::Prod ? "prod" : "sum";
-  read_field(op, j, "reduction", r);
+  nn::detail::read_config_field(j, op, "reduction", r);
   if (r == "prod") {
     c.reduction = SchedReduceType::Prod;
   } else if (r == "sum") {
@@ -476,8 +418,9 @@ void to_json(json& j, const SequentialLrSchedulerConfig& c) {
 }
 void from_json(const json& j, SequentialLrSchedulerConfig& c) {
   const char* op = "SequentialLrSchedulerConfig";
+  nn::detail::check_config_object(j, op);
   c.schedulers = parse_children(op, j);
-  read_field(op, j, "milestones", c.milestones);
+  nn::detail::read_config_field(j, op, "milestones", c.milestones);
 }
 
 }  // namespace ember::optim

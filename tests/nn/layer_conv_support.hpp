@@ -10,8 +10,6 @@
 
 #include <gtest/gtest.h>
 
-#include <functional>
-#include <map>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -22,6 +20,7 @@
 #include "ember/dispatch/dispatch.hpp"
 #include "ember/module/module.hpp"
 #include "fixtures.hpp"
+#include "nn_test_util.hpp"
 
 namespace ember::test::layer_conv {
 
@@ -85,16 +84,12 @@ template <class B>
 struct Inputs {
   const FixtureCase& c;
   typename B::Device device;
-  std::map<std::string, std::function<std::optional<TensorData>(const GradsOf<B>&)>> grad;
+  FixtureGrads<B> grads;
 
   template <std::size_t D>
   Tensor<B, D> leaf(const std::string& key) {
     auto t = Tensor<B, D>::from_data(c.tensor(key), device).require_grad();
-    grad[key] = [t](const GradsOf<B>& g) -> std::optional<TensorData> {
-      auto r = t.grad(g);
-      if (!r) return std::nullopt;
-      return r->into_data();
-    };
+    grads.add(key, t);
     return t;
   }
 
@@ -102,22 +97,20 @@ struct Inputs {
   /// every input and Param listed in the case's "grads".
   template <std::size_t E, class M>
   void check(const M& m, const Tensor<B, E>& out) {
-    expect_approx(out.into_data(), c.tensor("out"), kTol);
-    auto grads = (out * Tensor<B, E>::from_data(c.tensor("w"), device)).sum().backward();
-    std::map<std::string, std::optional<TensorData>> got;
-    for (const auto& [k, f] : grad) got[k] = f(grads);
-    nn::visit(m, [&](const std::string& path, const auto& leaf) {
-      auto g = leaf.val().grad(grads);
-      got[path] = g ? std::optional<TensorData>(g->into_data()) : std::nullopt;
-    });
-    for (const auto& name : c.at("grads")) {
-      const std::string k = name.get<std::string>();
-      SCOPED_TRACE("gradient of " + k);
-      ASSERT_TRUE(got.count(k)) << "the test does not differentiate " << k;
-      ASSERT_TRUE(got.at(k).has_value()) << "no gradient";
-      expect_approx(*got.at(k), c.tensor("grad_" + k), kTol);
-    }
+    nn::visit(m, [&](const std::string& path, const auto& leaf) { grads.add(path, leaf.val()); });
+    grads.check(c, out, Tensor<B, E>::from_data(c.tensor("w"), device), kTol);
   }
 };
+
+/// Loads m's parameters from the case (check_and_load_params), then checks m.forward(x),
+/// x the case's rank-D input "x", and its gradients (Inputs::check).
+template <std::size_t D, class On, class M>
+void check_module_case(const FixtureCase& c, M& m) {
+  check_and_load_params(c, m, On::device());
+  if (::testing::Test::HasFatalFailure()) return;
+  Inputs<typename On::B> in{c, On::device(), {}};
+  auto x = in.template leaf<D>("x");
+  in.check(m, m.forward(x));
+}
 
 }  // namespace ember::test::layer_conv

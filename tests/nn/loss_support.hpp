@@ -9,8 +9,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <functional>
-#include <map>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -22,6 +20,7 @@
 #include "ember/nn/loss.hpp"
 #include "ember/tensor/tensor.hpp"
 #include "fixtures.hpp"
+#include "nn_test_util.hpp"
 
 namespace ember::test {
 
@@ -42,22 +41,6 @@ typename B::Device loss_device() {
     return {};
 }
 
-/// Deterministic values in [lo, hi) (splitmix64), as f64 data of `shape`.
-inline TensorData loss_random_data(const Shape& shape, std::uint64_t seed, double lo = -1.0,
-                                   double hi = 1.0) {
-  std::vector<double> v(static_cast<std::size_t>(shape.numel()));
-  std::uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
-  for (auto& x : v) {
-    s += 0x9E3779B97F4A7C15ull;
-    std::uint64_t z = s;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    x = lo + (hi - lo) * static_cast<double>(z >> 11) / 9007199254740992.0;
-  }
-  return TensorData(std::move(v), shape);
-}
-
 /// Calls f(std::integral_constant<std::size_t, R>{}) for the R in Ranks equal to `rank`;
 /// fails the test for another rank.
 template <std::size_t... Ranks, class F>
@@ -70,11 +53,10 @@ void with_rank(std::size_t rank, F&& f) {
 /// One fixture case on backend B: builds its tensors and checks an output against torch's.
 template <class B>
 struct LossCase {
-  using Grads = typename B::Gradients;
   explicit LossCase(const FixtureCase& fc) : c(fc) {}
   const FixtureCase& c;
   typename B::Device dev = loss_device<B>();
-  std::map<std::string, std::function<std::optional<TensorData>(const Grads&)>> grad_of;
+  FixtureGrads<B> grads;
 
   std::size_t rank(const std::string& key) const { return c.tensor(key).shape().rank(); }
   std::string str(const std::string& key) const { return c.param<std::string>(key); }
@@ -90,11 +72,7 @@ struct LossCase {
     for (const auto& g : c.at("grads")) differentiated = differentiated || g == key;
     if (!differentiated) return t;
     t = t.require_grad();
-    grad_of[key] = [t](const Grads& g) -> std::optional<TensorData> {
-      auto r = t.grad(g);
-      if (!r) return std::nullopt;
-      return r->into_data();
-    };
+    grads.add(key, t);
     return t;
   }
   template <std::size_t D, class K = Float>
@@ -115,18 +93,7 @@ struct LossCase {
       Shape expect(c.at("out_shape").template get<std::vector<std::int64_t>>());
       EXPECT_EQ(out.shape(), expect) << "unreduced output shape";
     }
-    auto flat = out.template reshape<1>(Shape{out.numel()});
-    expect_approx(flat.into_data(), c.tensor("out"), kLossTol);
-    if (c.at("grads").empty()) return;
-    auto grads = flat.mul(constant<1>("w")).sum().backward();
-    for (const auto& name : c.at("grads")) {
-      const std::string k = name.template get<std::string>();
-      SCOPED_TRACE("gradient wrt " + k);
-      ASSERT_TRUE(grad_of.count(k)) << "the test does not differentiate " << k;
-      auto g = grad_of.at(k)(grads);
-      ASSERT_TRUE(g.has_value()) << "no gradient";
-      expect_approx(*g, c.tensor("grad_" + k), kLossTol);
-    }
+    grads.check(c, out.template reshape<1>(Shape{out.numel()}), constant<1>("w"), kLossTol);
   }
 
   /// Checks a loss whose reduction comes from the case: for "none" the unreduced form

@@ -10,7 +10,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -21,6 +20,7 @@
 #include "ember/module/module.hpp"
 #include "ember/tensor/tensor.hpp"
 #include "fixtures.hpp"
+#include "nn_test_util.hpp"
 
 namespace ember::test::norm {
 
@@ -96,20 +96,13 @@ void with_rank(std::size_t r, F&& f) {
   }
 }
 
-/// The differentiated tensors of one forward, by fixture name, and the comparison of their
-/// gradients with the fixture's.
+/// The differentiated tensors of one forward (FixtureGrads, which also takes Params and
+/// optional Params here) and the comparison of their gradients with the fixture's.
 template <class B>
-struct Grads {
-  using Getter = std::function<std::optional<TensorData>(const typename B::Gradients&)>;
-  std::vector<std::pair<std::string, Getter>> leaves;
-
+struct Grads : FixtureGrads<B> {
   template <std::size_t D>
   void add(const std::string& name, const Tensor<B, D>& t) {
-    leaves.emplace_back(name, [t](const typename B::Gradients& g) -> std::optional<TensorData> {
-      auto r = t.grad(g);
-      if (!r) return std::nullopt;
-      return r->into_data();
-    });
+    FixtureGrads<B>::add(name, t);
   }
   template <class T>
   void add(const std::string& name, const nn::Param<T>& p) {
@@ -136,24 +129,9 @@ struct Grads {
   template <std::size_t E>
   void check(const FixtureCase& c, const Tensor<B, E>& out, const typename B::Device& dev,
              const std::string& out_key = "out", const std::string& w_key = "w",
-             const std::string& grad_prefix = "grad_") {
-    {
-      SCOPED_TRACE("output " + out_key);
-      expect_approx(out.into_data(), c.tensor(out_key), kTol);
-    }
-    auto w = Tensor<B, E>::from_data(c.tensor(w_key), dev);
-    auto grads = out.mul(w).sum().backward();
-    for (const auto& n : c.at("grads")) {
-      const std::string k = n.get<std::string>();
-      SCOPED_TRACE("gradient of " + k + " (" + grad_prefix + k + ")");
-      const Getter* g = nullptr;
-      for (const auto& [name, getter] : leaves)
-        if (name == k) g = &getter;
-      ASSERT_NE(g, nullptr) << "the test does not differentiate " << k;
-      auto got = (*g)(grads);
-      ASSERT_TRUE(got.has_value()) << "no gradient";
-      expect_approx(*got, c.tensor(grad_prefix + k), kTol);
-    }
+             const std::string& grad_prefix = "grad_") const {
+    FixtureGrads<B>::check(c, out, Tensor<B, E>::from_data(c.tensor(w_key), dev), kTol, out_key,
+                           grad_prefix);
   }
 };
 

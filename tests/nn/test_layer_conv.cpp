@@ -20,11 +20,7 @@ template <class Cfg, std::size_t D, class On>
 void run_simple(const FixtureCase& c) {
   using B = typename On::B;
   auto m = nn::config_from_json<Cfg>(c.at("config")).template init<B>(On::device());
-  check_and_load_params(c, m, On::device());
-  if (::testing::Test::HasFatalFailure()) return;
-  Inputs<B> in{c, On::device(), {}};
-  auto x = in.template leaf<D>("x");
-  in.check(m, m.forward(x));
+  check_module_case<D, On>(c, m);
 }
 
 template <class On>

@@ -33,21 +33,6 @@ struct BackendNames {
 };
 TYPED_TEST_SUITE(LayerConvProps, Backends, BackendNames);
 
-/// Deterministic values in [-1, 1) (splitmix64).
-inline TensorData random_data(const Shape& shape, std::uint64_t seed) {
-  std::vector<double> v(static_cast<std::size_t>(shape.numel()));
-  std::uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
-  for (auto& x : v) {
-    s += 0x9E3779B97F4A7C15ull;
-    std::uint64_t z = s;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    x = -1.0 + 2.0 * static_cast<double>(z >> 11) / 9007199254740992.0;
-  }
-  return TensorData(std::move(v), shape);
-}
-
 template <class B, std::size_t D>
 Tensor<B, D> random_input(const Shape& s, const typename B::Device& device, std::uint64_t seed) {
   return Tensor<B, D>::from_data(random_data(s, seed).convert(DType::F32), device);

@@ -47,38 +47,35 @@ std::optional<Tensor<B, 3>> opt_leaf(const FixtureCase& c, const char* key) {
   return ten<B, 3>(c, key).require_grad();
 }
 
+/// Rnn or Gru `m` (one hidden state) against the case: loads its parameters, then checks
+/// the output, the final hidden state and every gradient.
+template <class B, class M>
+void check_hidden_state_layer(M m, const FixtureCase& c) {
+  load_params(m, c);
+  auto x = ten<B, 3>(c, "x").require_grad();
+  auto h0 = opt_leaf<B>(c, "h0");
+  auto out = m.forward(x, h0);
+  expect_approx(out.output.into_data(), c.tensor("out"), tol());
+  expect_approx(out.hidden.into_data(), c.tensor("out2"), tol());
+  auto grads = weighted(out.output, c, "w").add(weighted(out.hidden, c, "w2")).backward();
+  check_input_grads<B>(c, grads, x, h0, std::nullopt);
+  check_param_grads(m, grads, c);
+}
+
 template <class B>
 struct RunRnn {
   void operator()(const FixtureCase& c) {
     auto cfg = rcfg<nn::RnnConfig>(c);
     cfg.nonlinearity = c.param<std::string>("nonlinearity") == "relu" ? nn::RnnNonlinearity::Relu
                                                                       : nn::RnnNonlinearity::Tanh;
-    auto m = cfg.template init<B>(dev<B>());
-    load_params(m, c);
-    auto x = ten<B, 3>(c, "x").require_grad();
-    auto h0 = opt_leaf<B>(c, "h0");
-    auto out = m.forward(x, h0);
-    expect_approx(out.output.into_data(), c.tensor("out"), tol());
-    expect_approx(out.hidden.into_data(), c.tensor("out2"), tol());
-    auto grads = weighted(out.output, c, "w").add(weighted(out.hidden, c, "w2")).backward();
-    check_input_grads<B>(c, grads, x, h0, std::nullopt);
-    check_param_grads(m, grads, c);
+    check_hidden_state_layer<B>(cfg.template init<B>(dev<B>()), c);
   }
 };
 
 template <class B>
 struct RunGru {
   void operator()(const FixtureCase& c) {
-    auto m = rcfg<nn::GruConfig>(c).template init<B>(dev<B>());
-    load_params(m, c);
-    auto x = ten<B, 3>(c, "x").require_grad();
-    auto h0 = opt_leaf<B>(c, "h0");
-    auto out = m.forward(x, h0);
-    expect_approx(out.output.into_data(), c.tensor("out"), tol());
-    expect_approx(out.hidden.into_data(), c.tensor("out2"), tol());
-    auto grads = weighted(out.output, c, "w").add(weighted(out.hidden, c, "w2")).backward();
-    check_input_grads<B>(c, grads, x, h0, std::nullopt);
-    check_param_grads(m, grads, c);
+    check_hidden_state_layer<B>(rcfg<nn::GruConfig>(c).template init<B>(dev<B>()), c);
   }
 };
 

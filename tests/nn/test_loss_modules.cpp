@@ -19,7 +19,7 @@ class LossModules : public ::testing::Test {
   typename B::Device dev = loss_device<B>();
   template <std::size_t D>
   Tensor<B, D> rnd(const Shape& s, std::uint64_t seed, double lo = -1.0, double hi = 1.0) const {
-    return Tensor<B, D>::from_data(loss_random_data(s, seed, lo, hi), dev);
+    return Tensor<B, D>::from_data(random_data(s, seed, lo, hi), dev);
   }
 };
 
@@ -360,7 +360,7 @@ TEST(LossModulesCore, ValidAndToDeviceKeepTheSettings) {
   ASSERT_TRUE(v.weight.has_value());
   EXPECT_EQ(v.weight->val().to_vec<double>(), (std::vector<double>{1.0, 2.0, 3.0}));
   // The inner-backend module computes the same loss.
-  auto x = Tensor<AdCpu, 2>::from_data(loss_random_data(Shape{4, 3}, 21));
+  auto x = Tensor<AdCpu, 2>::from_data(random_data(Shape{4, 3}, 21));
   auto t = Tensor<AdCpu, 1, Int>::from_ints({0, 2, 1, 2});
   expect_approx(v.forward(x.inner(), t.inner()).into_data(), ce.forward(x, t).into_data(),
                 kLossTol);

@@ -26,108 +26,71 @@
 #include "ember/tensor/error.hpp"
 #include "ember/tensor/tensor.hpp"
 
+/// Defines the activation module `Name` without settings: forward(x) = `expr` (any shape ->
+/// the same shape).
+#define EMBER_NN_ACTIVATION_(Name, expr)                \
+  struct Name {                                         \
+    EMBER_MODULE()                                      \
+    template <class B, std::size_t D>                   \
+    Tensor<B, D> forward(const Tensor<B, D>& x) const { \
+      return expr;                                      \
+    }                                                   \
+  };
+
+/// Defines the activation module `Name` over one dim (field `dim`, default -1; forward(x) =
+/// fn(x, dim), which throws ShapeError for an out-of-range dim) and its configuration
+/// `NameConfig` (field `dim`, default -1).
+#define EMBER_NN_DIM_ACTIVATION_(Name, fn)              \
+  struct Name {                                         \
+    std::int64_t dim = -1;                              \
+    EMBER_MODULE(dim)                                   \
+    template <class B, std::size_t D>                   \
+    Tensor<B, D> forward(const Tensor<B, D>& x) const { \
+      return fn(x, dim);                                \
+    }                                                   \
+  };                                                    \
+  struct Name##Config {                                 \
+    std::int64_t dim = -1;                              \
+    Name init() const { return Name{.dim = dim}; }      \
+  };                                                    \
+  EMBER_CONFIG(Name##Config, dim)
+
 namespace ember::nn {
 
 // ---- without settings ---------------------------------------------------------------------
 
 /// max(0, x) (torch.nn.ReLU, Burn's Relu).
-struct Relu {
-  EMBER_MODULE()
-  template <class B, std::size_t D>
-  Tensor<B, D> forward(const Tensor<B, D>& x) const {
-    return activation::relu(x);
-  }
-};
+EMBER_NN_ACTIVATION_(Relu, activation::relu(x))
 
 /// min(max(0, x), 6) (torch.nn.ReLU6, Burn's Relu6).
-struct Relu6 {
-  EMBER_MODULE()
-  template <class B, std::size_t D>
-  Tensor<B, D> forward(const Tensor<B, D>& x) const {
-    return activation::relu6(x);
-  }
-};
+EMBER_NN_ACTIVATION_(Relu6, activation::relu6(x))
 
 /// 1 / (1 + exp(-x)) (torch.nn.Sigmoid).
-struct Sigmoid {
-  EMBER_MODULE()
-  template <class B, std::size_t D>
-  Tensor<B, D> forward(const Tensor<B, D>& x) const {
-    return activation::sigmoid(x);
-  }
-};
+EMBER_NN_ACTIVATION_(Sigmoid, activation::sigmoid(x))
 
 /// tanh(x) (torch.nn.Tanh).
-struct Tanh {
-  EMBER_MODULE()
-  template <class B, std::size_t D>
-  Tensor<B, D> forward(const Tensor<B, D>& x) const {
-    return x.tanh();
-  }
-};
+EMBER_NN_ACTIVATION_(Tanh, x.tanh())
 
 /// x * sigmoid(x) (torch.nn.SiLU, Burn's Silu / swish).
-struct Silu {
-  EMBER_MODULE()
-  template <class B, std::size_t D>
-  Tensor<B, D> forward(const Tensor<B, D>& x) const {
-    return activation::silu(x);
-  }
-};
+EMBER_NN_ACTIVATION_(Silu, activation::silu(x))
 
 /// x * tanh(softplus(x)) (torch.nn.Mish).
-struct Mish {
-  EMBER_MODULE()
-  template <class B, std::size_t D>
-  Tensor<B, D> forward(const Tensor<B, D>& x) const {
-    return activation::mish(x);
-  }
-};
+EMBER_NN_ACTIVATION_(Mish, activation::mish(x))
 
 /// x * relu6(x + 3) / 6 (torch.nn.Hardswish).
-struct HardSwish {
-  EMBER_MODULE()
-  template <class B, std::size_t D>
-  Tensor<B, D> forward(const Tensor<B, D>& x) const {
-    return activation::hard_swish(x);
-  }
-};
+EMBER_NN_ACTIVATION_(HardSwish, activation::hard_swish(x))
 
 /// log(sigmoid(x)), computed stably (torch.nn.LogSigmoid).
-struct LogSigmoid {
-  EMBER_MODULE()
-  template <class B, std::size_t D>
-  Tensor<B, D> forward(const Tensor<B, D>& x) const {
-    return activation::log_sigmoid(x);
-  }
-};
+EMBER_NN_ACTIVATION_(LogSigmoid, activation::log_sigmoid(x))
 
 /// x / (1 + |x|) (torch.nn.Softsign).
-struct Softsign {
-  EMBER_MODULE()
-  template <class B, std::size_t D>
-  Tensor<B, D> forward(const Tensor<B, D>& x) const {
-    return activation::softsign(x);
-  }
-};
+EMBER_NN_ACTIVATION_(Softsign, activation::softsign(x))
 
 /// scale * elu(x, alpha) with torch's fixed alpha and scale (torch.nn.SELU).
-struct Selu {
-  EMBER_MODULE()
-  template <class B, std::size_t D>
-  Tensor<B, D> forward(const Tensor<B, D>& x) const {
-    return activation::selu(x);
-  }
-};
+EMBER_NN_ACTIVATION_(Selu, activation::selu(x))
 
 /// x - tanh(x) (torch.nn.Tanhshrink).
-struct Tanhshrink {
-  EMBER_MODULE()
-  template <class B, std::size_t D>
-  Tensor<B, D> forward(const Tensor<B, D>& x) const {
-    return activation::tanhshrink(x);
-  }
-};
+EMBER_NN_ACTIVATION_(Tanhshrink, activation::tanhshrink(x))
 
 // ---- with settings ------------------------------------------------------------------------
 
@@ -322,72 +285,17 @@ EMBER_CONFIG(SoftShrinkConfig, lambda)
 
 /// Gated linear unit a * sigmoid(b) with a, b the halves of `dim` (torch.nn.GLU, Burn's
 /// GLU). [.., 2n, ..] -> [.., n, ..].
-struct Glu {
-  std::int64_t dim = -1;
-  EMBER_MODULE(dim)
-  /// Throws ShapeError when dim is out of range or its size is odd.
-  template <class B, std::size_t D>
-  Tensor<B, D> forward(const Tensor<B, D>& x) const {
-    return activation::glu(x, dim);
-  }
-};
-/// Configuration of Glu. Default dim -1 (torch's).
-struct GluConfig {
-  std::int64_t dim = -1;
-  Glu init() const { return Glu{.dim = dim}; }
-};
-EMBER_CONFIG(GluConfig, dim)
+/// Throws ShapeError when dim is out of range or its size is odd.
+EMBER_NN_DIM_ACTIVATION_(Glu, activation::glu)
 
 /// softmax over `dim` (torch.nn.Softmax; torch has no default dim, Ember uses -1).
-struct Softmax {
-  std::int64_t dim = -1;
-  EMBER_MODULE(dim)
-  /// Throws ShapeError for an out-of-range dim.
-  template <class B, std::size_t D>
-  Tensor<B, D> forward(const Tensor<B, D>& x) const {
-    return activation::softmax(x, dim);
-  }
-};
-/// Configuration of Softmax. Default dim -1.
-struct SoftmaxConfig {
-  std::int64_t dim = -1;
-  Softmax init() const { return Softmax{.dim = dim}; }
-};
-EMBER_CONFIG(SoftmaxConfig, dim)
+EMBER_NN_DIM_ACTIVATION_(Softmax, activation::softmax)
 
 /// log(softmax(x)) over `dim` (torch.nn.LogSoftmax).
-struct LogSoftmax {
-  std::int64_t dim = -1;
-  EMBER_MODULE(dim)
-  /// Throws ShapeError for an out-of-range dim.
-  template <class B, std::size_t D>
-  Tensor<B, D> forward(const Tensor<B, D>& x) const {
-    return activation::log_softmax(x, dim);
-  }
-};
-/// Configuration of LogSoftmax. Default dim -1.
-struct LogSoftmaxConfig {
-  std::int64_t dim = -1;
-  LogSoftmax init() const { return LogSoftmax{.dim = dim}; }
-};
-EMBER_CONFIG(LogSoftmaxConfig, dim)
+EMBER_NN_DIM_ACTIVATION_(LogSoftmax, activation::log_softmax)
 
 /// softmax(-x) over `dim` (torch.nn.Softmin).
-struct Softmin {
-  std::int64_t dim = -1;
-  EMBER_MODULE(dim)
-  /// Throws ShapeError for an out-of-range dim.
-  template <class B, std::size_t D>
-  Tensor<B, D> forward(const Tensor<B, D>& x) const {
-    return activation::softmin(x, dim);
-  }
-};
-/// Configuration of Softmin. Default dim -1.
-struct SoftminConfig {
-  std::int64_t dim = -1;
-  Softmin init() const { return Softmin{.dim = dim}; }
-};
-EMBER_CONFIG(SoftminConfig, dim)
+EMBER_NN_DIM_ACTIVATION_(Softmin, activation::softmin)
 
 /// x if x > threshold else value (torch.nn.Threshold, Burn's Threshold).
 struct Threshold {
@@ -564,3 +472,6 @@ SwiGlu<B> SwiGluConfig::init(const typename B::Device& device) const {
 }
 
 }  // namespace ember::nn
+
+#undef EMBER_NN_ACTIVATION_
+#undef EMBER_NN_DIM_ACTIVATION_

@@ -135,6 +135,25 @@ using Conv3d = Conv<B, 3>;
 
 namespace detail {
 
+/// Sets layer.weight [w0, w1, *kernel] and, with `bias`, layer.bias [n_bias], drawn from
+/// `initializer` with PyTorch's fans of that layout: fan_in = w1 * prod(kernel), fan_out =
+/// w0 * prod(kernel).
+template <class B, std::size_t N, class Layer>
+void init_conv_params(Layer& layer, const Initializer& initializer, std::int64_t w0,
+                      std::int64_t w1, const std::array<std::int64_t, N>& kernel, bool bias,
+                      std::int64_t n_bias, const typename B::Device& device) {
+  const std::int64_t k = prod(kernel);
+  const std::int64_t fan_in = w1 * k;
+  const std::int64_t fan_out = w0 * k;
+  Shape ws{w0, w1};
+  for (auto v : kernel) ws.dims.push_back(v);
+  layer.weight = Param<Tensor<B, N + 2>>(initializer.init<B, N + 2>(ws, device, fan_in, fan_out));
+  if (bias) {
+    layer.bias =
+        Param<Tensor<B, 1>>(initializer.init<B, 1>(Shape{n_bias}, device, fan_in, fan_out));
+  }
+}
+
 template <class B, std::size_t N>
 Conv<B, N> init_conv(const char* config, std::int64_t c_in, std::int64_t c_out,
                      const std::array<std::int64_t, N>& kernel,
@@ -144,16 +163,8 @@ Conv<B, N> init_conv(const char* config, std::int64_t c_in, std::int64_t c_out,
                      const typename B::Device& device) {
   check_conv_config<N>(config, c_in, c_out, kernel, stride, dilation, groups);
   padding.check(config);
-  const std::int64_t k = prod(kernel);
-  const std::int64_t fan_in = c_in / groups * k;
-  const std::int64_t fan_out = c_out * k;
-  Shape ws{c_out, c_in / groups};
-  for (auto v : kernel) ws.dims.push_back(v);
   Conv<B, N> out;
-  out.weight = Param<Tensor<B, N + 2>>(initializer.init<B, N + 2>(ws, device, fan_in, fan_out));
-  if (bias) {
-    out.bias = Param<Tensor<B, 1>>(initializer.init<B, 1>(Shape{c_out}, device, fan_in, fan_out));
-  }
+  init_conv_params<B, N>(out, initializer, c_out, c_in / groups, kernel, bias, c_out, device);
   out.stride = stride;
   out.kernel_size = kernel;
   out.dilation = dilation;

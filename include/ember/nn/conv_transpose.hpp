@@ -97,17 +97,9 @@ ConvTranspose<B, N> init_conv_transpose(
                                       " or dilation ", int_list(dilation));
     }
   }
-  const std::int64_t k = prod(kernel);
-  const std::int64_t fan_in = channels[1] / groups * k;
-  const std::int64_t fan_out = channels[0] * k;
-  Shape ws{channels[0], channels[1] / groups};
-  for (auto v : kernel) ws.dims.push_back(v);
   ConvTranspose<B, N> out;
-  out.weight = Param<Tensor<B, N + 2>>(initializer.init<B, N + 2>(ws, device, fan_in, fan_out));
-  if (bias) {
-    out.bias =
-        Param<Tensor<B, 1>>(initializer.init<B, 1>(Shape{channels[1]}, device, fan_in, fan_out));
-  }
+  init_conv_params<B, N>(out, initializer, channels[0], channels[1] / groups, kernel, bias,
+                         channels[1], device);
   out.stride = stride;
   out.kernel_size = kernel;
   out.dilation = dilation;

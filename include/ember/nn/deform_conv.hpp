@@ -82,17 +82,9 @@ struct DeformConv2dConfig {
                                       " must be >= 1 and divide channels_in ", channels[0]);
     }
     padding.check(cfg);
-    const std::int64_t k = kernel_size[0] * kernel_size[1];
-    const std::int64_t fan_in = channels[0] / weight_groups * k;
-    const std::int64_t fan_out = channels[1] * k;
     DeformConv2d<B> out;
-    out.weight = Param<Tensor<B, 4>>(initializer.init<B, 4>(
-        Shape{channels[1], channels[0] / weight_groups, kernel_size[0], kernel_size[1]}, device,
-        fan_in, fan_out));
-    if (bias) {
-      out.bias =
-          Param<Tensor<B, 1>>(initializer.init<B, 1>(Shape{channels[1]}, device, fan_in, fan_out));
-    }
+    detail::init_conv_params<B, 2>(out, initializer, channels[1], channels[0] / weight_groups,
+                                   kernel_size, bias, channels[1], device);
     out.stride = stride;
     out.kernel_size = kernel_size;
     out.dilation = dilation;

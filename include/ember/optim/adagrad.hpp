@@ -62,7 +62,7 @@ inline AdaGrad AdaGradConfig::init() const {
   return AdaGrad(*this);
 }
 
-void to_json(nlohmann::json& j, const AdaGradConfig& c);
-void from_json(const nlohmann::json& j, AdaGradConfig& c);
+EMBER_CONFIG(AdaGradConfig, lr_decay, epsilon, initial_accumulator_value, weight_decay,
+             gradient_clipping, param_groups)
 
 }  // namespace ember::optim

@@ -122,9 +122,9 @@ inline AdamW AdamWConfig::init() const {
   return AdamW(*this);
 }
 
-void to_json(nlohmann::json& j, const AdamConfig& c);
-void from_json(const nlohmann::json& j, AdamConfig& c);
-void to_json(nlohmann::json& j, const AdamWConfig& c);
-void from_json(const nlohmann::json& j, AdamWConfig& c);
+EMBER_CONFIG(AdamConfig, beta_1, beta_2, epsilon, weight_decay, amsgrad, gradient_clipping,
+             param_groups)
+EMBER_CONFIG(AdamWConfig, beta_1, beta_2, epsilon, weight_decay, amsgrad, gradient_clipping,
+             param_groups)
 
 }  // namespace ember::optim

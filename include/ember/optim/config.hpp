@@ -1,6 +1,6 @@
 // Options shared by the optimizers (Burn's burn-optim names): weight decay, momentum, gradient
 // clipping, parameter groups. Plain structs with designated initializers; JSON via
-// to_json/from_json (missing keys keep the defaults, wrong JSON types throw ValueError).
+// EMBER_CONFIG (missing keys keep the defaults, wrong JSON types throw ValueError).
 #pragma once
 
 #include <cstdint>
@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "ember/module/config.hpp"
 
 namespace ember::optim {
 
@@ -75,15 +77,12 @@ struct ParamGroupConfig {
   void validate() const;
 };
 
-void to_json(nlohmann::json& j, const WeightDecayConfig& c);
-void from_json(const nlohmann::json& j, WeightDecayConfig& c);
-void to_json(nlohmann::json& j, const MomentumConfig& c);
-void from_json(const nlohmann::json& j, MomentumConfig& c);
+EMBER_CONFIG(WeightDecayConfig, penalty)
+EMBER_CONFIG(MomentumConfig, momentum, dampening, nesterov)
 /// {"type": "value" | "norm" | "global_norm", "threshold" (value) or "max_norm",
 ///  "norm_type" (number or "inf"), "error_if_nonfinite"}.
 void to_json(nlohmann::json& j, const GradientClippingConfig& c);
 void from_json(const nlohmann::json& j, GradientClippingConfig& c);
-void to_json(nlohmann::json& j, const ParamGroupConfig& c);
-void from_json(const nlohmann::json& j, ParamGroupConfig& c);
+EMBER_CONFIG(ParamGroupConfig, pattern, lr, lr_scale, weight_decay)
 
 }  // namespace ember::optim

@@ -27,6 +27,8 @@
 #include <variant>
 #include <vector>
 
+#include "ember/module/config.hpp"
+
 namespace ember::optim {
 
 using LearningRate = double;
@@ -321,18 +323,14 @@ struct SequentialLrSchedulerConfig {
 };
 
 // JSON of the configs (missing keys keep the defaults; a wrong type throws ValueError).
-void to_json(nlohmann::json& j, const ConstantLrSchedulerConfig& c);
-void from_json(const nlohmann::json& j, ConstantLrSchedulerConfig& c);
-void to_json(nlohmann::json& j, const LinearLrSchedulerConfig& c);
-void from_json(const nlohmann::json& j, LinearLrSchedulerConfig& c);
-void to_json(nlohmann::json& j, const StepLrSchedulerConfig& c);
-void from_json(const nlohmann::json& j, StepLrSchedulerConfig& c);
-void to_json(nlohmann::json& j, const ExponentialLrSchedulerConfig& c);
-void from_json(const nlohmann::json& j, ExponentialLrSchedulerConfig& c);
-void to_json(nlohmann::json& j, const CosineAnnealingLrSchedulerConfig& c);
-void from_json(const nlohmann::json& j, CosineAnnealingLrSchedulerConfig& c);
-void to_json(nlohmann::json& j, const NoamLrSchedulerConfig& c);
-void from_json(const nlohmann::json& j, NoamLrSchedulerConfig& c);
+EMBER_CONFIG(ConstantLrSchedulerConfig, lr)
+EMBER_CONFIG(LinearLrSchedulerConfig, initial_lr, final_lr, num_iters)
+EMBER_CONFIG(StepLrSchedulerConfig, initial_lr, step_size, gamma)
+EMBER_CONFIG(ExponentialLrSchedulerConfig, initial_lr, gamma)
+EMBER_CONFIG(CosineAnnealingLrSchedulerConfig, initial_lr, num_iters, min_lr, warmup_iters,
+             warmup_initial_lr)
+EMBER_CONFIG(NoamLrSchedulerConfig, init_lr, warmup_steps, model_size)
+/// {"schedulers": [...], "reduction": "prod" | "sum"}.
 void to_json(nlohmann::json& j, const ComposedLrSchedulerConfig& c);
 void from_json(const nlohmann::json& j, ComposedLrSchedulerConfig& c);
 void to_json(nlohmann::json& j, const SequentialLrSchedulerConfig& c);

@@ -76,7 +76,7 @@ inline RmsProp RmsPropConfig::init() const {
   return RmsProp(*this);
 }
 
-void to_json(nlohmann::json& j, const RmsPropConfig& c);
-void from_json(const nlohmann::json& j, RmsPropConfig& c);
+EMBER_CONFIG(RmsPropConfig, alpha, epsilon, centered, momentum, weight_decay, gradient_clipping,
+             param_groups)
 
 }  // namespace ember::optim

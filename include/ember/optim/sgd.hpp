@@ -62,7 +62,6 @@ inline Sgd SgdConfig::init() const {
   return Sgd(*this);
 }
 
-void to_json(nlohmann::json& j, const SgdConfig& c);
-void from_json(const nlohmann::json& j, SgdConfig& c);
+EMBER_CONFIG(SgdConfig, weight_decay, momentum, gradient_clipping, param_groups)
 
 }  // namespace ember::optim

@@ -53,18 +53,7 @@ struct KLDivLoss {
 
   EMBER_MODULE(log_target, reduction)
 
-  template <std::size_t D>
-  Tensor<B, 1> forward(const Tensor<B, D>& input, const Tensor<B, D>& target) const {
-    return kl_div(input, target, reduction, log_target);
-  }
-  template <std::size_t D>
-  Tensor<B, 1> forward(const Tensor<B, D>& input, const Tensor<B, D>& target, Reduction r) const {
-    return kl_div(input, target, r, log_target);
-  }
-  template <std::size_t D>
-  Tensor<B, D> forward_no_reduction(const Tensor<B, D>& input, const Tensor<B, D>& target) const {
-    return kl_div_no_reduction(input, target, log_target);
-  }
+  EMBER_NN_LOSS_FORWARD_(kl_div, log_target)
 };
 
 /// Configuration of KLDivLoss (Burn's `log_target`; PyTorch's reduction, default Mean;

@@ -205,3 +205,22 @@ inline void check_weight_list(const char* op, const char* name,
 
 }  // namespace detail
 }  // namespace ember::nn::loss
+
+/// The forward members of a loss module over an input and a target of one shape, inside
+/// `template <Backend B> struct ...` with a `reduction` field: forward(input, target) with
+/// the module's reduction, forward(input, target, r) (Burn's signature) and
+/// forward_no_reduction (the per-element shape). They call `fn(input, target, reduction,
+/// settings...)` and `fn_no_reduction(input, target, settings...)`.
+#define EMBER_NN_LOSS_FORWARD_(fn, ...)                                                            \
+  template <std::size_t D>                                                                         \
+  Tensor<B, 1> forward(const Tensor<B, D>& input, const Tensor<B, D>& target) const {              \
+    return fn(input, target, reduction __VA_OPT__(, ) __VA_ARGS__);                                \
+  }                                                                                                \
+  template <std::size_t D>                                                                         \
+  Tensor<B, 1> forward(const Tensor<B, D>& input, const Tensor<B, D>& target, Reduction r) const { \
+    return fn(input, target, r __VA_OPT__(, ) __VA_ARGS__);                                        \
+  }                                                                                                \
+  template <std::size_t D>                                                                         \
+  Tensor<B, D> forward_no_reduction(const Tensor<B, D>& input, const Tensor<B, D>& target) const { \
+    return fn##_no_reduction(input, target __VA_OPT__(, ) __VA_ARGS__);                            \
+  }

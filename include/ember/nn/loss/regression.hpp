@@ -121,18 +121,7 @@ struct MseLoss {
 
   EMBER_MODULE(reduction)
 
-  template <std::size_t D>
-  Tensor<B, 1> forward(const Tensor<B, D>& input, const Tensor<B, D>& target) const {
-    return mse_loss(input, target, reduction);
-  }
-  template <std::size_t D>
-  Tensor<B, 1> forward(const Tensor<B, D>& input, const Tensor<B, D>& target, Reduction r) const {
-    return mse_loss(input, target, r);
-  }
-  template <std::size_t D>
-  Tensor<B, D> forward_no_reduction(const Tensor<B, D>& input, const Tensor<B, D>& target) const {
-    return mse_loss_no_reduction(input, target);
-  }
+  EMBER_NN_LOSS_FORWARD_(mse_loss)
 };
 
 /// Configuration of MseLoss.
@@ -153,18 +142,7 @@ struct L1Loss {
 
   EMBER_MODULE(reduction)
 
-  template <std::size_t D>
-  Tensor<B, 1> forward(const Tensor<B, D>& input, const Tensor<B, D>& target) const {
-    return l1_loss(input, target, reduction);
-  }
-  template <std::size_t D>
-  Tensor<B, 1> forward(const Tensor<B, D>& input, const Tensor<B, D>& target, Reduction r) const {
-    return l1_loss(input, target, r);
-  }
-  template <std::size_t D>
-  Tensor<B, D> forward_no_reduction(const Tensor<B, D>& input, const Tensor<B, D>& target) const {
-    return l1_loss_no_reduction(input, target);
-  }
+  EMBER_NN_LOSS_FORWARD_(l1_loss)
 };
 
 /// Configuration of L1Loss.
@@ -186,18 +164,7 @@ struct HuberLoss {
 
   EMBER_MODULE(delta, reduction)
 
-  template <std::size_t D>
-  Tensor<B, 1> forward(const Tensor<B, D>& input, const Tensor<B, D>& target) const {
-    return huber_loss(input, target, reduction, delta);
-  }
-  template <std::size_t D>
-  Tensor<B, 1> forward(const Tensor<B, D>& input, const Tensor<B, D>& target, Reduction r) const {
-    return huber_loss(input, target, r, delta);
-  }
-  template <std::size_t D>
-  Tensor<B, D> forward_no_reduction(const Tensor<B, D>& input, const Tensor<B, D>& target) const {
-    return huber_loss_no_reduction(input, target, delta);
-  }
+  EMBER_NN_LOSS_FORWARD_(huber_loss, delta)
 };
 
 /// Configuration of HuberLoss (Burn's `delta`, default 1).
@@ -223,18 +190,7 @@ struct SmoothL1Loss {
 
   EMBER_MODULE(beta, reduction)
 
-  template <std::size_t D>
-  Tensor<B, 1> forward(const Tensor<B, D>& input, const Tensor<B, D>& target) const {
-    return smooth_l1_loss(input, target, reduction, beta);
-  }
-  template <std::size_t D>
-  Tensor<B, 1> forward(const Tensor<B, D>& input, const Tensor<B, D>& target, Reduction r) const {
-    return smooth_l1_loss(input, target, r, beta);
-  }
-  template <std::size_t D>
-  Tensor<B, D> forward_no_reduction(const Tensor<B, D>& input, const Tensor<B, D>& target) const {
-    return smooth_l1_loss_no_reduction(input, target, beta);
-  }
+  EMBER_NN_LOSS_FORWARD_(smooth_l1_loss, beta)
 };
 
 /// Configuration of SmoothL1Loss (`beta`, default 1; 0 is the L1 loss as in PyTorch).
