@@ -7,6 +7,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config ccache git
   libopenblas-dev libdnnl-dev zlib1g-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev libncurses-dev libstb-dev libzip-dev
+  tmux  # the dashboard test drives the training TUI through tmux
 )
 
 missing=()

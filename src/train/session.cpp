@@ -426,11 +426,17 @@ void Session::finish(StopReason reason) {
     case StopReason::EarlyStopping:
       line = "Training stopped early after epoch " + std::to_string(history_.last_epoch()) + ".";
       break;
-    case StopReason::Interrupted:
-      line = "Training stopped at epoch " + std::to_string(epoch_) + ", batch " +
-             std::to_string(split_ == Split::Train ? batches_done_ : sizes_.train_batches) +
-             "; checkpoint " + last_checkpoint_.string() + " (resume to continue).";
+    case StopReason::Interrupted: {
+      const auto id = CheckpointId::parse(last_checkpoint_.filename().string());
+      const std::string where =
+          !id ? "before the first checkpoint"
+              : !id->partial ? "after epoch " + std::to_string(id->epoch)
+                             : "at epoch " + std::to_string(id->epoch) + ", batch " +
+                                   std::to_string(id->batches);
+      line = "Training stopped " + where + "; checkpoint " + last_checkpoint_.string() +
+             " (resume to continue).";
       break;
+    }
   }
   std::exception_ptr error;
   try {

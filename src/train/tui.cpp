@@ -337,7 +337,7 @@ class TuiRenderer final : public Renderer {
   }
 
   void draw_table(const Frame& f, int top, int width, int bottom) {
-    const int name_w = std::max(8, width - 26);
+    const int name_w = std::max(8, width - 28);  // "> " + name + 2 x " %12s"
     char buf[256];
     attron(A_BOLD);
     std::snprintf(buf, sizeof buf, "  %-*s %12s %12s", name_w, "Metric", "Train", "Valid");
@@ -350,7 +350,9 @@ class TuiRenderer final : public Renderer {
       const std::string& unit = f.units.at(name);
       const auto get = [&](const std::map<std::string, double>& m) {
         const auto it = m.find(name);
-        return it == m.end() ? std::string("-") : format_value(it->second, unit);
+        if (it == m.end()) return std::string("-");
+        std::string cell = format_value(it->second, unit);
+        return cell.size() > 12 ? format_value(it->second) : cell;  // the number alone
       };
       const bool sel = i == selected_ % std::max<std::size_t>(f.names.size(), 1);
       std::snprintf(buf, sizeof buf, "%s %-*.*s %12s %12s", sel ? ">" : " ", name_w, name_w,
@@ -374,10 +376,10 @@ class TuiRenderer final : public Renderer {
     int lx = left + static_cast<int>(head.size()) + 3;
     if (lx + 20 < left + width) {
       attr(kTrainPair, true);
-      put(top, lx, mark + " train", 8);
+      put(top, lx, mark + " train", 16);
       attr(kTrainPair, false);
       attr(kValidPair, true);
-      put(top, lx + 10, mark + " valid", 8);
+      put(top, lx + 10, mark + " valid", 16);
       attr(kValidPair, false);
     }
 
