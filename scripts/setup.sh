@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Installs the Debian packages Ember's build needs. Idempotent: runs apt-get only when
-# something is missing. Run as root (or with sudo available).
+# Installs the Debian packages Ember's build needs, and Fashion-MNIST (dataset-fashion-mnist,
+# the default training data). Idempotent: runs apt-get only when something is missing. Run as
+# root (or with sudo available).
 set -euo pipefail
 
 PACKAGES=(
   build-essential cmake ninja-build pkg-config ccache git
   libopenblas-dev libdnnl-dev zlib1g-dev nlohmann-json3-dev libcli11-dev libfmt-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libncurses-dev libstb-dev libzip-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libncurses-dev libstb-dev libzip-dev libcsv-dev
+  dataset-fashion-mnist
   tmux  # the dashboard test drives the training TUI through tmux
 )
 

@@ -30,6 +30,8 @@ run "$T/ember_autodiff_tests"
 EMBER_DEVICE=cpu+autodiff run "$T/ember_autodiff_dispatch_tests"
 # Modules, layers, losses, optimizers, schedulers and weights I/O against PyTorch fixtures.
 run "$T/ember_nn_tests"
+# Datasets, data loader, IDX/CSV/image-folder sources, transforms (Fashion-MNIST when installed).
+run "$T/ember_data_tests"
 # Training: metrics, logs, checkpoints, resume, the Evaluator, and the dashboard in tmux.
 run "$T/ember_train_tests"
 

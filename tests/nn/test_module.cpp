@@ -294,7 +294,14 @@ TEST(Config, JsonRoundTripAndDefaults) {
   EXPECT_EQ(partial.d_input, 3);
   EXPECT_TRUE(partial.bias);
   EXPECT_EQ(partial.initializer, LinearConfig{}.initializer);
-  EXPECT_THROW(config_from_json<LinearConfig>(nlohmann::json{{"d_input", "three"}}), ValueError);
+  try {
+    config_from_json<LinearConfig>(nlohmann::json{{"d_input", "three"}});
+    FAIL() << "expected ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("[LinearConfig] field 'd_input'"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(config_from_json<LinearConfig>(nlohmann::json::array()), ValueError);
   EXPECT_THROW(config_from_json<LinearConfig>(
                    nlohmann::json{{"initializer", {{"kind", "magic"}, {"gain", 1}}}}),
                ValueError);

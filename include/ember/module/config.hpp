@@ -47,6 +47,26 @@ std::string read_text(const std::filesystem::path& path);
 nlohmann::json parse_json(const std::string& text, const std::string& what);
 }  // namespace detail
 
+namespace detail {
+/// Sets `field` from j[key] when the key is present (missing keys keep the default). Throws
+/// ValueError "[<type>] field '<key>': ..." when the value does not convert.
+template <class T>
+void read_config_field(const nlohmann::json& j, const char* type, const char* key, T& field) {
+  const auto it = j.find(key);
+  if (it == j.end()) return;
+  try {
+    it->get_to(field);
+  } catch (const nlohmann::json::exception& e) {
+    ember::detail::fail<ValueError>(type, "field '", key, "': ", e.what());
+  }
+}
+/// Throws ValueError "[<type>] expected a JSON object" unless j is an object.
+inline void check_config_object(const nlohmann::json& j, const char* type) {
+  if (!j.is_object())
+    ember::detail::fail<ValueError>(type, "expected a JSON object, got ", j.dump());
+}
+}  // namespace detail
+
 /// The config as JSON.
 template <class C>
 nlohmann::json config_to_json(const C& config) {
@@ -76,6 +96,20 @@ C load_config(const std::filesystem::path& path) {
 
 }  // namespace ember::nn
 
+#define EMBER_CONFIG_TO_JSON_(field) j_[#field] = c_.field;
+#define EMBER_CONFIG_FROM_JSON_(field) \
+  ::ember::nn::detail::read_config_field(j_, type_, #field, c_.field);
+
 /// JSON (de)serialisation of a config struct: list its fields (namespace scope, after the
-/// struct). Fields missing from the JSON keep the struct's defaults.
-#define EMBER_CONFIG(Type, ...) NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Type, __VA_ARGS__)
+/// struct). Fields missing from the JSON keep the struct's defaults; a field of the wrong type
+/// throws ValueError "[Type] field 'name': ...". std::optional fields are null when empty.
+#define EMBER_CONFIG(Type, ...)                               \
+  inline void to_json(nlohmann::json& j_, const Type& c_) {   \
+    j_ = nlohmann::json::object();                            \
+    EMBER_PP_FOR_EACH(EMBER_CONFIG_TO_JSON_, __VA_ARGS__)     \
+  }                                                           \
+  inline void from_json(const nlohmann::json& j_, Type& c_) { \
+    [[maybe_unused]] constexpr const char* type_ = #Type;     \
+    ::ember::nn::detail::check_config_object(j_, type_);      \
+    EMBER_PP_FOR_EACH(EMBER_CONFIG_FROM_JSON_, __VA_ARGS__)   \
+  }
