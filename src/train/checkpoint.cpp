@@ -69,7 +69,8 @@ std::optional<CheckpointId> CheckpointId::parse(const std::string& name) {
 
 std::strong_ordering CheckpointId::operator<=>(const CheckpointId& o) const {
   if (auto c = epoch <=> o.epoch; c != 0) return c;
-  if (partial != o.partial) return partial ? std::strong_ordering::less : std::strong_ordering::greater;
+  if (partial != o.partial)
+    return partial ? std::strong_ordering::less : std::strong_ordering::greater;
   return partial ? batches <=> o.batches : std::strong_ordering::equal;
 }
 
@@ -125,7 +126,8 @@ void CheckpointStore::save(const CheckpointId& id,
   }
   remove_temporaries();
   std::string pattern = (dir_ / (std::string(kTempPrefix) + id.name() + "-XXXXXX")).string();
-  if (::mkdtemp(pattern.data()) == nullptr) fail_errno(op, "cannot create a folder in", dir_, errno);
+  if (::mkdtemp(pattern.data()) == nullptr)
+    fail_errno(op, "cannot create a folder in", dir_, errno);
   const fs::path tmp = pattern;
   const fs::path target = path(id);
   fs::path old;  // an existing checkpoint of the same name, moved aside
@@ -137,12 +139,16 @@ void CheckpointStore::save(const CheckpointId& id,
     sync_path(tmp, op);
     if (before_commit_) before_commit_(tmp);
     if (fs::exists(target, ec)) {
-      std::string aside = (dir_ / (std::string(kTempPrefix) + "old-" + id.name() + "-XXXXXX")).string();
-      if (::mkdtemp(aside.data()) == nullptr) fail_errno(op, "cannot create a folder in", dir_, errno);
+      std::string aside =
+          (dir_ / (std::string(kTempPrefix) + "old-" + id.name() + "-XXXXXX")).string();
+      if (::mkdtemp(aside.data()) == nullptr)
+        fail_errno(op, "cannot create a folder in", dir_, errno);
       old = fs::path(aside) / "old";
-      if (::rename(target.c_str(), old.c_str()) != 0) fail_errno(op, "cannot move aside", target, errno);
+      if (::rename(target.c_str(), old.c_str()) != 0)
+        fail_errno(op, "cannot move aside", target, errno);
     }
-    if (::rename(tmp.c_str(), target.c_str()) != 0) fail_errno(op, "cannot rename into", target, errno);
+    if (::rename(tmp.c_str(), target.c_str()) != 0)
+      fail_errno(op, "cannot rename into", target, errno);
     sync_path(dir_, op);
   } catch (...) {
     remove_all_quietly(tmp);
@@ -156,8 +162,9 @@ void CheckpointStore::save(const CheckpointId& id,
 std::vector<CheckpointId> CheckpointStore::prune(std::size_t keep_last,
                                                  const std::vector<std::size_t>& keep_epochs) {
   if (keep_last == 0) {
-    ember::detail::fail<ValueError>("checkpoint", "keep_last must be >= 1 (the latest checkpoint "
-                                                  "is needed to resume)");
+    ember::detail::fail<ValueError>("checkpoint",
+                                    "keep_last must be >= 1 (the latest checkpoint "
+                                    "is needed to resume)");
   }
   const auto all = list();
   if (all.empty()) return {};

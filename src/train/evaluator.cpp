@@ -14,7 +14,9 @@ namespace ember::train {
 
 namespace {
 
-double ratio0(double num, double den) { return den == 0.0 ? 0.0 : num / den; }
+double ratio0(double num, double den) {
+  return den == 0.0 ? 0.0 : num / den;
+}
 
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
@@ -63,8 +65,8 @@ void ConfusionMatrix::add(std::int64_t target, std::int64_t predicted) {
 
 std::uint64_t ConfusionMatrix::count(std::size_t target, std::size_t predicted) const {
   if (target >= n_ || predicted >= n_) {
-    ember::detail::fail<ValueError>("ConfusionMatrix::count", "classes (", target, ", ",
-                                    predicted, ") are not in [0, ", n_, ")");
+    ember::detail::fail<ValueError>("ConfusionMatrix::count", "classes (", target, ", ", predicted,
+                                    ") are not in [0, ", n_, ")");
   }
   return counts_[target * n_ + predicted];
 }

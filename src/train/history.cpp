@@ -20,7 +20,9 @@ nlohmann::json number_or_null(double v) {
   return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
 }
 
-const char* direction_name(Direction d) { return d == Direction::Lowest ? "lowest" : "highest"; }
+const char* direction_name(Direction d) {
+  return d == Direction::Lowest ? "lowest" : "highest";
+}
 
 Direction parse_direction(const nlohmann::json& j, std::string_view op) {
   if (j == "lowest") return Direction::Lowest;
@@ -41,7 +43,9 @@ std::string read_file(const std::filesystem::path& path) {
   return os.str();
 }
 
-bool better(double v, double best, Direction d) { return d == Direction::Lowest ? v < best : v > best; }
+bool better(double v, double best, Direction d) {
+  return d == Direction::Lowest ? v < best : v > best;
+}
 
 }  // namespace
 
@@ -66,8 +70,7 @@ void MetricHistory::declare(Split split, const MetricInfo& info) {
   d.values.emplace_back();
 }
 
-void MetricHistory::record(Split split, const std::string& name, std::size_t epoch,
-                           double value) {
+void MetricHistory::record(Split split, const std::string& name, std::size_t epoch, double value) {
   if (epoch == 0) ember::detail::fail<ValueError>("MetricHistory::record", "epochs start at 1");
   std::ptrdiff_t i = find(split, name);
   if (i < 0) {
@@ -88,7 +91,7 @@ std::optional<MetricInfo> MetricHistory::info(Split split, const std::string& na
 }
 
 std::vector<std::pair<std::size_t, double>> MetricHistory::values(Split split,
-                                                                   const std::string& name) const {
+                                                                  const std::string& name) const {
   const std::ptrdiff_t i = find(split, name);
   if (i < 0) return {};
   const auto& m = data(split).values[static_cast<std::size_t>(i)];
@@ -156,8 +159,8 @@ MetricHistory MetricHistory::from_json(const nlohmann::json& j) {
       MetricInfo info;
       info.name = m.at("name").get<std::string>();
       info.unit = m.value("unit", std::string());
-      info.direction = m.contains("direction") ? parse_direction(m.at("direction"), op)
-                                               : Direction::Lowest;
+      info.direction =
+          m.contains("direction") ? parse_direction(m.at("direction"), op) : Direction::Lowest;
       h.declare(split, info);
       for (const auto& ev : m.at("values")) {
         if (!ev.is_array() || ev.size() != 2 || !ev[0].is_number_unsigned() ||
@@ -282,10 +285,9 @@ bool should_stop_early(const MetricHistory& history, const EarlyStoppingConfig& 
   double best = 0.0;
   std::size_t since = 0;
   for (const auto& [e, v] : history.values(config.split, config.metric)) {
-    const bool improved =
-        std::isfinite(v) &&
-        (!have_best || (direction == Direction::Lowest ? v < best - config.min_delta
-                                                       : v > best + config.min_delta));
+    const bool improved = std::isfinite(v) && (!have_best || (direction == Direction::Lowest
+                                                                  ? v < best - config.min_delta
+                                                                  : v > best + config.min_delta));
     if (improved) {
       have_best = true;
       best = v;

@@ -21,7 +21,9 @@ double percent(std::uint64_t num, std::uint64_t den) {
   return den == 0 ? kNaN : 100.0 * static_cast<double>(num) / static_cast<double>(den);
 }
 
-double ratio0(double num, double den) { return den == 0.0 ? 0.0 : num / den; }
+double ratio0(double num, double den) {
+  return den == 0.0 ? 0.0 : num / den;
+}
 
 const nlohmann::json& field(const nlohmann::json& j, const char* key, std::string_view op) {
   if (!j.is_object() || !j.contains(key)) {
@@ -57,7 +59,9 @@ void check_batch(std::string_view op, const MetricInput& input) {
 
 }  // namespace
 
-std::string_view split_name(Split split) { return split == Split::Train ? "train" : "valid"; }
+std::string_view split_name(Split split) {
+  return split == Split::Train ? "train" : "valid";
+}
 
 Split parse_split(std::string_view text) {
   if (text == "train") return Split::Train;
@@ -68,9 +72,13 @@ Split parse_split(std::string_view text) {
 
 // ---- WeightedMean -------------------------------------------------------------------------
 
-double WeightedMean::value() const { return weight_ == 0.0 ? kNaN : sum_ / weight_; }
+double WeightedMean::value() const {
+  return weight_ == 0.0 ? kNaN : sum_ / weight_;
+}
 
-nlohmann::json WeightedMean::state() const { return {{"sum", sum_}, {"weight", weight_}}; }
+nlohmann::json WeightedMean::state() const {
+  return {{"sum", sum_}, {"weight", weight_}};
+}
 
 void WeightedMean::load_state(const nlohmann::json& j, std::string_view op) {
   const double s = read_double(j, "sum", op), w = read_double(j, "weight", op);
@@ -106,9 +114,9 @@ std::pair<std::size_t, std::size_t> check_classification(std::string_view op,
   const Shape& ts = input.targets->shape();
   if (os.rank() != 2 || ts.rank() != 1 || os[0] != ts[0] ||
       static_cast<std::size_t>(os[0]) != input.batch_size || os[1] < 1) {
-    ember::detail::fail<ShapeError>(op, "expected output [N, C] and targets [N] with N = ",
-                                    input.batch_size, ", C >= 1; got output ", os, " and targets ",
-                                    ts);
+    ember::detail::fail<ShapeError>(
+        op, "expected output [N, C] and targets [N] with N = ", input.batch_size,
+        ", C >= 1; got output ", os, " and targets ", ts);
   }
   if (!is_float(input.output->dtype())) {
     ember::detail::fail<DTypeError>(op, "output must be a float tensor, got ",
@@ -194,7 +202,9 @@ double TopKAccuracyMetric::update(const MetricInput& input, const MetricContext&
   return percent(correct, total);
 }
 
-double TopKAccuracyMetric::value() const { return percent(correct_, total_); }
+double TopKAccuracyMetric::value() const {
+  return percent(correct_, total_);
+}
 
 nlohmann::json TopKAccuracyMetric::state() const {
   return {{"correct", correct_}, {"total", total_}};
@@ -255,8 +265,7 @@ double class_score(ClassScore score, ClassAverage average, const std::vector<std
   std::size_t classes = 0;
   for (std::size_t c = 0; c < tp.size(); ++c) {
     if (tp[c] + fp[c] + fn[c] == 0) continue;  // neither a target nor a prediction
-    sum += pick(static_cast<double>(tp[c]), static_cast<double>(fp[c]),
-                static_cast<double>(fn[c]));
+    sum += pick(static_cast<double>(tp[c]), static_cast<double>(fp[c]), static_cast<double>(fn[c]));
     ++classes;
   }
   return classes == 0 ? kNaN : 100.0 * sum / static_cast<double>(classes);
@@ -345,17 +354,17 @@ void ThroughputMetric::reset() {
 double ThroughputMetric::update(const MetricInput& input, const MetricContext&) {
   check_batch("ThroughputMetric", input);
   items_ += static_cast<double>(input.batch_size);
-  const double s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   last_ = s > 0.0 ? items_ / s : kNaN;
   return last_;
 }
 
-double ThroughputMetric::value() const { return items_ == 0.0 ? kNaN : last_; }
+double ThroughputMetric::value() const {
+  return items_ == 0.0 ? kNaN : last_;
+}
 
 nlohmann::json ThroughputMetric::state() const {
-  const double s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   return {{"items", items_}, {"seconds", s}};
 }
 
@@ -398,8 +407,12 @@ double CpuMemoryMetric::update(const MetricInput& input, const MetricContext&) {
   return mib;
 }
 
-double CpuMemoryMetric::value() const { return peak_ < 0.0 ? kNaN : peak_; }
-nlohmann::json CpuMemoryMetric::state() const { return {{"peak", number_or_null(value())}}; }
+double CpuMemoryMetric::value() const {
+  return peak_ < 0.0 ? kNaN : peak_;
+}
+nlohmann::json CpuMemoryMetric::state() const {
+  return {{"peak", number_or_null(value())}};
+}
 void CpuMemoryMetric::load_state(const nlohmann::json& state) {
   peak_ = load_peak(state, "CpuMemoryMetric");
 }
@@ -411,8 +424,12 @@ double TensorMemoryMetric::update(const MetricInput& input, const MetricContext&
   return mib;
 }
 
-double TensorMemoryMetric::value() const { return peak_ < 0.0 ? kNaN : peak_; }
-nlohmann::json TensorMemoryMetric::state() const { return {{"peak", number_or_null(value())}}; }
+double TensorMemoryMetric::value() const {
+  return peak_ < 0.0 ? kNaN : peak_;
+}
+nlohmann::json TensorMemoryMetric::state() const {
+  return {{"peak", number_or_null(value())}};
+}
 void TensorMemoryMetric::load_state(const nlohmann::json& state) {
   peak_ = load_peak(state, "TensorMemoryMetric");
 }

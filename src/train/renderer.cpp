@@ -1,4 +1,6 @@
 // The plain-text renderer, the silent one, and the choice between them and the dashboard.
+#include "ember/train/renderer.hpp"
+
 #include <unistd.h>
 
 #include <chrono>
@@ -10,7 +12,6 @@
 #include <mutex>
 
 #include "ember/tensor/error.hpp"
-#include "ember/train/renderer.hpp"
 
 namespace ember::train {
 
@@ -58,8 +59,9 @@ class TextRenderer final : public Renderer {
     if (std::chrono::duration<double>(now - last_).count() < interval_) return;
     last_ = now;
     char head[160];
-    const double pct = p.items_total == 0 ? 100.0 : 100.0 * static_cast<double>(p.items_done) /
-                                                        static_cast<double>(p.items_total);
+    const double pct = p.items_total == 0 ? 100.0
+                                          : 100.0 * static_cast<double>(p.items_done) /
+                                                static_cast<double>(p.items_total);
     std::snprintf(head, sizeof head, "[%s] epoch %zu/%zu  %5.1f%% (%zu/%zu)  %.0f items/s  ETA %s",
                   std::string(split_name(p.split)).c_str(), p.epoch, p.num_epochs, pct,
                   p.items_done, p.items_total, p.items_per_second,

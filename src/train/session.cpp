@@ -43,7 +43,8 @@ constexpr int kStateVersion = 1;
 std::atomic<bool> g_signal_stop{false};
 std::mutex g_signal_mu;
 int g_signal_users = 0;
-struct sigaction g_old_int {}, g_old_term {};
+struct sigaction g_old_int {
+}, g_old_term{};
 
 extern "C" void on_stop_signal(int sig) {
   g_signal_stop.store(true);
@@ -96,8 +97,8 @@ void check_unique(const std::vector<std::unique_ptr<Metric>>& ms, Split split) {
   for (const auto& m : ms) {
     if (!m) ember::detail::fail<ValueError>("Learner", "null metric");
     if (!seen.insert(m->name()).second) {
-      ember::detail::fail<ValueError>("Learner", "metric '", m->name(), "' is registered twice for ",
-                                      split_name(split));
+      ember::detail::fail<ValueError>("Learner", "metric '", m->name(),
+                                      "' is registered twice for ", split_name(split));
     }
   }
 }
@@ -163,7 +164,8 @@ Session::Session(LearnerOptions options, std::vector<std::unique_ptr<Metric>> tr
                                       "' is not registered for ", split_name(es.split),
                                       " (registered: ", names_of(metrics(es.split)), ")");
     }
-    if (es.patience == 0) ember::detail::fail<ValueError>(op, "early stopping patience must be >= 1");
+    if (es.patience == 0)
+      ember::detail::fail<ValueError>(op, "early stopping patience must be >= 1");
     if (!(es.min_delta >= 0.0) || !std::isfinite(es.min_delta)) {
       ember::detail::fail<ValueError>(op, "early stopping min_delta must be finite and >= 0");
     }
@@ -206,7 +208,8 @@ StartPoint Session::begin(const EpochSizes& sizes) {
   if (options_.resume) {
     if (const auto id = store_.latest()) {
       const fs::path folder = store_.path(*id);
-      const nlohmann::json state = nlohmann::json::parse(read_text(folder / "state.json"), nullptr, false);
+      const nlohmann::json state =
+          nlohmann::json::parse(read_text(folder / "state.json"), nullptr, false);
       if (state.is_discarded() || !state.is_object() || state.value("format", "") != kStateFormat) {
         ember::detail::fail<IoError>("resume", "'", (folder / "state.json").string(),
                                      "' is not an Ember checkpoint state");
@@ -220,14 +223,16 @@ StartPoint Session::begin(const EpochSizes& sizes) {
         for (Split s : {Split::Train, Split::Valid}) {
           for (const auto& info : saved.metrics(s)) {
             if (!history_.info(s, info.name)) history_.declare(s, info);
-            for (const auto& [e, v] : saved.values(s, info.name)) history_.record(s, info.name, e, v);
+            for (const auto& [e, v] : saved.values(s, info.name))
+              history_.record(s, info.name, e, v);
           }
         }
         if (partial) {
           sp.epoch = epoch;
           sp.skip_batches = state.at("batches").get<std::size_t>();
           sp.train_done = state.at("train_done").get<bool>();
-          if (!sp.train_done && state.contains("metrics") && state.at("metrics").contains("train")) {
+          if (!sp.train_done && state.contains("metrics") &&
+              state.at("metrics").contains("train")) {
             pending_train_state_ = state.at("metrics").at("train");
             pending_epoch_ = epoch;
           }
@@ -264,8 +269,10 @@ StartPoint Session::begin(const EpochSizes& sizes) {
   info.run_dir = dir;
   info.first_epoch = sp.epoch;
   info.num_epochs = options_.num_epochs;
-  for (const auto& m : train_metrics_) info.train_metrics.push_back({m->name(), m->unit(), m->direction()});
-  for (const auto& m : valid_metrics_) info.valid_metrics.push_back({m->name(), m->unit(), m->direction()});
+  for (const auto& m : train_metrics_)
+    info.train_metrics.push_back({m->name(), m->unit(), m->direction()});
+  for (const auto& m : valid_metrics_)
+    info.valid_metrics.push_back({m->name(), m->unit(), m->direction()});
   info.history = history_;
   renderer_->start(info);
   if (!note.empty()) renderer_->message(note);
@@ -315,7 +322,8 @@ double Session::eta_seconds() const {
   const double per_epoch = static_cast<double>(sizes_.train_items + sizes_.valid_items);
   double left = static_cast<double>(items_total_ - std::min(items_done_, items_total_));
   if (split_ == Split::Train) left += static_cast<double>(sizes_.valid_items);
-  if (options_.num_epochs > epoch_) left += per_epoch * static_cast<double>(options_.num_epochs - epoch_);
+  if (options_.num_epochs > epoch_)
+    left += per_epoch * static_cast<double>(options_.num_epochs - epoch_);
   return left * elapsed / work_done_;
 }
 
@@ -338,8 +346,8 @@ void Session::record(const MetricInput& input, double learning_rate) {
   p.batches_total = batches_total_;
   const std::size_t per_batch =
       batches_total_ == 0 ? 0 : (items_total_ + batches_total_ - 1) / batches_total_;
-  const double items_here =
-      static_cast<double>(items_done_) - static_cast<double>(std::min(items_total_, start_batches_ * per_batch));
+  const double items_here = static_cast<double>(items_done_) -
+                            static_cast<double>(std::min(items_total_, start_batches_ * per_batch));
   p.items_per_second = secs > 0.0 ? items_here / secs : 0.0;
   p.eta_seconds = eta_seconds();
   renderer_->update(p, values(split_, true));
@@ -367,17 +375,18 @@ std::map<std::string, std::string> Session::model_metadata(const CheckpointId& i
 void Session::save_checkpoint(const CheckpointId& id, bool train_done,
                               const std::function<void(const fs::path&)>& write,
                               const nlohmann::json& scheduler_state) {
-  nlohmann::json state = {{"format", kStateFormat},
-                          {"version", kStateVersion},
-                          {"epoch", id.epoch},
-                          {"partial", id.partial},
-                          {"batches", id.batches},
-                          {"train_done", train_done},
-                          {"num_epochs", options_.num_epochs},
-                          {"grad_accumulation", options_.grad_accumulation},
-                          {"seed", options_.seed ? nlohmann::json(*options_.seed) : nlohmann::json()},
-                          {"scheduler", scheduler_state},
-                          {"history", history_.to_json()}};
+  nlohmann::json state = {
+      {"format", kStateFormat},
+      {"version", kStateVersion},
+      {"epoch", id.epoch},
+      {"partial", id.partial},
+      {"batches", id.batches},
+      {"train_done", train_done},
+      {"num_epochs", options_.num_epochs},
+      {"grad_accumulation", options_.grad_accumulation},
+      {"seed", options_.seed ? nlohmann::json(*options_.seed) : nlohmann::json()},
+      {"scheduler", scheduler_state},
+      {"history", history_.to_json()}};
   if (id.partial && !train_done) {
     nlohmann::json ms = nlohmann::json::object();
     for (const auto& m : train_metrics_) ms[m->name()] = m->state();
@@ -391,7 +400,8 @@ void Session::save_checkpoint(const CheckpointId& id, bool train_done,
   std::vector<std::size_t> keep;
   if (options_.best) {
     const auto& b = *options_.best;
-    const Direction d = b.direction ? *b.direction : find_metric(metrics(b.split), b.metric)->direction();
+    const Direction d =
+        b.direction ? *b.direction : find_metric(metrics(b.split), b.metric)->direction();
     if (auto e = best_epoch(history_, b.split, b.metric, d)) keep.push_back(*e);
   }
   store_.prune(options_.keep_last, keep);
@@ -406,13 +416,16 @@ bool Session::end_epoch(std::size_t epoch) {
   if (!should_stop_early(history_, es, d)) return false;
   const auto best = best_epoch(history_, es.split, es.metric, d);
   renderer_->message("Early stopping after epoch " + std::to_string(epoch) + ": " +
-                     std::string(split_name(es.split)) + " " + es.metric + " has not improved for " +
-                     std::to_string(es.patience) + " epochs (best at epoch " +
-                     (best ? std::to_string(*best) : std::string("-")) + ")");
+                     std::string(split_name(es.split)) + " " + es.metric +
+                     " has not improved for " + std::to_string(es.patience) +
+                     " epochs (best at epoch " + (best ? std::to_string(*best) : std::string("-")) +
+                     ")");
   return true;
 }
 
-void Session::message(const std::string& text) { renderer_->message(text); }
+void Session::message(const std::string& text) {
+  renderer_->message(text);
+}
 
 void Session::finish(StopReason reason) {
   if (finished_) return;
@@ -428,11 +441,10 @@ void Session::finish(StopReason reason) {
       break;
     case StopReason::Interrupted: {
       const auto id = CheckpointId::parse(last_checkpoint_.filename().string());
-      const std::string where =
-          !id ? "before the first checkpoint"
-              : !id->partial ? "after epoch " + std::to_string(id->epoch)
-                             : "at epoch " + std::to_string(id->epoch) + ", batch " +
-                                   std::to_string(id->batches);
+      const std::string where = !id            ? "before the first checkpoint"
+                                : !id->partial ? "after epoch " + std::to_string(id->epoch)
+                                               : "at epoch " + std::to_string(id->epoch) +
+                                                     ", batch " + std::to_string(id->batches);
       line = "Training stopped " + where + "; checkpoint " + last_checkpoint_.string() +
              " (resume to continue).";
       break;

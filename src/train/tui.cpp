@@ -431,7 +431,8 @@ class TuiRenderer final : public Renderer {
       for (const auto& [x, y] : pts) {
         if (x < x0 || !std::isfinite(y)) continue;
         const int dx = static_cast<int>(std::lround((x - x0) / (x1 - x0) * (c.width() - 1)));
-        const int dy = static_cast<int>(std::lround((1.0 - (y - y0) / (y1 - y0)) * (c.height() - 1)));
+        const int dy =
+            static_cast<int>(std::lround((1.0 - (y - y0) / (y1 - y0)) * (c.height() - 1)));
         if (have) {
           c.line(px, py, dx, dy);
         } else {
@@ -464,9 +465,9 @@ class TuiRenderer final : public Renderer {
   void draw_progress(const Frame& f, int y, int W) {
     if (!f.have_progress || y < 1) return;
     const ProgressInfo& p = f.progress;
-    const double frac = p.items_total == 0 ? 1.0
-                                           : static_cast<double>(p.items_done) /
-                                                 static_cast<double>(p.items_total);
+    const double frac =
+        p.items_total == 0 ? 1.0
+                           : static_cast<double>(p.items_done) / static_cast<double>(p.items_total);
     char info[160];
     std::snprintf(info, sizeof info, " %5.1f%%  %zu/%zu items  %.0f items/s", 100.0 * frac,
                   p.items_done, p.items_total, p.items_per_second);
@@ -535,8 +536,8 @@ std::unique_ptr<Renderer> make_tui_renderer() {
   std::string old_locale = old != nullptr ? old : "C";
   std::setlocale(LC_CTYPE, "");
   const char* codeset = nl_langinfo(CODESET);
-  const bool utf8 = codeset != nullptr && (std::strcmp(codeset, "UTF-8") == 0 ||
-                                           std::strcmp(codeset, "utf8") == 0);
+  const bool utf8 = codeset != nullptr &&
+                    (std::strcmp(codeset, "UTF-8") == 0 || std::strcmp(codeset, "utf8") == 0);
   SCREEN* screen = newterm(nullptr, stdout, stdin);
   if (screen == nullptr) {
     std::setlocale(LC_CTYPE, old_locale.c_str());

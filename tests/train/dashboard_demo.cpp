@@ -26,25 +26,24 @@ int main(int argc, char** argv) {
     const Device dev = Device::cpu().autodiff();
     VecLoader train{make_data(96, 1), 8, 3, dev};
     VecLoader valid{make_data(24, 2), 8, std::nullopt, Device::cpu()};
-    auto learner =
-        LearnerBuilder(make_net(dev, 1, 0.1), optim::AdamConfig{}.init(), train, valid)
-            .train_step([delay_ms](TinyNet<>& m, const XYBatch& b) {
-              std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
-              return classify(m, b);
-            })
-            .valid_step(classify)
-            .learning_rate(1e-2)
-            .metric(LossMetric{})
-            .metric(AccuracyMetric{})
-            .metric(LearningRateMetric{})
-            .metric(ThroughputMetric{})
-            .metric(CpuMemoryMetric{})
-            .num_epochs(epochs)
-            .seed(7)
-            .run_dir(argv[1])
-            .overwrite()
-            .renderer(RendererKind::Tui)
-            .build();
+    auto learner = LearnerBuilder(make_net(dev, 1, 0.1), optim::AdamConfig{}.init(), train, valid)
+                       .train_step([delay_ms](TinyNet<>& m, const XYBatch& b) {
+                         std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+                         return classify(m, b);
+                       })
+                       .valid_step(classify)
+                       .learning_rate(1e-2)
+                       .metric(LossMetric{})
+                       .metric(AccuracyMetric{})
+                       .metric(LearningRateMetric{})
+                       .metric(ThroughputMetric{})
+                       .metric(CpuMemoryMetric{})
+                       .num_epochs(epochs)
+                       .seed(7)
+                       .run_dir(argv[1])
+                       .overwrite()
+                       .renderer(RendererKind::Tui)
+                       .build();
     learner.fit();
     std::cout << "stop reason: " << stop_reason_name(learner.stop_reason()) << "\n";
     return 0;

@@ -58,7 +58,9 @@ class Tmux {
   std::string socket_;
 };
 
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool has(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 /// Braille dots (U+2800..U+28FF: UTF-8 E2 A0..A3 xx) or the ASCII plot's points.
 bool has_plot_points(const std::string& s) {
@@ -115,8 +117,8 @@ TEST(TrainDashboard, DrivenThroughTmux) {
       << screen;
   // q: the stop prompt; y: stop.
   tmux.keys("q");
-  ASSERT_TRUE(tmux.wait_for(
-      [](const std::string& s) { return has(s, "Stop training? (y/n)"); }, 10, &screen))
+  ASSERT_TRUE(tmux.wait_for([](const std::string& s) { return has(s, "Stop training? (y/n)"); }, 10,
+                            &screen))
       << screen;
   tmux.keys("y");
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);

@@ -5,6 +5,8 @@
 #include <atomic>
 #include <stop_token>
 
+#include "ember/data/dataset.hpp"
+#include "ember/data/loader.hpp"
 #include "ember/store/safetensors.hpp"
 #include "train_test_util.hpp"
 
@@ -64,9 +66,9 @@ std::pair<TinyNet<>, StopReason> run_with(O optim, const RunConfig& s, const fs:
         if (stop && in_valid) stop->tick();
         return classify(m, b);
       })
-      .lr_scheduler(optim::LinearLrSchedulerConfig{.initial_lr = s.lr, .final_lr = s.lr / 10,
-                                                   .num_iters = 15}
-                        .init())
+      .lr_scheduler(
+          optim::LinearLrSchedulerConfig{.initial_lr = s.lr, .final_lr = s.lr / 10, .num_iters = 15}
+              .init())
       .metric(LossMetric{})
       .metric(AccuracyMetric{})
       .metric(LearningRateMetric{})
@@ -88,7 +90,8 @@ std::pair<TinyNet<>, StopReason> run_with(O optim, const RunConfig& s, const fs:
 std::pair<TinyNet<>, StopReason> run(const RunConfig& s, const fs::path& dir, bool resume,
                                      std::uint64_t init_seed = 5, StopAfter* stop = nullptr,
                                      bool in_valid = false) {
-  if (s.adam) return run_with(optim::AdamConfig{}.init(), s, dir, resume, init_seed, stop, in_valid);
+  if (s.adam)
+    return run_with(optim::AdamConfig{}.init(), s, dir, resume, init_seed, stop, in_valid);
   return run_with(optim::SgdConfig{}.init(), s, dir, resume, init_seed, stop, in_valid);
 }
 
@@ -199,8 +202,7 @@ TEST_F(TrainLearnerResume, StopDuringValidationThenResume) {
   EXPECT_EQ(reason, StopReason::Interrupted);
   CheckpointStore store(dir.path() / "checkpoints");
   EXPECT_EQ(store.latest(), (CheckpointId{2, true, 6}));
-  const auto state =
-      nlohmann::json::parse(slurp(store.path({2, true, 6}) / "state.json"));
+  const auto state = nlohmann::json::parse(slurp(store.path({2, true, 6}) / "state.json"));
   EXPECT_EQ(state.at("train_done"), true);
   auto [model, again] = run(RunConfig{}, dir.path(), true, 3);
   expect_same_as_straight(model, dir.path());
@@ -224,6 +226,76 @@ TEST(TrainLearner, RefusesAnotherRunUnlessOverwrite) {
   } catch (const ValueError& e) {
     EXPECT_NE(std::string(e.what()).find("already holds a run"), std::string::npos) << e.what();
   }
+}
+
+// The same resume property through ember::data's DataLoader (worker threads, seeded
+// per-epoch shuffle), which the Learner takes directly.
+TEST(TrainLearner, DataLoaderStopAndResume) {
+  using Item = std::pair<std::array<float, 4>, std::int64_t>;
+  const auto loader = [](std::shared_ptr<const testing::Data> d, Device dev,
+                         std::optional<std::uint64_t> shuffle) {
+    std::vector<Item> items;
+    for (std::size_t i = 0; i < d->n; ++i) {
+      Item it;
+      std::copy_n(d->x.begin() + static_cast<std::ptrdiff_t>(4 * i), 4, it.first.begin());
+      it.second = d->y[i];
+      items.push_back(it);
+    }
+    auto batcher = [dev](std::vector<Item> batch) {
+      std::vector<float> xs;
+      std::vector<std::int64_t> ys;
+      for (const auto& [x, y] : batch) {
+        xs.insert(xs.end(), x.begin(), x.end());
+        ys.push_back(y);
+      }
+      const auto n = static_cast<std::int64_t>(batch.size());
+      return XYBatch{DTensor<2>::from_data(TensorData(std::move(xs), Shape{n, 4}), dev),
+                     DTensor<1, Int>::from_data(TensorData(std::move(ys), Shape{n}), dev)};
+    };
+    data::DataLoaderBuilder<Item, XYBatch> b(batcher);
+    b.batch_size(8).num_workers(2);
+    if (shuffle) b.shuffle(*shuffle);
+    return b.build(std::make_shared<data::InMemoryDataset<Item>>(std::move(items)));
+  };
+  const auto train = loader(make_data(48, 7), kTrainDevice, 21);
+  const auto valid = loader(make_data(16, 8), Device::cpu(), std::nullopt);
+  const auto fit = [&](const fs::path& dir, bool resume, std::stop_source* stop) {
+    auto calls = std::make_shared<int>(0);
+    auto builder =
+        LearnerBuilder(make_net(kTrainDevice, 5, 0.2), optim::AdamConfig{}.init(), train, valid);
+    builder
+        .train_step([stop, calls](TinyNet<>& m, const XYBatch& b) {
+          if (stop && ++*calls == 8) stop->request_stop();
+          return classify(m, b);
+        })
+        .valid_step(classify)
+        .learning_rate(0.02)
+        .metric(LossMetric{})
+        .metric(AccuracyMetric{})
+        .num_epochs(2)
+        .seed(99)
+        .run_dir(dir)
+        .resume(resume)
+        .renderer(RendererKind::None)
+        .handle_signals(false)
+        .print_summary(false);
+    if (stop) builder.stop_token(stop->get_token());
+    auto learner = builder.build();
+    const auto params = params_of(learner.fit());
+    return std::make_pair(params, learner.stop_reason());
+  };
+  TempDir straight("dl-straight"), stopped("dl-stopped");
+  const auto [expected, r0] = fit(straight.path(), false, nullptr);
+  EXPECT_EQ(r0, StopReason::Completed);
+  std::stop_source stop;
+  const auto [partial, r1] = fit(stopped.path(), false, &stop);
+  EXPECT_EQ(r1, StopReason::Interrupted);
+  EXPECT_EQ(CheckpointStore(stopped.path() / "checkpoints").latest(), (CheckpointId{2, true, 2}));
+  const auto [resumed, r2] = fit(stopped.path(), true, nullptr);
+  EXPECT_EQ(r2, StopReason::Completed);
+  EXPECT_EQ(resumed, expected);
+  EXPECT_EQ(slurp(stopped.path() / "train.jsonl"), slurp(straight.path() / "train.jsonl"));
+  EXPECT_EQ(slurp(stopped.path() / "valid.jsonl"), slurp(straight.path() / "valid.jsonl"));
 }
 
 TEST(TrainLearner, EarlyStoppingAndBestCheckpoint) {
@@ -287,8 +359,10 @@ TEST(TrainLearner, GradientAccumulationEqualsOneBigBatch) {
     EXPECT_NEAR(*h1.value(Split::Train, "Loss", e), *h2.value(Split::Train, "Loss", e), 1e-5);
   }
   // One scheduler step per optimizer step: both runs end at the same point of the schedule.
-  const auto s1 = nlohmann::json::parse(slurp(d1.path() / "checkpoints" / "epoch-2" / "state.json"));
-  const auto s2 = nlohmann::json::parse(slurp(d2.path() / "checkpoints" / "epoch-2" / "state.json"));
+  const auto s1 =
+      nlohmann::json::parse(slurp(d1.path() / "checkpoints" / "epoch-2" / "state.json"));
+  const auto s2 =
+      nlohmann::json::parse(slurp(d2.path() / "checkpoints" / "epoch-2" / "state.json"));
   EXPECT_EQ(s1.at("scheduler"), s2.at("scheduler"));
   EXPECT_EQ(s1.at("scheduler").at("iteration"), 6);
 }
@@ -301,7 +375,7 @@ TEST(TrainLearner, OptionErrors) {
     return LearnerBuilder(make_net(kTrainDevice, 1), optim::SgdConfig{}.init(), train, valid);
   };
   EXPECT_THROW(builder().train_step(classify).valid_step(classify).build(), ValueError);  // no dir
-  EXPECT_THROW(builder().valid_step(classify).run_dir(dir.path()).build(), ValueError);  // no step
+  EXPECT_THROW(builder().valid_step(classify).run_dir(dir.path()).build(), ValueError);   // no step
   EXPECT_THROW(builder()
                    .train_step(classify)
                    .valid_step(classify)
@@ -332,7 +406,12 @@ TEST(TrainLearner, OptionErrors) {
                    .checkpoint_best({.metric = "Accuracy"})
                    .build(),
                ValueError);
-  EXPECT_THROW(builder().grads_accumulation(0).train_step(classify).valid_step(classify).run_dir(dir.path()).build(),
+  EXPECT_THROW(builder()
+                   .grads_accumulation(0)
+                   .train_step(classify)
+                   .valid_step(classify)
+                   .run_dir(dir.path())
+                   .build(),
                ValueError);
   EXPECT_THROW(builder().devices({Device::cpu(), Device::cpu().autodiff()}), UnsupportedError);
   EXPECT_THROW(builder().devices({Device::cpu()}), DeviceError);

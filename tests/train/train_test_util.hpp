@@ -63,8 +63,8 @@ inline std::shared_ptr<const Data> make_data(std::size_t n, std::uint32_t seed =
   d->n = n;
   std::mt19937 gen(seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  const float w[3][4] = {{1.0f, -0.5f, 0.2f, 0.0f}, {-0.3f, 1.0f, 0.4f, -0.6f},
-                         {0.2f, 0.1f, -1.0f, 0.8f}};
+  const float w[3][4] = {
+      {1.0f, -0.5f, 0.2f, 0.0f}, {-0.3f, 1.0f, 0.4f, -0.6f}, {0.2f, 0.1f, -1.0f, 0.8f}};
   for (std::size_t i = 0; i < n; ++i) {
     float f[4];
     for (float& v : f) v = normal(gen);

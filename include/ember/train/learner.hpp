@@ -7,10 +7,8 @@
 //           .lr_scheduler(optim::CosineAnnealingLrSchedulerConfig{.initial_lr = 1e-3,
 //                                                                  .num_iters = 5000}.init())
 //           .train_step([&](Cnn<>& m, const Batch& b) { return m.forward_classification(b); })
-//           .valid_step([&](const Cnn<>& m, const Batch& b) { return m.forward_classification(b); })
-//           .metric(train::LossMetric{})
-//           .metric(train::AccuracyMetric{})
-//           .num_epochs(10)
+//           .valid_step([&](const Cnn<>& m, const Batch& b) { return m.forward_classification(b);
+//           }) .metric(train::LossMetric{}) .metric(train::AccuracyMetric{}) .num_epochs(10)
 //           .run_dir("runs/cnn")
 //           .build();
 //   Cnn<> trained = learner.fit();
@@ -398,8 +396,9 @@ class LearnerBuilder {
     }
     if constexpr (std::is_same_v<typename LearnerType::Backend, Dispatch>) {
       if (!devices[0].is_autodiff()) {
-        ember::detail::fail<DeviceError>("Learner", "training needs a device that records "
-                                                    "gradients; got ",
+        ember::detail::fail<DeviceError>("Learner",
+                                         "training needs a device that records "
+                                         "gradients; got ",
                                          devices[0].to_string(), ", use ",
                                          devices[0].autodiff().to_string());
       }
@@ -456,21 +455,23 @@ class LearnerBuilder {
       if constexpr (requires(M & m, TB & b) { m.train_step(b); }) {
         train_step([](M& m, TB& b) { return m.train_step(b); });
       } else {
-        ember::detail::fail<ValueError>("Learner", "no train step: call train_step(fn) or give "
-                                                   "the model a train_step(batch) member");
+        ember::detail::fail<ValueError>("Learner",
+                                        "no train step: call train_step(fn) or give "
+                                        "the model a train_step(batch) member");
       }
     }
     if (!valid_step_) {
       if constexpr (requires(const ValidModel& m, VB& b) { m.valid_step(b); }) {
         valid_step([](const ValidModel& m, VB& b) { return m.valid_step(b); });
       } else {
-        ember::detail::fail<ValueError>("Learner", "no valid step: call valid_step(fn) or give "
-                                                   "the model a valid_step(batch) member");
+        ember::detail::fail<ValueError>("Learner",
+                                        "no valid step: call valid_step(fn) or give "
+                                        "the model a valid_step(batch) member");
       }
     }
     if (!train_ || !valid_) ember::detail::fail<ValueError>("Learner", "a loader is missing");
-    auto session = std::make_unique<detail::Session>(
-        options_, std::move(train_metrics_), std::move(valid_metrics_), renderer_, stop_);
+    auto session = std::make_unique<detail::Session>(options_, std::move(train_metrics_),
+                                                     std::move(valid_metrics_), renderer_, stop_);
     train_metrics_.clear();
     valid_metrics_.clear();
     return LearnerType(model_, optim_, scheduler_, train_, valid_, train_step_, valid_step_,
@@ -504,7 +505,7 @@ class LearnerBuilder {
 };
 
 template <class M, class O, class TL, class VL>
-requires BatchLoaderLike<TL> && BatchLoaderLike<VL>
-LearnerBuilder(M, O, TL, VL) -> LearnerBuilder<M, O, loader_batch_t<TL>, loader_batch_t<VL>>;
+requires BatchLoaderLike<TL> && BatchLoaderLike<VL> LearnerBuilder(M, O, TL, VL)
+->LearnerBuilder<M, O, loader_batch_t<TL>, loader_batch_t<VL>>;
 
 }  // namespace ember::train

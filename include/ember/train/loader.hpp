@@ -22,8 +22,8 @@ namespace ember::train {
 /// The batch type of a loader: T for a loader whose epochs' next() return std::optional<T>.
 template <class L>
 using loader_batch_t = typename std::remove_cvref_t<
-    decltype(std::declval<std::remove_cvref_t<decltype(std::declval<const L&>().iter(
-                 std::size_t{0}))>&>()
+    decltype(std::declval<
+                 std::remove_cvref_t<decltype(std::declval<const L&>().iter(std::size_t{0}))>&>()
                  .next())>::value_type;
 
 /// A loader with ember::data::DataLoader's interface (see the file comment).

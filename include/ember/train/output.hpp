@@ -88,7 +88,9 @@ concept HasMetricInput = requires(const T& t) {
 
 /// A train step output the Learner can differentiate: a `loss` tensor with backward().
 template <class T>
-concept HasLoss = HasMetricInput<T> && requires(const T& t) { t.loss.backward(); };
+concept HasLoss = HasMetricInput<T> && requires(const T& t) {
+  t.loss.backward();
+};
 
 /// The gradients and metric input of one train step's output (backward on out.loss, or
 /// out.grads for a TrainOutput).

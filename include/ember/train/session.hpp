@@ -179,8 +179,8 @@ class Session {
 
   // The split in progress.
   Split split_ = Split::Train;
-  std::size_t epoch_ = 0, batches_done_ = 0, items_done_ = 0, batches_total_ = 0,
-              items_total_ = 0, start_batches_ = 0;
+  std::size_t epoch_ = 0, batches_done_ = 0, items_done_ = 0, batches_total_ = 0, items_total_ = 0,
+              start_batches_ = 0;
   std::vector<double> last_batch_values_;
   std::chrono::steady_clock::time_point split_start_{}, session_start_{};
   double work_done_ = 0.0;  // items processed by this session (train + valid)
