@@ -177,13 +177,21 @@ Session::Session(LearnerOptions options, std::vector<std::unique_ptr<Metric>> tr
 }
 
 Session::~Session() {
+  abort();
+}
+
+void Session::abort() noexcept {
   if (started_ && !finished_) {
+    finished_ = true;
     try {
       renderer_->finish();
     } catch (...) {
     }
   }
-  restore_signals();
+  try {
+    restore_signals();
+  } catch (...) {
+  }
 }
 
 void Session::restore_signals() {

@@ -192,6 +192,10 @@ TEST_F(TrainLearnerResume, StopAtAnEpochEndThenResume) {
   auto [model, r2] = run(RunConfig{}, dir.path(), true, 42);
   EXPECT_EQ(r2, StopReason::Completed);
   expect_same_as_straight(model, dir.path());
+  // Resuming a finished run trains nothing and gives the same model back.
+  auto [same, r3] = run(RunConfig{}, dir.path(), true, 43);
+  EXPECT_EQ(r3, StopReason::Completed);
+  expect_same_as_straight(same, dir.path());
 }
 
 TEST_F(TrainLearnerResume, StopDuringValidationThenResume) {
@@ -365,6 +369,55 @@ TEST(TrainLearner, GradientAccumulationEqualsOneBigBatch) {
       nlohmann::json::parse(slurp(d2.path() / "checkpoints" / "epoch-2" / "state.json"));
   EXPECT_EQ(s1.at("scheduler"), s2.at("scheduler"));
   EXPECT_EQ(s1.at("scheduler").at("iteration"), 6);
+}
+
+/// Counts the calls a Learner makes.
+struct CountingRenderer final : Renderer {
+  int starts = 0, updates = 0, epochs = 0, finishes = 0;
+  void start(const TrainingInfo&) override { ++starts; }
+  void update(const ProgressInfo&, const std::vector<MetricValue>&) override { ++updates; }
+  void end_epoch(Split, std::size_t, const std::vector<MetricValue>&, double) override { ++epochs; }
+  void message(const std::string&) override {}
+  void finish() override { ++finishes; }
+};
+
+TEST(TrainLearner, StepErrorsReachTheCallerAfterTheRendererCloses) {
+  TempDir dir("step-error");
+  VecLoader train{make_data(16, 1), 4, std::nullopt, kTrainDevice};
+  VecLoader valid{make_data(8, 2), 4, std::nullopt, Device::cpu()};
+  auto renderer = std::make_shared<CountingRenderer>();
+  int calls = 0;
+  auto learner = LearnerBuilder(make_net(kTrainDevice, 1), optim::SgdConfig{}.init(), train, valid)
+                     .train_step([&](TinyNet<>& m, const XYBatch& b) {
+                       if (++calls == 3) throw IoError("[test] bad batch");
+                       return classify(m, b);
+                     })
+                     .valid_step(classify)
+                     .metric(LossMetric{})
+                     .run_dir(dir.path())
+                     .renderer(renderer)
+                     .handle_signals(false)
+                     .print_summary(false)
+                     .build();
+  EXPECT_THROW(learner.fit(), IoError);
+  EXPECT_EQ(renderer->starts, 1);
+  EXPECT_EQ(renderer->updates, 2);
+  EXPECT_EQ(renderer->finishes, 1);
+  EXPECT_THROW(learner.fit(), ValueError);  // once per Learner
+  // A model on a device without autodiff is refused before anything runs.
+  auto plain = LearnerBuilder(make_net(Device::cpu(), 1), optim::SgdConfig{}.init(), train, valid)
+                   .train_step(classify)
+                   .valid_step(classify)
+                   .run_dir(dir.path() / "plain")
+                   .renderer(RendererKind::None)
+                   .build();
+  try {
+    plain.fit();
+    FAIL() << "no throw";
+  } catch (const DeviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("create it on cpu+autodiff"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(TrainLearner, OptionErrors) {

@@ -100,36 +100,19 @@ class Learner {
 
   /// Trains (see the file comment) and returns the trained model. Throws what the steps,
   /// loaders, optimizer and file writes throw (the dashboard is closed first); ValueError when
-  /// called twice or when the run directory holds another run; IoError / nn::LoadError when a
-  /// checkpoint to resume from cannot be read or does not fit the model.
+  /// called twice or when the run directory holds another run; DeviceError when the model
+  /// does not record gradients; IoError / nn::LoadError when a checkpoint to resume from
+  /// cannot be read or does not fit the model.
   M fit() {
     detail::Session& s = *session_;
     if (device_) model_ = nn::fork(model_, *device_);
-    const detail::StartPoint start = s.begin(
-        {train_.num_items(), train_.num_batches(), valid_.num_items(), valid_.num_batches()});
-    if (start.checkpoint) load_checkpoint(*start.checkpoint, start.scheduler_state);
-    reason_ = StopReason::Completed;
-    for (std::size_t e = start.epoch; e <= s.options().num_epochs; ++e) {
-      const bool train_done = e == start.epoch && start.train_done;
-      if (!train_done && !train_epoch(e, e == start.epoch ? start.skip_batches : 0)) {
-        reason_ = StopReason::Interrupted;
-        break;
-      }
-      if (!valid_epoch(e)) {
-        reason_ = StopReason::Interrupted;
-        break;
-      }
-      save(CheckpointId{e, false, 0}, true);
-      if (s.end_epoch(e)) {
-        reason_ = StopReason::EarlyStopping;
-        break;
-      }
-      if (e < s.options().num_epochs && s.stop_requested()) {
-        reason_ = StopReason::Interrupted;
-        break;
-      }
+    check_trainable();
+    try {
+      run(s);
+    } catch (...) {
+      s.abort();  // closes the dashboard before the error reaches the caller
+      throw;
     }
-    s.finish(reason_);
     return model_;
   }
 
@@ -162,6 +145,54 @@ class Learner {
         valid_step_(std::move(valid_step)),
         device_(std::move(device)),
         session_(std::move(session)) {}
+
+  void run(detail::Session& s) {
+    const detail::StartPoint start = s.begin(
+        {train_.num_items(), train_.num_batches(), valid_.num_items(), valid_.num_batches()});
+    if (start.checkpoint) load_checkpoint(*start.checkpoint, start.scheduler_state);
+    reason_ = StopReason::Completed;
+    for (std::size_t e = start.epoch; e <= s.options().num_epochs; ++e) {
+      const bool train_done = e == start.epoch && start.train_done;
+      if (!train_done && !train_epoch(e, e == start.epoch ? start.skip_batches : 0)) {
+        reason_ = StopReason::Interrupted;
+        break;
+      }
+      if (!valid_epoch(e)) {
+        reason_ = StopReason::Interrupted;
+        break;
+      }
+      save(CheckpointId{e, false, 0}, true);
+      if (s.end_epoch(e)) {
+        reason_ = StopReason::EarlyStopping;
+        break;
+      }
+      if (e < s.options().num_epochs && s.stop_requested()) {
+        reason_ = StopReason::Interrupted;
+        break;
+      }
+    }
+    s.finish(reason_);
+  }
+
+  /// DeviceError unless the model's parameters record gradients (a Dispatch model on a device
+  /// without "+autodiff" would only fail at the first backward pass).
+  void check_trainable() const {
+    if constexpr (std::is_same_v<Backend, Dispatch>) {
+      std::optional<Device> plain;
+      nn::visit(model_, [&](const std::string&, const auto& leaf) {
+        if constexpr (nn::is_param_v<std::remove_cvref_t<decltype(leaf)>>) {
+          const Device d = leaf.val().device();
+          if (!plain && !d.is_autodiff()) plain = d;
+        }
+      });
+      if (plain) {
+        ember::detail::fail<DeviceError>("Learner", "the model is on ", plain->to_string(),
+                                         ", which does not record gradients; create it on ",
+                                         plain->autodiff().to_string(),
+                                         " or pass that device to devices()");
+      }
+    }
+  }
 
   void reseed(std::size_t epoch, std::size_t batch) {
     if (const auto& seed = session_->options().seed) {

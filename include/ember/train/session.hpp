@@ -149,6 +149,10 @@ class Session {
   /// the summary table (print_summary) and a line saying why training stopped.
   void finish(StopReason reason);
 
+  /// Ends a run that failed: stops the renderer (restoring the terminal) and the signal
+  /// handlers; writes nothing. No effect after finish().
+  void abort() noexcept;
+
   const MetricHistory& history() const { return history_; }
   const Summary& summary() const { return summary_; }
   const CheckpointStore& checkpoints() const { return store_; }
