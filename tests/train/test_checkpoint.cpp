@@ -1,5 +1,6 @@
 // Checkpoint folders: names, order, atomic commit, pruning.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "train_test_util.hpp"
@@ -87,20 +88,27 @@ TEST(TrainCheckpoint, FailedWriteLeavesPrevious) {
 }
 
 TEST(TrainCheckpoint, CrashBeforeRenameKeepsPreviousLatest) {
-  // "fast": the child is a fork of this process (it sees the same temporary folder) and only
-  // writes files.
-  GTEST_FLAG_SET(death_test_style, "fast");
   TempDir run("ckpt-crash");
   CheckpointStore store(run.path());
   store.save({1, false, 0}, [&](const fs::path& d) { write_marker(d, "1"); });
-  // The child process writes epoch 2 completely and dies just before the rename.
-  EXPECT_EXIT(
-      {
-        CheckpointStore child(run.path());
-        child.set_before_commit([](const fs::path&) { ::_exit(7); });
-        child.save({2, false, 0}, [&](const fs::path& d) { write_marker(d, "2"); });
-      },
-      ::testing::ExitedWithCode(7), "");
+  // A child process (a fork: it only writes files) writes epoch 2 completely and dies just
+  // before the rename.
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    try {
+      CheckpointStore child(run.path());
+      child.set_before_commit([](const fs::path&) { ::_exit(7); });
+      child.save({2, false, 0}, [&](const fs::path& d) { write_marker(d, "2"); });
+    } catch (...) {
+      ::_exit(2);
+    }
+    ::_exit(1);  // not reached when the hook ran
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 7);
   // The half-done save is a temporary folder: invisible, and epoch 1 is still the latest.
   const auto left = entries(store.dir());
   ASSERT_EQ(left.size(), 2u);
