@@ -9,6 +9,7 @@ PACKAGES=(
   libopenblas-dev libdnnl-dev zlib1g-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev libncurses-dev libstb-dev libzip-dev libcsv-dev
   dataset-fashion-mnist
+  tmux  # the dashboard test drives the training TUI through tmux
 )
 
 missing=()

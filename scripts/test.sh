@@ -32,6 +32,8 @@ EMBER_DEVICE=cpu+autodiff run "$T/ember_autodiff_dispatch_tests"
 run "$T/ember_nn_tests"
 # Datasets, data loader, IDX/CSV/image-folder sources, transforms (Fashion-MNIST when installed).
 run "$T/ember_data_tests"
+# Training: metrics, logs, checkpoints, resume, the Evaluator, and the dashboard in tmux.
+run "$T/ember_train_tests"
 
 if [ "$PRESET" = "release" ]; then
   # find_package(ember) from another project, against the installed tree.
