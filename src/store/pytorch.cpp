@@ -7,6 +7,7 @@
 #include <fstream>
 #include <unordered_set>
 
+#include "ember/store/file.hpp"
 #include "pickle.hpp"
 #include "pytorch_zip.hpp"
 
@@ -370,11 +371,7 @@ PyRef find_path(const PyRef& v, std::string_view path) {
 }
 
 void check_not_legacy(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    detail::fail<IoError>(kOp, "'", path.string(),
-                          "': cannot open: ", std::strerror(errno ? errno : ENOENT));
-  }
+  std::ifstream in = open_for_reading(path, kOp);
   unsigned char head[2] = {0, 0};
   in.read(reinterpret_cast<char*>(head), 2);
   if (in.gcount() == 2 && head[0] == 0x80 && head[1] <= 5) {

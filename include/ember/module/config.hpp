@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 #include "ember/module/macros.hpp"
 #include "ember/tensor/error.hpp"
@@ -41,8 +42,9 @@ namespace detail {
 /// Writes `text` to `path` atomically (temp file in the same folder, then rename).
 /// Throws IoError.
 void write_text_atomic(const std::filesystem::path& path, const std::string& text);
-/// The whole file. Throws IoError when it cannot be read.
-std::string read_text(const std::filesystem::path& path);
+/// The whole file. Throws IoError "[<op>] '<path>' is a directory" or "[<op>] '<path>':
+/// cannot open: <reason>" (or "read failed: <reason>").
+std::string read_text(const std::filesystem::path& path, std::string_view op);
 /// Parses JSON text; throws IoError naming `what` when it is not valid JSON.
 nlohmann::json parse_json(const std::string& text, const std::string& what);
 }  // namespace detail
@@ -91,7 +93,8 @@ void save_config(const C& config, const std::filesystem::path& path) {
 /// ValueError (a field of the wrong type).
 template <class C>
 C load_config(const std::filesystem::path& path) {
-  return config_from_json<C>(detail::parse_json(detail::read_text(path), path.string()));
+  return config_from_json<C>(
+      detail::parse_json(detail::read_text(path, "load_config"), "'" + path.string() + "'"));
 }
 
 }  // namespace ember::nn
