@@ -1,6 +1,7 @@
 // nn::Initializer: distributions, the orthogonal construction, JSON.
 #include "ember/module/initializer.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace ember::nn {
@@ -39,8 +40,44 @@ const char* kind_name(Initializer::Kind k) {
 
 }  // namespace
 
+void Initializer::validate() const {
+  const char* name = kind_name(kind_);
+  switch (kind_) {
+    case Kind::Constant:
+      if (!std::isfinite(a_))
+        detail::fail<ValueError>("Initializer", "constant value must be finite, got ", a_);
+      return;
+    case Kind::Uniform:
+      if (!std::isfinite(a_) || !std::isfinite(b_) || a_ > b_) {
+        detail::fail<ValueError>("Initializer",
+                                 "uniform bounds must be finite with low <= high, got low ", a_,
+                                 ", high ", b_);
+      }
+      return;
+    case Kind::Normal:
+      if (!std::isfinite(a_) || !std::isfinite(b_) || b_ < 0.0) {
+        detail::fail<ValueError>("Initializer",
+                                 "normal needs a finite mean and a finite std >= 0, got mean ", a_,
+                                 ", std ", b_);
+      }
+      return;
+    case Kind::KaimingUniform:
+    case Kind::KaimingNormal:
+    case Kind::XavierUniform:
+    case Kind::XavierNormal:
+      if (!std::isfinite(a_) || a_ < 0.0)
+        detail::fail<ValueError>("Initializer", name, " gain must be finite and >= 0, got ", a_);
+      return;
+    case Kind::Orthogonal:
+      if (!std::isfinite(a_))
+        detail::fail<ValueError>("Initializer", name, " gain must be finite, got ", a_);
+      return;
+  }
+}
+
 Distribution Initializer::distribution(std::optional<std::int64_t> fan_in,
                                        std::optional<std::int64_t> fan_out) const {
+  validate();
   switch (kind_) {
     case Kind::Constant:
       return Distribution::uniform(a_, a_);
@@ -183,33 +220,61 @@ void to_json(nlohmann::json& j, const Initializer& init) {
 }
 
 void from_json(const nlohmann::json& j, Initializer& init) {
+  if (!j.is_object() || !j.contains("kind") || !j.at("kind").is_string())
+    detail::fail<ValueError>("Initializer", "JSON ", j.dump(), " needs a string 'kind'");
+  const std::string k = j.at("kind").get<std::string>();
+  std::vector<std::string> keys{"kind"};  // the keys read, for the unknown-key check
   auto num = [&](const char* key) -> double {
+    keys.emplace_back(key);
     if (!j.contains(key) || !j.at(key).is_number())
       detail::fail<ValueError>("Initializer", "JSON ", j.dump(), " needs a number '", key, "'");
     return j.at(key).get<double>();
   };
-  if (!j.is_object() || !j.contains("kind") || !j.at("kind").is_string())
-    detail::fail<ValueError>("Initializer", "JSON ", j.dump(), " needs a string 'kind'");
-  const std::string k = j.at("kind").get<std::string>();
-  const bool fo = j.contains("fan_out_only") && j.at("fan_out_only").get<bool>();
-  if (k == "constant")
-    init = Initializer::constant(num("value"));
-  else if (k == "uniform")
-    init = Initializer::uniform(num("low"), num("high"));
-  else if (k == "normal")
-    init = Initializer::normal(num("mean"), num("std"));
-  else if (k == "kaiming_uniform")
-    init = Initializer::kaiming_uniform(num("gain"), fo);
-  else if (k == "kaiming_normal")
-    init = Initializer::kaiming_normal(num("gain"), fo);
-  else if (k == "xavier_uniform")
-    init = Initializer::xavier_uniform(num("gain"));
-  else if (k == "xavier_normal")
-    init = Initializer::xavier_normal(num("gain"));
-  else if (k == "orthogonal")
-    init = Initializer::orthogonal(num("gain"));
-  else
+  auto fan_out_only = [&] {
+    keys.emplace_back("fan_out_only");
+    if (!j.contains("fan_out_only")) return false;
+    if (!j.at("fan_out_only").is_boolean()) {
+      detail::fail<ValueError>("Initializer", "JSON ", j.dump(),
+                               " needs true or false for 'fan_out_only'");
+    }
+    return j.at("fan_out_only").get<bool>();
+  };
+  Initializer v;
+  // One statement per key read, so that the key list (and the first missing key) follow
+  // the order of the JSON form.
+  if (k == "constant") {
+    v = Initializer::constant(num("value"));
+  } else if (k == "uniform") {
+    const double low = num("low");
+    v = Initializer::uniform(low, num("high"));
+  } else if (k == "normal") {
+    const double mean = num("mean");
+    v = Initializer::normal(mean, num("std"));
+  } else if (k == "kaiming_uniform") {
+    const double gain = num("gain");
+    v = Initializer::kaiming_uniform(gain, fan_out_only());
+  } else if (k == "kaiming_normal") {
+    const double gain = num("gain");
+    v = Initializer::kaiming_normal(gain, fan_out_only());
+  } else if (k == "xavier_uniform") {
+    v = Initializer::xavier_uniform(num("gain"));
+  } else if (k == "xavier_normal") {
+    v = Initializer::xavier_normal(num("gain"));
+  } else if (k == "orthogonal") {
+    v = Initializer::orthogonal(num("gain"));
+  } else {
     detail::fail<ValueError>("Initializer", "unknown kind '", k, "'");
+  }
+  for (const auto& [key, value] : j.items()) {
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+      std::string list;
+      for (const auto& n : keys) list += (list.empty() ? "" : ", ") + n;
+      detail::fail<ValueError>("Initializer", "unknown key '", key, "' for kind ", k,
+                               " (keys: ", list, ")");
+    }
+  }
+  v.validate();
+  init = v;
 }
 
 }  // namespace ember::nn

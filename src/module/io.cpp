@@ -1,9 +1,12 @@
 // Module I/O helpers: glob matching, LoadError messages, reading text and JSON files.
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include "ember/module/config.hpp"
 #include "ember/module/module.hpp"
+#include "ember/store/file.hpp"
 
 namespace ember::nn::detail {
 
@@ -59,12 +62,15 @@ void throw_load_error(std::vector<std::string> missing, std::vector<std::string>
   throw LoadError(os.str(), std::move(missing), std::move(unexpected), std::move(mismatched));
 }
 
-std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) ember::detail::fail<IoError>("read", "cannot open ", path.string());
+std::string read_text(const std::filesystem::path& path, std::string_view op) {
+  std::ifstream in = store::open_for_reading(path, op);
+  errno = 0;
   std::ostringstream os;
-  os << in.rdbuf();
-  if (in.bad()) ember::detail::fail<IoError>("read", "error reading ", path.string());
+  if (in.peek() != std::ifstream::traits_type::eof()) os << in.rdbuf();
+  if (in.bad() || !os) {
+    ember::detail::fail<IoError>(op, "'", path.string(),
+                                 "': read failed: ", std::strerror(errno != 0 ? errno : EIO));
+  }
   return os.str();
 }
 

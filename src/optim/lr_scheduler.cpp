@@ -328,7 +328,9 @@ constexpr const char* type_tag() {
 template <class T>
 LrSchedulerConfig parse_as(const json& j) {
   T c;
-  from_json(j, c);
+  json body = j;  // the config's own fields: the tag is not one of them
+  body.erase("type");
+  from_json(body, c);
   return LrSchedulerConfig(std::move(c));
 }
 

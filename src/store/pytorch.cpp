@@ -5,8 +5,10 @@
 #include <array>
 #include <cstring>
 #include <fstream>
+#include <unordered_map>
 #include <unordered_set>
 
+#include "ember/store/file.hpp"
 #include "pickle.hpp"
 #include "pytorch_zip.hpp"
 
@@ -22,6 +24,20 @@ using internal::TensorRef;
 
 constexpr const char* kOp = "read_pytorch";
 constexpr int kMaxDepth = 64;
+// Work bounds of flattening. A pickle can reference one memoized object from many places
+// (l1 = [l0, l0], l2 = [l1, l1], ...), so a few hundred bytes can describe 2^40 paths.
+// Without shared containers each value visited costs at least one pickle byte, so a file
+// never needs more visits than its data.pkl has bytes; kMinVisits is the floor for small
+// files.
+constexpr std::uint64_t kMinVisits = 1'000'000;
+// The dotted keys built along the way: a long key string shared by many values would
+// otherwise cost its length once per value (in time, and in memory for tensor keys).
+constexpr std::uint64_t kMinKeyBytes = std::uint64_t{1} << 28;
+constexpr std::uint64_t kKeyBytesPerPickleByte = 64;
+// The tensors' bytes stay within a small multiple of their storages' (views, tied weights,
+// a few expanded tensors) unless one tensor is reached along many paths.
+constexpr std::uint64_t kOutputPerStorageByte = 64;
+constexpr std::uint64_t kOutputSlack = std::uint64_t{1} << 30;
 
 struct StorageType {
   std::string_view name;
@@ -65,6 +81,8 @@ std::optional<std::string> utf8_to_latin1(const std::string& s) {
 
 class Reader {
  public:
+  using Found = std::vector<std::pair<std::string, const TensorRef*>>;
+
   explicit Reader(const std::filesystem::path& path) : file_(path.string()), zip_(path, kOp) {}
 
   template <class E = IoError, class... Args>
@@ -92,13 +110,91 @@ class Reader {
     };
     internal::Unpickler u(pkl, arena_, kOp, "'" + file_ + "' (" + prefix_ + "data.pkl)",
                           std::move(hooks));
+    max_visits_ = std::max<std::uint64_t>(kMinVisits, pkl.size());
+    max_key_bytes_ = std::max<std::uint64_t>(kMinKeyBytes, kKeyBytesPerPickleByte * pkl.size());
     return u.load();
   }
 
-  void flatten(const PyRef& v, const std::string& key, int depth, NamedTensors& out) {
+  /// The tensors of `v` with their dotted keys, in order. Every check on the structure
+  /// (depth, duplicate keys, unreadable objects, the work and size bounds) comes before any
+  /// tensor data is read.
+  NamedTensors tensors_of(const PyRef& v) {
+    if (count_paths(v) > max_visits_) {
+      fail("too many values to flatten: more than ", max_visits_,
+           " (shared sub-objects reached along too many paths)");
+    }
+    Found found;
+    flatten(v, "", 0, found);
+    check_output_size(found);
+    NamedTensors out;
+    out.tensors.reserve(found.size());
+    for (auto& [key, t] : found) {
+      TensorData data = materialize(*t, key);
+      out.tensors.emplace_back(std::move(key), std::move(data));
+    }
+    return out;
+  }
+
+  const std::string& file() const { return file_; }
+
+ private:
+  // The number of values flatten(v) would visit (one per path from v), saturated just past
+  // max_visits_, in time linear in the number of distinct objects: memoized per object,
+  // iterative (no recursion limit), back edges of cycles skipped (flatten reports a cycle
+  // by its depth). The exponential cases are refused here at once; visit() still bounds
+  // what this count cannot see (a cycle walked down to the depth limit).
+  std::uint64_t count_paths(const PyRef& root) const {
+    const std::uint64_t cap = max_visits_ + 1;
+    const auto add = [cap](std::uint64_t a, std::uint64_t b) { return std::min(cap, a + b); };
+    struct Frame {
+      PyRef v;
+      std::size_t next;
+      std::uint64_t sum;
+    };
+    std::unordered_map<const internal::PyObject*, std::uint64_t> done;
+    std::unordered_set<const internal::PyObject*> open{root};
+    std::vector<Frame> stack{{root, 0, 1}};
+    while (true) {
+      const PyRef v = stack.back().v;
+      const std::size_t n_items = v->items.size();
+      const std::size_t i = stack.back().next;
+      if (i < n_items + v->dict.size()) {
+        ++stack.back().next;
+        const PyRef c = i < n_items ? v->items[i] : v->dict[i - n_items].second;
+        if (const auto it = done.find(c); it != done.end()) {
+          stack.back().sum = add(stack.back().sum, it->second);
+        } else if (open.insert(c).second) {
+          stack.push_back({c, 0, 1});
+        }
+        continue;
+      }
+      const std::uint64_t total = stack.back().sum;
+      open.erase(v);
+      done.emplace(v, total);
+      stack.pop_back();
+      if (stack.empty()) return total;
+      stack.back().sum = add(stack.back().sum, total);
+    }
+  }
+
+  // Counts one visited value and its key against the bounds (see kMinVisits, kMinKeyBytes).
+  void visit(const std::string& key) {
+    if (++visits_ > max_visits_) {
+      fail("too many values to flatten: more than ", max_visits_, " visited, at '",
+           key.substr(0, 200), "' (shared sub-objects reached along too many paths)");
+    }
+    key_bytes_ += key.size();
+    if (key_bytes_ > max_key_bytes_) {
+      fail("too many key bytes to flatten: the dotted keys exceed ", max_key_bytes_,
+           " bytes in all (at a key of ", key.size(), " bytes)");
+    }
+  }
+
+  void flatten(const PyRef& v, const std::string& key, int depth, Found& out) {
     if (depth > kMaxDepth) {
       fail("nesting deeper than ", kMaxDepth, " levels at '", key, "' (a cyclic structure?)");
     }
+    visit(key);
     const auto child = [&](const std::string& name) {
       return key.empty() ? name : key + "." + name;
     };
@@ -107,7 +203,7 @@ class Reader {
         if (!seen_.insert(key).second) {
           fail("the key '", key, "' occurs twice once nested dicts are flattened");
         }
-        out.tensors.emplace_back(key, materialize(*v->tensor, key));
+        out.emplace_back(key, v->tensor.get());
         break;
       case PyKind::Dict:
         for (const auto& [k, val] : v->dict) {
@@ -115,7 +211,7 @@ class Reader {
             flatten(val, child(k->s), depth + 1, out);
           } else if (k->kind == PyKind::Int) {
             flatten(val, child(std::to_string(k->i)), depth + 1, out);
-          } else if (holds_tensors(val, depth + 1)) {
+          } else if (holds_tensors(val, key, depth + 1)) {
             fail<UnsupportedError>("a dict at '", key, "' has ", a(*k),
                                    " key; only str and int keys can name tensors");
           }
@@ -137,20 +233,58 @@ class Reader {
     }
   }
 
-  const std::string& file() const { return file_; }
-
- private:
-  // Whether `v` (the value under a key that cannot name a tensor) contains a tensor.
-  bool holds_tensors(const PyRef& v, int depth) const {
+  // Whether `v` (a value in the dict at `key` under a key that cannot name a tensor)
+  // contains a tensor.
+  bool holds_tensors(const PyRef& v, const std::string& key, int depth) {
     if (depth > kMaxDepth) return false;
+    visit(key);
     if (v->kind == PyKind::Tensor) return true;
     for (const auto& i : v->items) {
-      if (holds_tensors(i, depth + 1)) return true;
+      if (holds_tensors(i, key, depth + 1)) return true;
     }
     for (const auto& kv : v->dict) {
-      if (holds_tensors(kv.second, depth + 1)) return true;
+      if (holds_tensors(kv.second, key, depth + 1)) return true;
     }
     return false;
+  }
+
+  // Refuses a result far larger than the storages it is copied from (one tensor repeated
+  // many times) before any memory is allocated for it. A storage counts with the size of its
+  // record, at most what its persistent id claims; sizes that overflow are left to
+  // materialize(), which names the tensor.
+  void check_output_size(const Found& found) const {
+    std::map<std::string, std::uint64_t> storages;
+    std::uint64_t out = 0;
+    for (const auto& f : found) {
+      const StorageRef& s = *f.second->storage;
+      if (!s.dtype) continue;
+      const std::uint64_t elem = dtype_size(*s.dtype);
+      std::uint64_t n = elem;
+      for (const auto d : f.second->size) {
+        if (d < 0 || __builtin_mul_overflow(n, static_cast<std::uint64_t>(d), &n)) return;
+      }
+      if (__builtin_add_overflow(out, n, &out)) return;
+      if (storages.count(s.key) == 0) {
+        std::uint64_t claimed = 0;
+        if (__builtin_mul_overflow(static_cast<std::uint64_t>(s.numel), elem, &claimed)) return;
+        const auto idx = zip_.find(prefix_ + "data/" + s.key);
+        storages.emplace(s.key, idx ? std::min(claimed, zip_.size(*idx)) : 0);
+      }
+    }
+    std::uint64_t in = 0;
+    for (const auto& st : storages) {
+      if (__builtin_add_overflow(in, st.second, &in)) return;
+    }
+    std::uint64_t limit = 0;
+    if (__builtin_mul_overflow(in, kOutputPerStorageByte, &limit) ||
+        __builtin_add_overflow(limit, kOutputSlack, &limit)) {
+      return;
+    }
+    if (out > limit) {
+      fail("too many tensor bytes: the ", found.size(), " tensors hold ", out,
+           " bytes, copied from ", in,
+           " bytes of storage records (a tensor reached along too many paths?)");
+    }
   }
 
   void find_prefix() {
@@ -353,6 +487,10 @@ class Reader {
   bool big_endian_ = false;
   std::map<std::string, std::vector<std::uint8_t>> storages_;
   std::unordered_set<std::string> seen_;
+  std::uint64_t visits_ = 0;
+  std::uint64_t max_visits_ = kMinVisits;
+  std::uint64_t key_bytes_ = 0;
+  std::uint64_t max_key_bytes_ = kMinKeyBytes;
 };
 
 // The value at `path` in nested dicts: the whole path as one key first, then a first
@@ -370,11 +508,7 @@ PyRef find_path(const PyRef& v, std::string_view path) {
 }
 
 void check_not_legacy(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    detail::fail<IoError>(kOp, "'", path.string(),
-                          "': cannot open: ", std::strerror(errno ? errno : ENOENT));
-  }
+  std::ifstream in = open_for_reading(path, kOp);
   unsigned char head[2] = {0, 0};
   in.read(reinterpret_cast<char*>(head), 2);
   if (in.gcount() == 2 && head[0] == 0x80 && head[1] <= 5) {
@@ -391,7 +525,6 @@ NamedTensors read_pytorch(const std::filesystem::path& path, const PyTorchOption
   check_not_legacy(path);
   Reader reader(path);
   PyRef root = reader.load_pickle();
-  NamedTensors out;
   if (options.select.empty()) {
     if (root->kind == PyKind::Tensor) {
       reader.fail<UnsupportedError>("the file holds a single tensor, not a dict of tensors");
@@ -401,8 +534,7 @@ NamedTensors read_pytorch(const std::filesystem::path& path, const PyTorchOption
                                     " (a whole pickled model?), not a dict of tensors; save "
                                     "model.state_dict() instead");
     }
-    reader.flatten(root, "", 0, out);
-    return out;
+    return reader.tensors_of(root);
   }
   PyRef sub = find_path(root, options.select);
   if (!sub) {
@@ -425,8 +557,7 @@ NamedTensors read_pytorch(const std::filesystem::path& path, const PyTorchOption
     reader.fail<UnsupportedError>("the selected entry '", options.select, "' is ", a(*sub),
                                   ", not a dict of tensors");
   }
-  reader.flatten(sub, "", 0, out);
-  return out;
+  return reader.tensors_of(sub);
 }
 
 }  // namespace ember::store

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "atomic_file.hpp"
+#include "ember/store/file.hpp"
 
 static_assert(std::endian::native == std::endian::little,
               "ember::store writes tensor bytes as they are in memory: little-endian hosts only");
@@ -329,11 +330,7 @@ NamedTensors read_safetensors(std::span<const std::uint8_t> bytes, std::string_v
 
 NamedTensors read_safetensors(const std::filesystem::path& path) {
   const std::string name = path.string();
-  std::ifstream in(path, std::ios::binary);
-  std::error_code ec;
-  if (!in || std::filesystem::is_directory(path, ec)) {
-    bad(name, "cannot open: ", std::strerror(errno ? errno : ENOENT));
-  }
+  std::ifstream in = open_for_reading(path, "read_safetensors");
   in.seekg(0, std::ios::end);
   const auto end = in.tellg();
   if (end < 0) bad(name, "cannot open: the size cannot be determined");

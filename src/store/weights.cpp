@@ -1,10 +1,9 @@
 // detect_format and read_weights.
 #include "ember/store/weights.hpp"
 
-#include <cerrno>
-#include <cstring>
 #include <fstream>
 
+#include "ember/store/file.hpp"
 #include "ember/store/pytorch.hpp"
 #include "ember/store/safetensors.hpp"
 
@@ -14,12 +13,7 @@ WeightsFormat detect_format(const std::filesystem::path& path) {
   const std::string ext = path.extension().string();
   if (ext == ".safetensors") return WeightsFormat::Safetensors;
   if (ext == ".pt" || ext == ".pth") return WeightsFormat::PyTorch;
-  std::ifstream in(path, std::ios::binary);
-  std::error_code ec;
-  if (!in || std::filesystem::is_directory(path, ec)) {
-    detail::fail<IoError>("detect_format", "'", path.string(),
-                          "': cannot open: ", std::strerror(errno ? errno : ENOENT));
-  }
+  std::ifstream in = open_for_reading(path, "detect_format");
   unsigned char head[9] = {};
   in.read(reinterpret_cast<char*>(head), 9);
   const auto n = in.gcount();

@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <string>
 #include <vector>
 
 #include "ember/autodiff/cpu.hpp"
@@ -133,6 +135,41 @@ TEST(InitializerStats, MissingFansThrow) {
                ValueError);
   EXPECT_THROW((Initializer::xavier_normal().init<Cpu, 2>(Shape{3, 4}, dev, 4)), ValueError);
   EXPECT_NO_THROW((Initializer::normal(0, 1).init<Cpu, 2>(Shape{3, 4}, dev)));
+}
+
+TEST(InitializerStats, NonFiniteOrInvalidParametersThrow) {
+  // Each would otherwise fill the weights with NaN (or infinities) without a word.
+  const auto dev = Cpu::Device{};
+  const double nan = std::nan("");
+  const double inf = std::numeric_limits<double>::infinity();
+  const auto expect = [&](const Initializer& init, const std::string& what) {
+    SCOPED_TRACE(what);
+    EMBER_EXPECT_THROW_MSG((init.init<Cpu, 2>(Shape{3, 4}, dev, 4, 3)), ValueError,
+                           "[Initializer] " + what);
+    EMBER_EXPECT_THROW_MSG(init.distribution(4, 3), ValueError, "[Initializer] " + what);
+  };
+  expect(Initializer::normal(nan, 1), "normal needs a finite mean and a finite std >= 0, got mean");
+  expect(Initializer::normal(0, nan), "normal needs a finite mean and a finite std >= 0");
+  expect(Initializer::normal(0, -1), "normal needs a finite mean and a finite std >= 0");
+  expect(Initializer::normal(0, inf), "normal needs a finite mean and a finite std >= 0");
+  expect(Initializer::uniform(nan, 1), "uniform bounds must be finite with low <= high");
+  expect(Initializer::uniform(0, nan), "uniform bounds must be finite with low <= high");
+  expect(Initializer::uniform(-inf, inf), "uniform bounds must be finite with low <= high");
+  expect(Initializer::uniform(1, 0), "uniform bounds must be finite with low <= high, got low 1");
+  expect(Initializer::constant(nan), "constant value must be finite");
+  expect(Initializer::kaiming_uniform(nan), "kaiming_uniform gain must be finite and >= 0");
+  expect(Initializer::kaiming_normal(-1), "kaiming_normal gain must be finite and >= 0");
+  expect(Initializer::xavier_uniform(inf), "xavier_uniform gain must be finite and >= 0");
+  expect(Initializer::xavier_normal(nan), "xavier_normal gain must be finite and >= 0");
+  expect(Initializer::orthogonal(nan), "orthogonal gain must be finite");
+  // Limit cases that stay finite.
+  EXPECT_NO_THROW((Initializer::uniform(1, 1).init<Cpu, 2>(Shape{3, 4}, dev)));
+  EXPECT_NO_THROW((Initializer::normal(0, 0).init<Cpu, 2>(Shape{3, 4}, dev)));
+  EXPECT_NO_THROW((Initializer::orthogonal(-2).init<Cpu, 2>(Shape{3, 4}, dev)));
+  // JSON cannot hold NaN, but it can hold a negative std: refused when read.
+  EMBER_EXPECT_THROW_MSG(
+      (nlohmann::json{{"kind", "normal"}, {"mean", 0}, {"std", -1}}.get<Initializer>()), ValueError,
+      "normal needs a finite mean and a finite std >= 0");
 }
 
 /// max |W W^T - gain^2 I| (rows <= cols) or |W^T W - gain^2 I| (rows > cols), in f64.

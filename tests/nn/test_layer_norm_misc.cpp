@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <limits>
 
 #include "ember/nn/dropout.hpp"
 #include "ember/nn/embedding.hpp"
@@ -123,6 +124,38 @@ TEST(NormLayer, InvalidConfigsThrow) {
   EMBER_EXPECT_THROW_MSG(
       (nn::EmbeddingConfig{.n_embedding = 5, .d_model = 2, .padding_idx = 5}.init<AD>()),
       ValueError, "padding_idx");
+}
+
+TEST(NormLayer, EpsilonMustBeFiniteAndNonNegative) {
+  // A negative or NaN epsilon would give NaN outputs (sqrt of a negative variance + eps).
+  const double nan = std::nan("");
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const double eps : {-1.0, nan, inf}) {
+    SCOPED_TRACE(eps);
+    EMBER_EXPECT_THROW_MSG((nn::BatchNormConfig{.num_features = 2, .epsilon = eps}.init<AD>()),
+                           ValueError, "[BatchNormConfig] epsilon must be finite and >= 0, got");
+    EMBER_EXPECT_THROW_MSG((nn::LayerNormConfig{.d_model = 2, .epsilon = eps}.init<AD>()),
+                           ValueError, "[LayerNormConfig] epsilon must be finite and >= 0, got");
+    EMBER_EXPECT_THROW_MSG(
+        (nn::GroupNormConfig{.num_groups = 1, .num_channels = 2, .epsilon = eps}.init<AD>()),
+        ValueError, "[GroupNormConfig] epsilon must be finite and >= 0, got");
+    EMBER_EXPECT_THROW_MSG((nn::InstanceNormConfig{.num_channels = 2, .epsilon = eps}.init<AD>()),
+                           ValueError, "[InstanceNormConfig] epsilon must be finite and >= 0, got");
+    EMBER_EXPECT_THROW_MSG((nn::RmsNormConfig{.d_model = 2, .epsilon = eps}.init<AD>()), ValueError,
+                           "[RmsNormConfig] epsilon must be finite and > 0, got");
+  }
+  EMBER_EXPECT_THROW_MSG((nn::RmsNormConfig{.d_model = 2, .epsilon = 0.0}.init<AD>()), ValueError,
+                         "[RmsNormConfig] epsilon must be finite and > 0, got 0");
+  // Zero is PyTorch's limit case for the others (eps = 0 is accepted there too).
+  EXPECT_NO_THROW((nn::LayerNormConfig{.d_model = 2, .epsilon = 0.0}.init<AD>()));
+  EXPECT_NO_THROW((nn::BatchNormConfig{.num_features = 2, .epsilon = 0.0}.init<AD>()));
+  // momentum outside [0, 1] (NaN included).
+  for (const double m : {-0.1, 1.5, nan}) {
+    SCOPED_TRACE(m);
+    EMBER_EXPECT_THROW_MSG((nn::BatchNormConfig{.num_features = 2, .momentum = m}.init<AD>()),
+                           ValueError, "[BatchNormConfig] momentum must be in [0, 1], got");
+  }
+  EXPECT_NO_THROW((nn::BatchNormConfig{.num_features = 2, .momentum = 1.0}.init<AD>()));
 }
 
 TEST(NormLayer, LayerNormInitAndNoBias) {

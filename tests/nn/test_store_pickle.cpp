@@ -2,7 +2,10 @@
 // kind of malformed or unsupported content giving its documented error.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include "ember/store/pytorch.hpp"
+#include "ember/store/weights.hpp"
 #include "store_test_util.hpp"
 
 namespace ember::test::store {
@@ -10,6 +13,7 @@ namespace {
 
 using ember::store::NamedTensors;
 using ember::store::read_pytorch;
+using ember::store::read_weights;
 
 // storage 0: six floats 0..5 (little-endian).
 Bytes six_floats() {
@@ -197,6 +201,110 @@ TEST_F(StorePickle, ParameterAndSubclassWrappers) {
   EXPECT_EQ(t.find("s")->to_vec<float>(), (std::vector<float>{2, 3, 4}));
 }
 
+// Pickles in which memoized objects are shared along exponentially many paths, the way
+// torch.save writes l = [t]; for _ in range(40): l = [l, l]; torch.save({"x": l}, f).
+class StoreSharedPickle : public StorePickle {
+ protected:
+  // `head` opens the pickle (up to the dict key), `leaf` pushes the shared leaf; then
+  // `depth` levels of [prev, prev] are memoized and the result is stored under the key.
+  template <class H, class L>
+  static Bytes doubling(H&& head, L&& leaf, int depth) {
+    Pickle p;
+    p.proto(2).empty_dict();
+    head(p);
+    leaf(p);
+    p.op('q').op(0).op('0');  // memoize and pop
+    levels(p, depth);
+    return p.op('h').op(static_cast<std::uint8_t>(depth)).op('s').stop().bytes();
+  }
+  // Memo entry i = [memo i-1, memo i-1] for i = 1..depth (nothing left on the stack).
+  static void levels(Pickle& p, int depth) {
+    for (int i = 1; i <= depth; ++i) {
+      const auto prev = static_cast<std::uint8_t>(i - 1);
+      p.mark().op('h').op(prev).op('h').op(prev).op('l');
+      p.op('q').op(static_cast<std::uint8_t>(i)).op('0');
+    }
+  }
+  static void key_x(Pickle& p) { p.str("x"); }
+  static void tensor_leaf(Pickle& p) { p.tensor("FloatStorage", "0", 6, 0, {1}, {1}); }
+  static void int_leaf(Pickle& p) { p.integer(7); }
+
+  // Runs `f`, which must throw `E` with `what` in its message, in well under a second.
+  template <class E, class F>
+  static void expect_fast_throw(F&& f, const std::string& what) {
+    const auto start = std::chrono::steady_clock::now();
+    EMBER_EXPECT_THROW_MSG(f(), E, what);
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    EXPECT_LT(took.count(), 1.0);
+  }
+};
+
+TEST_F(StoreSharedPickle, ExponentiallySharedListsAreRefusedQuickly) {
+  // 2^40 paths to one tensor: ~600 bytes of pickle.
+  const Bytes bomb = doubling(key_x, tensor_leaf, 40);
+  EXPECT_LT(bomb.size(), 1000u);
+  const auto path = archive(bomb);
+  expect_fast_throw<IoError>([&] { return read_pytorch(path); },
+                             "': too many values to flatten: more than 1000000 (shared "
+                             "sub-objects reached along too many paths)");
+  expect_fast_throw<IoError>([&] { return read_weights(path); }, "too many values to flatten");
+  // The same with plain values at the leaves: no tensor, but as many paths to walk.
+  expect_fast_throw<IoError>([&] { return read_pytorch(archive(doubling(key_x, int_leaf, 40))); },
+                             "too many values to flatten");
+  // Under a key that cannot name a tensor (None), where only the presence of a tensor counts.
+  expect_fast_throw<IoError>(
+      [&] { return read_pytorch(archive(doubling([](Pickle& p) { p.op('N'); }, int_leaf, 40))); },
+      "too many values to flatten");
+}
+
+TEST_F(StoreSharedPickle, CyclesBesideSharedObjectsAreBounded) {
+  // l = [x, l] with x reaching 2^16 - 1 values: every level of the cycle walks x again
+  // before the depth limit; the walk stops after 10^6 values.
+  Pickle p;
+  p.proto(2).empty_dict().str("l").integer(1).op('q').op(0).op('0');
+  levels(p, 15);
+  p.op(']').op('q').op(16).mark().op('h').op(15).op('h').op(16).op('e').op('s').stop();
+  expect_fast_throw<IoError>([&] { return read_pytorch(archive(p.bytes())); },
+                             "too many values to flatten: more than 1000000 visited, at 'l.");
+}
+
+TEST_F(StoreSharedPickle, ModerateSharingStillFlattens) {
+  // Depth 3: 8 keys for one tensor (tied weights are the common case of a shared tensor).
+  const NamedTensors t = read_pytorch(archive(doubling(key_x, tensor_leaf, 3)));
+  ASSERT_EQ(t.tensors.size(), 8u);
+  EXPECT_EQ(t.tensors.front().first, "x.0.0.0");
+  EXPECT_EQ(t.tensors.back().first, "x.1.1.1");
+  for (const auto& [k, v] : t.tensors) EXPECT_EQ(v.to_vec<float>(), std::vector<float>{0});
+  // A shared bomb outside the selected sub-dict is never walked.
+  Pickle p;
+  p.proto(2).empty_dict().mark().str("model").empty_dict().str("w");
+  p.tensor("FloatStorage", "0", 6, 0, {2}, {1}).op('s').str("junk");
+  p.integer(1).op('q').op(0).op('0');
+  levels(p, 40);
+  p.op('h').op(40).setitems().stop();
+  const auto path = archive(p.bytes());
+  EXPECT_EQ(read_pytorch(path, {.select = "model"}).names(), std::vector<std::string>{"w"});
+  EMBER_EXPECT_THROW_MSG(read_pytorch(path), IoError, "too many values to flatten");
+}
+
+TEST_F(StoreSharedPickle, LongSharedKeysAndRepeatedTensorsAreBounded) {
+  // One 100 KB key string above 3000 values: 300 MB of dotted keys from a 106 KB pickle.
+  Pickle keys;
+  keys.proto(2).empty_dict().str(std::string(100'000, 'k')).op(']').mark();
+  for (int i = 0; i < 3000; ++i) keys.integer(1);
+  keys.op('e').op('s').stop();
+  expect_fast_throw<IoError>([&] { return read_pytorch(archive(keys.bytes())); },
+                             "too many key bytes to flatten");
+  // One 4 MB tensor (a broadcast view of one float) listed 300 times: 1.2 GB of copies.
+  Pickle rep;
+  rep.proto(2).empty_dict().str("x").op(']').mark();
+  rep.tensor("FloatStorage", "0", 6, 0, {1 << 20}, {0}).op('q').op(0);
+  for (int i = 1; i < 300; ++i) rep.op('h').op(0);
+  rep.op('e').op('s').stop();
+  expect_fast_throw<IoError>([&] { return read_pytorch(archive(rep.bytes())); },
+                             "too many tensor bytes: the 300 tensors hold 1258291200 bytes, "
+                             "copied from 24 bytes of storage records");
+}
 }  // namespace
 }  // namespace ember::test::store
 

@@ -2,6 +2,7 @@
 // both formats).
 #include <gtest/gtest.h>
 
+#include "ember/store/pytorch.hpp"
 #include "ember/store/safetensors.hpp"
 #include "ember/store/weights.hpp"
 #include "store_test_util.hpp"
@@ -72,7 +73,27 @@ TEST(StoreWeights, DetectsTheFormatByExtensionOrContent) {
   write_bytes(dir / "notes.txt", text("hello, world"));
   EMBER_EXPECT_THROW_MSG(ember::store::detect_format(dir / "notes.txt"), IoError,
                          "unrecognised weights format");
-  EMBER_EXPECT_THROW_MSG(ember::store::detect_format(dir / "absent.bin"), IoError, "cannot open");
+  EMBER_EXPECT_THROW_MSG(ember::store::detect_format(dir / "absent.bin"), IoError,
+                         "[detect_format] '" + (dir / "absent.bin").string() +
+                             "': cannot open: No such file or directory");
+}
+
+TEST(StoreWeights, DirectoriesAreNamedAsSuch) {
+  // A folder given as a weights file, whatever its name, is reported as a folder.
+  ScratchDir dir;
+  for (const auto& [name, op] :
+       {std::pair{"w.safetensors", "read_safetensors"}, std::pair{"w.pt", "read_pytorch"},
+        std::pair{"w.pth", "read_pytorch"}, std::pair{"w", "detect_format"}}) {
+    SCOPED_TRACE(name);
+    fs::create_directories(dir / name);
+    const std::string want =
+        std::string("[") + op + "] '" + (dir / name).string() + "' is a directory";
+    EMBER_EXPECT_THROW_MSG(ember::store::read_weights(dir / name), IoError, want);
+  }
+  EMBER_EXPECT_THROW_MSG(ember::store::read_safetensors(dir / "w.pt"), IoError,
+                         "[read_safetensors] '" + (dir / "w.pt").string() + "' is a directory");
+  EMBER_EXPECT_THROW_MSG(ember::store::read_pytorch(dir / "w"), IoError,
+                         "[read_pytorch] '" + (dir / "w").string() + "' is a directory");
 }
 
 TEST(StoreWeights, SelectAndRemapOverBothFormats) {

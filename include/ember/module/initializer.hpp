@@ -72,9 +72,14 @@ class Initializer {
   double b() const { return b_; }
   bool fan_out_only() const { return fan_out_only_; }
 
+  /// Throws ValueError "[Initializer] ..." when the parameters cannot give finite values: a
+  /// NaN or infinite value, bound, mean, std or gain; uniform low > high; normal std < 0;
+  /// a negative gain for the kaiming and xavier kinds (orthogonal allows any finite gain).
+  void validate() const;
+
   /// The distribution used for `shape` with the given fans (Constant for constant,
-  /// Orthogonal handled by init()). Throws ValueError when a fan the formula needs is
-  /// missing or not positive.
+  /// Orthogonal handled by init()). Throws ValueError as validate(), and when a fan the
+  /// formula needs is missing or not positive.
   Distribution distribution(std::optional<std::int64_t> fan_in,
                             std::optional<std::int64_t> fan_out) const;
 
@@ -91,6 +96,7 @@ class Initializer {
                     std::optional<std::int64_t> fan_in = std::nullopt,
                     std::optional<std::int64_t> fan_out = std::nullopt,
                     DType dtype = DType::F32) const {
+    validate();
     if (kind_ == Kind::Constant) return Tensor<B, D>::full(shape, a_, device, dtype);
     if (kind_ == Kind::Orthogonal) {
       auto g = Tensor<B, D>::random(shape, Distribution::normal(0, 1), device, DType::F64);
@@ -114,7 +120,8 @@ class Initializer {
 /// {"kind": "uniform", "low": -1, "high": 1}, {"kind": "normal", "mean": 0, "std": 1},
 /// {"kind": "constant", "value": 0}, {"kind": "xavier_normal", "gain": 1}, ...
 void to_json(nlohmann::json& j, const Initializer& init);
-/// Throws ValueError for an unknown kind or missing fields.
+/// Throws ValueError for an unknown kind, missing fields, keys the kind does not have, and
+/// parameters validate() refuses.
 void from_json(const nlohmann::json& j, Initializer& init);
 
 }  // namespace ember::nn

@@ -115,8 +115,7 @@ enum class GeluApproximate {
   None,  ///< x * Phi(x) with erf
   Tanh,  ///< 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
 };
-NLOHMANN_JSON_SERIALIZE_ENUM(GeluApproximate,
-                             {{GeluApproximate::None, "none"}, {GeluApproximate::Tanh, "tanh"}})
+EMBER_CONFIG_ENUM(GeluApproximate, {GeluApproximate::None, "none"}, {GeluApproximate::Tanh, "tanh"})
 
 /// Gaussian error linear unit (torch.nn.GELU; Burn's Gelu and GeluApproximate).
 struct Gelu {

@@ -10,6 +10,7 @@
 // are the functional ops of ember/tensor/module/nn.hpp (torch.nn.functional's).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 
@@ -71,6 +72,15 @@ inline void check_positive(const char* config, const char* field, std::int64_t v
   if (v <= 0) ember::detail::fail<ValueError>(config, field, " must be > 0, got ", v);
 }
 
+/// epsilon finite and >= 0 (> 0 when `positive`); NaN, infinities and negative values would
+/// give NaN or infinite outputs.
+inline void check_epsilon(const char* config, double epsilon, bool positive = false) {
+  if (!std::isfinite(epsilon) || epsilon < 0.0 || (positive && epsilon == 0.0)) {
+    ember::detail::fail<ValueError>(config, "epsilon must be finite and ",
+                                    positive ? ">" : ">=", " 0, got ", epsilon);
+  }
+}
+
 }  // namespace detail
 
 // ---- BatchNorm ----------------------------------------------------------------------------
@@ -87,7 +97,8 @@ struct BatchNormConfig {
   bool affine = true;             ///< learnable per-channel weight (ones) and bias (zeros)
 
   /// weight = 1, bias = 0, running_mean = 0, running_var = 1, num_batches_tracked = 0.
-  /// Throws ValueError when num_features <= 0 or momentum is outside [0, 1].
+  /// Throws ValueError when num_features <= 0, epsilon is negative or not finite, or
+  /// momentum is outside [0, 1].
   template <Backend B = Dispatch>
   BatchNorm<B> init(const typename B::Device& device = {}) const;
 };
@@ -172,6 +183,7 @@ struct BatchNorm {
 template <Backend B>
 BatchNorm<B> BatchNormConfig::init(const typename B::Device& device) const {
   detail::check_positive("BatchNormConfig", "num_features", num_features);
+  detail::check_epsilon("BatchNormConfig", epsilon);
   if (!(momentum >= 0.0 && momentum <= 1.0)) {
     ember::detail::fail<ValueError>("BatchNormConfig", "momentum must be in [0, 1], got ",
                                     momentum);
@@ -203,7 +215,7 @@ struct LayerNormConfig {
   double epsilon = 1e-5;
   bool bias = true;  ///< learnable bias (zeros); the weight (ones) is always there
 
-  /// Throws ValueError when d_model <= 0.
+  /// Throws ValueError when d_model <= 0 or epsilon is negative or not finite.
   template <Backend B = Dispatch>
   LayerNorm<B> init(const typename B::Device& device = {}) const;
 };
@@ -232,6 +244,7 @@ struct LayerNorm {
 template <Backend B>
 LayerNorm<B> LayerNormConfig::init(const typename B::Device& device) const {
   detail::check_positive("LayerNormConfig", "d_model", d_model);
+  detail::check_epsilon("LayerNormConfig", epsilon);
   LayerNorm<B> m;
   m.weight = detail::filled<B>(d_model, 1.0, device);
   if (bias) m.bias = detail::filled<B>(d_model, 0.0, device);
@@ -253,8 +266,8 @@ struct GroupNormConfig {
   double epsilon = 1e-5;
   bool affine = true;  ///< learnable per-channel weight (ones) and bias (zeros)
 
-  /// Throws ValueError when num_groups or num_channels <= 0 or num_groups does not divide
-  /// num_channels.
+  /// Throws ValueError when num_groups or num_channels <= 0, num_groups does not divide
+  /// num_channels, or epsilon is negative or not finite.
   template <Backend B = Dispatch>
   GroupNorm<B> init(const typename B::Device& device = {}) const;
 };
@@ -288,6 +301,7 @@ template <Backend B>
 GroupNorm<B> GroupNormConfig::init(const typename B::Device& device) const {
   detail::check_positive("GroupNormConfig", "num_groups", num_groups);
   detail::check_positive("GroupNormConfig", "num_channels", num_channels);
+  detail::check_epsilon("GroupNormConfig", epsilon);
   if (num_channels % num_groups != 0) {
     ember::detail::fail<ValueError>("GroupNormConfig", "num_groups ", num_groups,
                                     " does not divide num_channels ", num_channels);
@@ -317,7 +331,7 @@ struct InstanceNormConfig {
   double epsilon = 1e-5;
   bool affine = true;  ///< learnable per-channel weight (ones) and bias (zeros)
 
-  /// Throws ValueError when num_channels <= 0.
+  /// Throws ValueError when num_channels <= 0 or epsilon is negative or not finite.
   template <Backend B = Dispatch>
   InstanceNorm<B> init(const typename B::Device& device = {}) const;
 };
@@ -349,6 +363,7 @@ struct InstanceNorm {
 template <Backend B>
 InstanceNorm<B> InstanceNormConfig::init(const typename B::Device& device) const {
   detail::check_positive("InstanceNormConfig", "num_channels", num_channels);
+  detail::check_epsilon("InstanceNormConfig", epsilon);
   InstanceNorm<B> m;
   if (affine) {
     m.weight = detail::filled<B>(num_channels, 1.0, device);
@@ -371,7 +386,7 @@ struct RmsNormConfig {
   std::int64_t d_model = 0;
   double epsilon = 1e-5;
 
-  /// Throws ValueError when d_model <= 0 or epsilon <= 0.
+  /// Throws ValueError when d_model <= 0 or epsilon is not finite and > 0.
   template <Backend B = Dispatch>
   RmsNorm<B> init(const typename B::Device& device = {}) const;
 };
@@ -398,8 +413,7 @@ struct RmsNorm {
 template <Backend B>
 RmsNorm<B> RmsNormConfig::init(const typename B::Device& device) const {
   detail::check_positive("RmsNormConfig", "d_model", d_model);
-  if (!(epsilon > 0.0))
-    ember::detail::fail<ValueError>("RmsNormConfig", "epsilon must be > 0, got ", epsilon);
+  detail::check_epsilon("RmsNormConfig", epsilon, true);
   RmsNorm<B> m;
   m.weight = detail::filled<B>(d_model, 1.0, device);
   m.d_model = d_model;

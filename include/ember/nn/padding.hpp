@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "ember/module/config.hpp"
 #include "ember/tensor/error.hpp"
 #include "ember/tensor/tensor.hpp"
 
@@ -120,8 +121,9 @@ void from_json(const nlohmann::json& j, PaddingConfig<N>& p) {
     p = PaddingConfig<N>::same();
     return;
   }
-  if (j.is_object() && j.size() == 1 && j.contains("Explicit") && j.at("Explicit").is_array()) {
-    const auto v = j.at("Explicit").get<std::vector<std::int64_t>>();
+  std::vector<std::int64_t> v;
+  if (j.is_object() && j.size() == 1 && j.contains("Explicit") &&
+      detail::read_config_value(j.at("Explicit"), v).empty()) {
     if (v.size() == N || v.size() == 2 * N) {
       p.kind = PaddingConfig<N>::Kind::Explicit;
       for (std::size_t i = 0; i < N; ++i) {

@@ -37,8 +37,7 @@ namespace ember::nn {
 /// Non-linearity of Rnn (torch's `nonlinearity`).
 enum class RnnNonlinearity { Tanh, Relu };
 
-NLOHMANN_JSON_SERIALIZE_ENUM(RnnNonlinearity,
-                             {{RnnNonlinearity::Tanh, "tanh"}, {RnnNonlinearity::Relu, "relu"}})
+EMBER_CONFIG_ENUM(RnnNonlinearity, {RnnNonlinearity::Tanh, "tanh"}, {RnnNonlinearity::Relu, "relu"})
 
 namespace detail {
 

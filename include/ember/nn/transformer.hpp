@@ -48,8 +48,8 @@ namespace ember::nn {
 /// Activation of the feed-forward block (torch's "relu" / "gelu"; Burn's default Gelu).
 enum class TransformerActivation { Relu, Gelu };
 
-NLOHMANN_JSON_SERIALIZE_ENUM(TransformerActivation, {{TransformerActivation::Relu, "relu"},
-                                                     {TransformerActivation::Gelu, "gelu"}})
+EMBER_CONFIG_ENUM(TransformerActivation, {TransformerActivation::Relu, "relu"},
+                  {TransformerActivation::Gelu, "gelu"})
 
 namespace detail {
 template <class B, std::size_t D>

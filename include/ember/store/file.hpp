@@ -1,7 +1,9 @@
-// Atomic file writing for every file Ember writes (weights, configs, checkpoints, logs).
+// Atomic file writing for every file Ember writes (weights, configs, checkpoints, logs), and
+// opening files for reading with the messages every reader shares.
 #pragma once
 
 #include <filesystem>
+#include <fstream>
 #include <string_view>
 
 namespace ember::store {
@@ -12,5 +14,9 @@ namespace ember::store {
 /// file (cannot create, disk full, rename failed, ...).
 void write_file_atomic(const std::filesystem::path& path, std::string_view bytes,
                        std::string_view op = "write");
+
+/// `path` opened for binary reading. Throws IoError "[<op>] '<path>' is a directory" or
+/// "[<op>] '<path>': cannot open: <reason>" (strerror: missing file, no permission, ...).
+std::ifstream open_for_reading(const std::filesystem::path& path, std::string_view op);
 
 }  // namespace ember::store

@@ -33,11 +33,16 @@ struct PyTorchOptions {
 
 /// Reads the tensors of a `torch.save`d dict (a state_dict or a checkpoint holding one), in
 /// the pickled order. `metadata` of the result is empty.
-/// Throws IoError "[read_pytorch] '<file>': <problem>" for a file that cannot be opened,
-/// is not a zip archive or is truncated/corrupt (libzip's reason given), lacks data.pkl or a
-/// data/<key> record, has a storage record of the wrong size, a tensor view that reaches
-/// past its storage, malformed pickle data, or a `select` key that does not exist (the
-/// available keys are listed).
+/// Throws IoError "[read_pytorch] '<file>': <problem>" for a file that cannot be opened
+/// ("'<file>' is a directory" for a folder), is not a zip archive or is truncated/corrupt
+/// (libzip's reason given), lacks data.pkl or a data/<key> record, has a storage record of
+/// the wrong size, a tensor view that reaches past its storage, malformed pickle data, or a
+/// `select` key that does not exist (the available keys are listed). Also for pickles whose
+/// shared (memoized) sub-objects would make flattening explode, each refused before any
+/// tensor memory is allocated: "too many values to flatten" (more than max(10^6, size of
+/// data.pkl) values along all paths), "too many key bytes to flatten" (the dotted keys over
+/// max(256 MiB, 64 x data.pkl)), "too many tensor bytes" (more than 64 x the storage records
+/// + 1 GiB).
 /// Throws UnsupportedError for the legacy (pre-1.6) format, TorchScript archives, pickle
 /// opcodes outside the supported set, storage classes without an Ember dtype (complex,
 /// quantized), a whole pickled nn.Module or any other unknown object inside the part

@@ -43,7 +43,8 @@ std::vector<std::uint8_t> serialize_safetensors(const NamedTensors& tensors);
 void write_safetensors(const std::filesystem::path& path, const NamedTensors& tensors);
 
 /// Reads a safetensors file. Every problem throws IoError "[read_safetensors] '<file>':
-/// <problem>", the problem starting with one of:
+/// <problem>" ("[read_safetensors] '<file>' is a directory" for a folder), the problem
+/// starting with one of:
 ///   "cannot open"     the file cannot be opened or read;
 ///   "truncated"       shorter than 8 bytes, than the header length says, or than the last
 ///                     tensor's end offset;

@@ -14,8 +14,8 @@ enum class WeightsFormat { Safetensors, PyTorch };
 /// The format of `path`: ".safetensors" is safetensors, ".pt" and ".pth" are PyTorch;
 /// any other extension is sniffed from the first bytes (zip magic "PK\3\4" or a legacy
 /// pickle -> PyTorch; an 8-byte length followed by '{' -> safetensors).
-/// Throws IoError if the file cannot be opened, or, for another extension, when the content
-/// is neither.
+/// Throws IoError if the file cannot be opened ("[detect_format] '<path>' is a directory" for
+/// a folder), or, for another extension, when the content is neither.
 WeightsFormat detect_format(const std::filesystem::path& path);
 
 struct ReadOptions {
