@@ -18,8 +18,9 @@ int main() {
   // y = w x + c with w = c = 0, x = 1, target 2: MSE gradient -4 for both, so one SGD step
   // at lr 0.1 gives w = c = 0.4.
   const Device dev = Device::cpu().autodiff();
-  auto fc = nn::LinearConfig{.d_input = 1, .d_output = 1, .initializer = nn::Initializer::zeros()}
-                .init(dev);
+  auto fc =
+      nn::LinearConfig{.d_input = 1, .d_output = 1, .initializer = nn::Initializer::zeros()}.init(
+          dev);
   auto x = DTensor<2>::ones({1, 1}, dev);
   auto target = DTensor<2>::full({1, 1}, 2.0, dev);
   auto loss = nn::loss::mse_loss(fc.forward(x), target);
