@@ -6,6 +6,7 @@
 //
 // BM_train_step/batch:N   forward + backward + Adam update of one batch of N random 28x28
 //                         images; items/s = images/s.
+// BM_train_step_dispatch/batch:N  the same on Dispatch's cpu+autodiff device.
 // BM_fwd_bwd/batch:N      forward + backward only (no optimizer).
 // BM_conv_fwd/<layer>/N   the conv's forward on the inner backend (Cpu).
 // BM_conv_dx/<layer>/N    backward of that conv into its input only (x tracked, w not);
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "ember/autodiff/cpu.hpp"
+#include "ember/dispatch/dispatch.hpp"
 #include "ember/module/module.hpp"
 #include "ember/nn/conv.hpp"
 #include "ember/nn/dropout.hpp"
@@ -87,24 +89,28 @@ struct Cnn {
 };
 
 /// A random batch: images [n, 1, 28, 28] in [0, 1) and labels [n] in [0, 10).
+template <Backend B>
 struct Batch {
-  Tensor<AD, 4> x;
-  Tensor<AD, 1, Int> y;
+  Tensor<B, 4> x;
+  Tensor<B, 1, Int> y;
 };
-Batch make_batch(std::int64_t n) {
+template <Backend B = AD>
+Batch<B> make_batch(std::int64_t n, const typename B::Device& dev = {}) {
   std::vector<std::int64_t> labels(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) labels[static_cast<std::size_t>(i)] = (i * 7 + 3) % 10;
-  return {Tensor<AD, 4>::random(Shape{n, 1, 28, 28}),
-          Tensor<AD, 1, Int>::from_data(TensorData(std::move(labels), Shape{n}))};
+  return {Tensor<B, 4>::random(Shape{n, 1, 28, 28}, Distribution::default_(), dev),
+          Tensor<B, 1, Int>::from_data(TensorData(std::move(labels), Shape{n}), dev)};
 }
 
-void BM_train_step(benchmark::State& state) {
+/// Forward + backward + Adam on backend B (device `dev`).
+template <Backend B>
+void train_steps(benchmark::State& state, const typename B::Device& dev) {
   set_threads();
-  AD::seed(1);
+  Cpu::seed(1);
   const std::int64_t n = state.range(0);
-  auto model = Cnn<AD>::init({});
+  auto model = Cnn<B>::init(dev);
   auto opt = optim::AdamConfig{}.init();
-  const Batch b = make_batch(n);
+  const Batch<B> b = make_batch<B>(n, dev);
   for (auto _ : state) {
     auto loss = nn::loss::cross_entropy(model.forward(b.x), b.y);
     auto grads = optim::GradientsParams::from_grads(loss.backward(), model);
@@ -113,12 +119,20 @@ void BM_train_step(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * n);
 }
 
+void BM_train_step(benchmark::State& state) {
+  train_steps<AD>(state, {});
+}
+/// The same through Dispatch on the cpu+autodiff device (what applications and the CLI run).
+void BM_train_step_dispatch(benchmark::State& state) {
+  train_steps<Dispatch>(state, Device::cpu().autodiff());
+}
+
 void BM_fwd_bwd(benchmark::State& state) {
   set_threads();
   AD::seed(1);
   const std::int64_t n = state.range(0);
   auto model = Cnn<AD>::init({});
-  const Batch b = make_batch(n);
+  const Batch<AD> b = make_batch(n);
   for (auto _ : state) {
     auto loss = nn::loss::cross_entropy(model.forward(b.x), b.y);
     benchmark::DoNotOptimize(loss.backward());
@@ -165,8 +179,8 @@ void conv_bwd(benchmark::State& state, bool into_x) {
     const auto t0 = std::chrono::steady_clock::now();
     auto g = y.backward();
     benchmark::DoNotOptimize(g);
-    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-                               .count());
+    state.SetIterationTime(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
 }
 void BM_conv_dx(benchmark::State& state) {
@@ -186,8 +200,8 @@ void BM_maxpool_bwd(benchmark::State& state) {
     const auto t0 = std::chrono::steady_clock::now();
     auto g = y.backward();
     benchmark::DoNotOptimize(g);
-    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-                               .count());
+    state.SetIterationTime(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
 }
 
@@ -208,9 +222,8 @@ void BM_ce_fwd_bwd(benchmark::State& state) {
   set_threads();
   const std::int64_t n = state.range(0);
   auto logits = Tensor<AD, 2>::random(Shape{n, 10}).require_grad();
-  const Batch b = make_batch(n);
-  for (auto _ : state)
-    benchmark::DoNotOptimize(nn::loss::cross_entropy(logits, b.y).backward());
+  const Batch<AD> b = make_batch(n);
+  for (auto _ : state) benchmark::DoNotOptimize(nn::loss::cross_entropy(logits, b.y).backward());
 }
 
 /// Adam's update of the CNN's parameters (gradients from one backward pass, reused).
@@ -219,7 +232,7 @@ void BM_adam_step(benchmark::State& state) {
   AD::seed(1);
   auto model = Cnn<AD>::init({});
   auto opt = optim::AdamConfig{}.init();
-  const Batch b = make_batch(64);
+  const Batch<AD> b = make_batch(64);
   auto loss = nn::loss::cross_entropy(model.forward(b.x), b.y);
   const auto grads = optim::GradientsParams::from_grads(loss.backward(), model);
   for (auto _ : state) opt.step(1e-3, model, grads);
@@ -227,9 +240,23 @@ void BM_adam_step(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(BM_train_step)->ArgName("batch")->Arg(64)->Arg(256)->Unit(benchmark::kMillisecond)
+BENCHMARK(BM_train_step)
+    ->ArgName("batch")
+    ->Arg(64)
+    ->Arg(256)
+    ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
-BENCHMARK(BM_fwd_bwd)->ArgName("batch")->Arg(64)->Arg(256)->Unit(benchmark::kMillisecond)
+BENCHMARK(BM_train_step_dispatch)
+    ->ArgName("batch")
+    ->Arg(64)
+    ->Arg(256)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_fwd_bwd)
+    ->ArgName("batch")
+    ->Arg(64)
+    ->Arg(256)
+    ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(BM_conv_fwd)
     ->ArgNames({"layer", "batch"})
