@@ -272,9 +272,8 @@ TEST(ConvBackward, AutodiffUsesThemAndAgreesWithComposite) {
   const auto x = t(Shape{3, 4, 9, 8}, 31).require_grad();
   const auto w = t(Shape{6, 2, 3, 3}, 32).require_grad();
   const auto wt = t(Shape{4, 3, 3, 3}, 33).require_grad();
-  const auto b =
-      Tensor<AD, 1>::from_data(TensorData(values(6, 34), Shape{6}).convert(DType::F32))
-          .require_grad();
+  const auto b = Tensor<AD, 1>::from_data(TensorData(values(6, 34), Shape{6}).convert(DType::F32))
+                     .require_grad();
   const ConvOptions<2> o{{2, 1}, {1, 0}, {1, 2}, 2};
   const ConvTransposeOptions<2> ot{{2, 2}, {1, 1}, {1, 0}, {1, 1}, 1};
   const auto loss = [&] {
