@@ -6,6 +6,7 @@ cases) and, for the training step, a line with images/s. Same model, optimizer (
 lr 1e-3), batch sizes and random data shapes as the C++ benchmark.
 
 Usage: python3 benchmarks/torch_train_cnn.py [--threads 2] [--min-time 1.0] [--filter REGEX]
+                                              [--clock wall|process]
 """
 import argparse
 import json
@@ -71,7 +72,12 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--min-time", type=float, default=1.0)
     ap.add_argument("--filter", default="")
+    ap.add_argument("--clock", choices=["wall", "process"], default="wall",
+                    help="process: CPU time of all threads (for a loaded machine, 1 thread)")
     a = ap.parse_args()
+    global CLOCK
+    if a.clock == "process":
+        CLOCK = time.process_time
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
     mt, flt = a.min_time, a.filter

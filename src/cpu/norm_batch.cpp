@@ -4,8 +4,9 @@
 // x [N, C, S...] is read as N rows of S contiguous values per channel. Each thread takes a
 // range of channels and makes two passes over a channel's rows (statistics, then the output),
 // so a channel's data (N * S values) stays in cache between them for the CNN sizes. Sums run
-// in f32 lanes (omp simd) over rows of at most kBlock values with f64 totals; f64 inputs stay
-// f64. f16/bf16 compute through f32.
+// in 16 f32 lanes over blocks of at most kBlock values with f64 totals; f64 inputs stay f64.
+// f16/bf16 compute through f32. The per-channel loops are compiled for AVX-512, AVX2 and the
+// baseline and picked at run time (reduce_simd.hpp's EMBER_RD_MULTIVERSION).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include "ember/cpu/ops_activation.hpp"
 #include "ember/cpu/ops_core.hpp"
 #include "kernel.hpp"
+#include "reduce_simd.hpp"
 
 namespace ember::cpu {
 
@@ -22,20 +24,7 @@ namespace {
 using i64 = std::int64_t;
 
 constexpr i64 kBlock = 8192;  // values summed in lanes before the f64 total
-
-/// sum_{i < n} f(i): lanes of T (vectorised with omp simd) over blocks, f64 total.
-template <class T, class F>
-double block_sum(i64 n, F&& f) {
-  double total = 0.0;
-  for (i64 b = 0; b < n; b += kBlock) {
-    const i64 e = std::min(n, b + kBlock);
-    T s = T(0);
-#pragma omp simd reduction(+ : s)
-    for (i64 i = b; i < e; ++i) s += f(i);
-    total += static_cast<double>(s);
-  }
-  return total;
-}
+constexpr int kLanes = 16;    // independent accumulators (vectorised; hides the add latency)
 
 /// Sizes of x [N, C, S...] as rows.
 struct Rows {
@@ -47,6 +36,44 @@ struct Rows {
   /// Offset of row (n, c).
   i64 at(i64 n, i64 c) const { return (n * C + c) * S; }
 };
+
+/// Over the rows of channel c: sum f(k) and sum g(k) for every flat index k of the channel's
+/// values, in kLanes lanes of T (rows run on without reducing the lanes), added to the f64
+/// totals tf, tg every kBlock values.
+template <class T, class F, class G>
+EMBER_RD_INLINE void channel_sums(const Rows& r, i64 c, F&& f, G&& g, double& tf, double& tg) {
+  T af[kLanes] = {}, ag[kLanes] = {};
+  i64 pending = 0;
+  const auto flush = [&] {
+    for (int w = kLanes / 2; w >= 1; w /= 2) {
+      for (int j = 0; j < w; ++j) {
+        af[j] += af[j + w];
+        ag[j] += ag[j + w];
+      }
+    }
+    tf += static_cast<double>(af[0]);
+    tg += static_cast<double>(ag[0]);
+    for (int j = 0; j < kLanes; ++j) af[j] = ag[j] = T(0);
+    pending = 0;
+  };
+  for (i64 n = 0; n < r.N; ++n) {
+    const i64 off = r.at(n, c);
+    i64 i = 0;
+    for (; i + kLanes <= r.S; i += kLanes) {
+      for (int j = 0; j < kLanes; ++j) {
+        af[j] += f(off + i + j);
+        ag[j] += g(off + i + j);
+      }
+    }
+    for (; i < r.S; ++i) {
+      af[i % kLanes] += f(off + i);
+      ag[i % kLanes] += g(off + i);
+    }
+    pending += r.S;
+    if (pending >= kBlock) flush();
+  }
+  flush();
+}
 
 DType compute_dtype(DType d) {
   return d == DType::F64 ? DType::F64 : DType::F32;
@@ -63,71 +90,74 @@ i64 channel_grain(const Rows& r) {
   return std::max<i64>(1, kParallelGrain / std::max<i64>(r.count(), 1));
 }
 
+/// Channel c of the forward: statistics, then y; stats[c] = mean, stats[C + c] = var.
+template <class T>
+EMBER_RD_INLINE void bn_forward_channel_impl(const T* x, const T* w, const T* b, T* y, T* stats,
+                                             Rows r, i64 c, double eps) {
+  const i64 M = r.count();
+  const auto zero = [](i64) { return T(0); };
+  double sum = 0.0, sq = 0.0, unused = 0.0;
+  channel_sums<T>(
+      r, c, [x](i64 k) { return x[k]; }, zero, sum, unused);
+  const double mean = M ? sum / static_cast<double>(M) : 0.0;
+  const T m = static_cast<T>(mean);
+  channel_sums<T>(
+      r, c, [x, m](i64 k) { return (x[k] - m) * (x[k] - m); }, zero, sq, unused);
+  const double var = M ? sq / static_cast<double>(M) : 0.0;
+  const double invstd = 1.0 / std::sqrt(var + eps);
+  const double sc = (w ? static_cast<double>(w[c]) : 1.0) * invstd;
+  const T scale = static_cast<T>(sc);
+  const T shift = static_cast<T>((b ? static_cast<double>(b[c]) : 0.0) - mean * sc);
+  for (i64 n = 0; n < r.N; ++n) {
+    const T* xr = x + r.at(n, c);
+    T* yr = y + r.at(n, c);
+    for (i64 i = 0; i < r.S; ++i) yr[i] = xr[i] * scale + shift;
+  }
+  stats[c] = m;
+  stats[r.C + c] = static_cast<T>(var);
+}
+EMBER_RD_MULTIVERSION(bn_forward_channel, bn_forward_channel_impl)
+
+/// Channel c of the backward: sum dy and sum dy (x - mean) in one sweep, then dx.
+template <class T>
+EMBER_RD_INLINE void bn_backward_channel_impl(const T* x, const T* dy, const T* stats, const T* w,
+                                              T* dx, T* dparams, Rows r, i64 c, double eps) {
+  const i64 M = r.count();
+  const T m = stats[c];
+  const double invstd = 1.0 / std::sqrt(static_cast<double>(stats[r.C + c]) + eps);
+  double sdy = 0.0, sdyx = 0.0;
+  channel_sums<T>(
+      r, c, [dy](i64 k) { return dy[k]; }, [x, dy, m](i64 k) { return dy[k] * (x[k] - m); }, sdy,
+      sdyx);
+  dparams[c] = static_cast<T>(sdyx * invstd);
+  dparams[r.C + c] = static_cast<T>(sdy);
+  // dx = k (dy - a - (x - mean) bc), k = w invstd, a = sum dy / M,
+  // bc = invstd^2 sum dy (x - mean) / M.
+  const double Md = static_cast<double>(std::max<i64>(M, 1));
+  const T k = static_cast<T>((w ? static_cast<double>(w[c]) : 1.0) * invstd);
+  const T a = static_cast<T>(sdy / Md);
+  const T bc = static_cast<T>(invstd * invstd * sdyx / Md);
+  for (i64 n = 0; n < r.N; ++n) {
+    const T* xr = x + r.at(n, c);
+    const T* gr = dy + r.at(n, c);
+    T* dr = dx + r.at(n, c);
+    for (i64 i = 0; i < r.S; ++i) dr[i] = k * (gr[i] - a - (xr[i] - m) * bc);
+  }
+}
+EMBER_RD_MULTIVERSION(bn_backward_channel, bn_backward_channel_impl)
+
 template <class T>
 void bn_forward(const T* x, const T* w, const T* b, T* y, T* stats, const Rows& r, double eps) {
-  const i64 M = r.count();
   parallel_for(r.C, channel_grain(r), [&](i64 c0, i64 c1) {
-    for (i64 c = c0; c < c1; ++c) {
-      double sum = 0.0;
-      for (i64 n = 0; n < r.N; ++n) {
-        const T* xr = x + r.at(n, c);
-        sum += block_sum<T>(r.S, [xr](i64 i) { return xr[i]; });
-      }
-      const double mean = M ? sum / static_cast<double>(M) : 0.0;
-      const T m = static_cast<T>(mean);
-      double sq = 0.0;
-      for (i64 n = 0; n < r.N; ++n) {
-        const T* xr = x + r.at(n, c);
-        sq += block_sum<T>(r.S, [xr, m](i64 i) { return (xr[i] - m) * (xr[i] - m); });
-      }
-      const double var = M ? sq / static_cast<double>(M) : 0.0;
-      const double invstd = 1.0 / std::sqrt(var + eps);
-      const double sc = (w ? static_cast<double>(w[c]) : 1.0) * invstd;
-      const T scale = static_cast<T>(sc);
-      const T shift = static_cast<T>((b ? static_cast<double>(b[c]) : 0.0) - mean * sc);
-      for (i64 n = 0; n < r.N; ++n) {
-        const T* xr = x + r.at(n, c);
-        T* yr = y + r.at(n, c);
-#pragma omp simd
-        for (i64 i = 0; i < r.S; ++i) yr[i] = xr[i] * scale + shift;
-      }
-      stats[c] = m;
-      stats[r.C + c] = static_cast<T>(var);
-    }
+    for (i64 c = c0; c < c1; ++c) bn_forward_channel<T>(x, w, b, y, stats, r, c, eps);
   });
 }
 
 template <class T>
 void bn_backward(const T* x, const T* dy, const T* stats, const T* w, T* dx, T* dparams,
                  const Rows& r, double eps) {
-  const i64 M = r.count();
   parallel_for(r.C, channel_grain(r), [&](i64 c0, i64 c1) {
-    for (i64 c = c0; c < c1; ++c) {
-      const T m = stats[c];
-      const double invstd = 1.0 / std::sqrt(static_cast<double>(stats[r.C + c]) + eps);
-      double sdy = 0.0, sdyx = 0.0;
-      for (i64 n = 0; n < r.N; ++n) {
-        const T* xr = x + r.at(n, c);
-        const T* gr = dy + r.at(n, c);
-        sdy += block_sum<T>(r.S, [gr](i64 i) { return gr[i]; });
-        sdyx += block_sum<T>(r.S, [xr, gr, m](i64 i) { return gr[i] * (xr[i] - m); });
-      }
-      dparams[c] = static_cast<T>(sdyx * invstd);
-      dparams[r.C + c] = static_cast<T>(sdy);
-      // dx = k (dy - a - (x - mean) bc), k = w invstd, a = sum dy / M,
-      // bc = invstd^2 sum dy (x - mean) / M.
-      const double Md = static_cast<double>(std::max<i64>(M, 1));
-      const T k = static_cast<T>((w ? static_cast<double>(w[c]) : 1.0) * invstd);
-      const T a = static_cast<T>(sdy / Md);
-      const T bc = static_cast<T>(invstd * invstd * sdyx / Md);
-      for (i64 n = 0; n < r.N; ++n) {
-        const T* xr = x + r.at(n, c);
-        const T* gr = dy + r.at(n, c);
-        T* dr = dx + r.at(n, c);
-#pragma omp simd
-        for (i64 i = 0; i < r.S; ++i) dr[i] = k * (gr[i] - a - (xr[i] - m) * bc);
-      }
-    }
+    for (i64 c = c0; c < c1; ++c) bn_backward_channel<T>(x, dy, stats, w, dx, dparams, r, c, eps);
   });
 }
 

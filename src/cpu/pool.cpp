@@ -8,6 +8,7 @@
 
 #include "ember/cpu/ops_pool.hpp"
 #include "kernel.hpp"
+#include "reduce_simd.hpp"
 
 namespace ember::cpu {
 
@@ -16,6 +17,47 @@ namespace {
 std::int64_t plane_grain(std::int64_t work_per_plane) {
   return std::max<std::int64_t>(1, kParallelGrain / std::max<std::int64_t>(1, work_per_plane));
 }
+
+/// One output row of a 2x2, stride-2 max pooling: out[ow] = max of r0[2ow], r0[2ow + 1],
+/// r1[2ow], r1[2ow + 1] in that order (ties keep the first; a NaN wins over what precedes
+/// it, as PyTorch's loop), idx[ow] its flat index i0 + 2ow + {0, 1, W, W + 1} (idx may be
+/// null). Runs in blocks of 16 outputs whose inputs are copied to zero-padded buffers, so the
+/// selects compile to full-width vector code whatever the row length (rows of the CNN have
+/// 7-14 outputs); random data would mispredict branches on every comparison.
+template <class A, class T>
+EMBER_RD_INLINE void max2x2_row_impl(const T* r0, const T* r1, T* out, std::int64_t* idx,
+                                     std::int64_t ow_count, std::int64_t i0, std::int64_t W) {
+  constexpr int kB = 16;
+  for (std::int64_t o0 = 0; o0 < ow_count; o0 += kB) {
+    const int n = static_cast<int>(std::min<std::int64_t>(kB, ow_count - o0));
+    A top[2 * kB], bot[2 * kB], mx[kB];
+    std::int32_t at[kB];
+    for (int j = 0; j < 2 * kB; ++j) {
+      top[j] = j < 2 * n ? static_cast<A>(r0[2 * o0 + j]) : A(0);
+      bot[j] = j < 2 * n ? static_cast<A>(r1[2 * o0 + j]) : A(0);
+    }
+    const std::int32_t w = static_cast<std::int32_t>(W);
+    for (int j = 0; j < kB; ++j) {
+      const A a = top[2 * j], b = top[2 * j + 1], c = bot[2 * j], d = bot[2 * j + 1];
+      const bool t1 = (b > a) | (b != b);
+      A m = t1 ? b : a;
+      std::int32_t k = t1 ? 1 : 0;
+      const bool t2 = (c > m) | (c != c);
+      m = t2 ? c : m;
+      k = t2 ? w : k;
+      const bool t3 = (d > m) | (d != d);
+      m = t3 ? d : m;
+      k = t3 ? w + 1 : k;
+      mx[j] = m;
+      at[j] = k;
+    }
+    for (int j = 0; j < n; ++j) out[o0 + j] = static_cast<T>(mx[j]);
+    if (idx) {
+      for (int j = 0; j < n; ++j) idx[o0 + j] = i0 + 2 * (o0 + j) + at[j];
+    }
+  }
+}
+EMBER_RD_MULTIVERSION(max2x2_row, max2x2_row_impl)
 
 template <bool WithIndices>
 void max_pool2d_impl(const CpuTensor& x_in, PoolArg2 k, PoolArg2 s, PoolArg2 p, PoolArg2 d,
@@ -46,22 +88,9 @@ void max_pool2d_impl(const CpuTensor& x_in, PoolArg2 k, PoolArg2 s, PoolArg2 p, 
           for (std::int64_t oh = 0; oh < OH; ++oh) {
             const T* r0 = in + 2 * oh * W;
             const T* r1 = r0 + W;
-            for (std::int64_t ow = 0; ow < OW; ++ow) {
-              const std::int64_t at[4] = {2 * oh * W + 2 * ow, 2 * oh * W + 2 * ow + 1,
-                                          (2 * oh + 1) * W + 2 * ow, (2 * oh + 1) * W + 2 * ow + 1};
-              const A v[4] = {static_cast<A>(r0[2 * ow]), static_cast<A>(r0[2 * ow + 1]),
-                              static_cast<A>(r1[2 * ow]), static_cast<A>(r1[2 * ow + 1])};
-              A mx = -std::numeric_limits<A>::infinity();
-              std::int64_t best = at[0];
-              for (int j = 0; j < 4; ++j) {
-                if (v[j] > mx || std::isnan(v[j])) {
-                  mx = v[j];
-                  best = at[j];
-                }
-              }
-              o[oh * OW + ow] = static_cast<T>(mx);
-              if constexpr (WithIndices) ind[pl * OH * OW + oh * OW + ow] = best;
-            }
+            std::int64_t* irow = nullptr;
+            if constexpr (WithIndices) irow = ind + pl * OH * OW + oh * OW;
+            max2x2_row<A, T>(r0, r1, o + oh * OW, irow, OW, 2 * oh * W, W);
           }
         }
         for (std::int64_t pl = b; pl < e && !k2; ++pl) {
