@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "ember/cpu/ops_pool.hpp"
 #include "kernel.hpp"
@@ -142,6 +143,35 @@ std::pair<CpuTensor, CpuTensor> PoolOps::float_max_pool2d_with_indices(const P& 
   CpuTensor out, idx;
   max_pool2d_impl<true>(x, kernel, stride, padding, dilation, ceil_mode, out, &idx);
   return {std::move(out), std::move(idx)};
+}
+
+CpuTensor PoolOps::float_max_pool2d_backward(const P& grad_in, const P& indices_in,
+                                             const Shape& x_shape) {
+  const CpuTensor g = contiguous(grad_in), idx = contiguous(indices_in);
+  const std::int64_t planes = x_shape[0] * x_shape[1], HW = x_shape[2] * x_shape[3];
+  const std::int64_t OHW = planes == 0 ? 0 : g.numel() / planes;
+  CpuTensor out = alloc(x_shape, g.dtype);
+  visit_dtype(g.dtype, [&]<class T>() {
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, f16> ||
+                  std::is_same_v<T, bf16>) {
+      using A = compute_t<T>;
+      const T* gs = g.data<T>();
+      const std::int64_t* is = idx.data<std::int64_t>();
+      T* dst = out.data<T>();
+      parallel_for(planes, plane_grain(HW + OHW), [&](std::int64_t b, std::int64_t e) {
+        std::vector<A> acc(static_cast<std::size_t>(HW));
+        for (std::int64_t pl = b; pl < e; ++pl) {
+          std::fill(acc.begin(), acc.end(), A(0));
+          const T* gp = gs + pl * OHW;
+          const std::int64_t* ip = is + pl * OHW;
+          for (std::int64_t o = 0; o < OHW; ++o) acc[ip[o]] += static_cast<A>(gp[o]);
+          T* op = dst + pl * HW;
+          for (std::int64_t i = 0; i < HW; ++i) op[i] = static_cast<T>(acc[i]);
+        }
+      });
+    }
+  });
+  return out;
 }
 
 CpuTensor PoolOps::float_avg_pool2d(const P& x_in, PoolArg2 k, PoolArg2 s, PoolArg2 p,
