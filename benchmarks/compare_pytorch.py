@@ -55,7 +55,7 @@ def run_ember(binary, threads, flt):
         if b.get("run_type", "iteration") != "iteration":
             continue
         unit = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[b["time_unit"]]
-        name = re.sub(r"/(real_time|process_time|manual_time)$", "", b["name"])
+        name = re.sub(r"(/(real_time|process_time|manual_time))+$", "", b["name"])
         res[name] = b["real_time"] * unit
     return res
 
