@@ -5,7 +5,8 @@ For every family F with both build/release/benchmarks/bench_F and benchmarks/tor
 runs each side (alternating, --repeats times) at the same thread count, keeps each case's
 best time, and writes a Markdown table (ratio = PyTorch time / Ember time, > 1 means Ember is
 faster) to stdout and, with --write, into docs/benchmarks.md between the markers
-<!-- compare:begin --> and <!-- compare:end -->.
+<!-- compare:begin --> and <!-- compare:end -->. Training-step cases (bench_train_cnn,
+BM_train_step/batch:N) are also given as images per second.
 
 Usage: python3 benchmarks/compare_pytorch.py [--threads 2] [--repeats 3] [--filter REGEX] [--write]
 Needs torch (PyPI). Not used by the tests.
@@ -54,7 +55,7 @@ def run_ember(binary, threads, flt):
         if b.get("run_type", "iteration") != "iteration":
             continue
         unit = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[b["time_unit"]]
-        name = re.sub(r"/(real_time|process_time|manual_time)$", "", b["name"])
+        name = re.sub(r"(/(real_time|process_time|manual_time))+$", "", b["name"])
         res[name] = b["real_time"] * unit
     return res
 
@@ -115,6 +116,14 @@ def main():
     table = "| family | case | Ember | PyTorch | PyTorch/Ember |\n|---|---|---:|---:|---:|\n"
     for fam, name, e, t in rows:
         table += f"| {fam} | {name} | {e * 1e3:.3f} ms | {t * 1e3:.3f} ms | {t / e:.2f} |\n"
+    # Training-step cases (bench_train_cnn): the same times as images per second.
+    steps = [(name, e, t, int(m.group(1))) for fam, name, e, t in rows
+             if (m := re.fullmatch(r"BM_train_step/batch:(\d+)", name))]
+    if steps:
+        table += ("\n| training step | Ember images/s | PyTorch images/s | Ember/PyTorch |\n"
+                  "|---|---:|---:|---:|\n")
+        for name, e, t, n in steps:
+            table += f"| {name} | {n / e:.0f} | {n / t:.0f} | {t / e:.2f} |\n"
     text = head + table
     print(text)
     if args.write:

@@ -1,6 +1,7 @@
-// CPU conv1d/2d/3d and conv_transpose1d/2d/3d: one N-d implementation over up to three
-// spatial dims, im2col (vol2col) + GEMM for the forward convolution and GEMM + col2im for
-// the transposed one.
+// CPU conv1d/2d/3d, conv_transpose1d/2d/3d and the conv gradients (convKd_x_backward,
+// convKd_weight_backward): one N-d implementation over up to three spatial dims, im2col
+// (vol2col) + GEMM for the forward convolution and the weight gradient, GEMM + col2im for
+// the transposed one and the input gradient; oneDNN first for f32 (conv_dnnl.cpp).
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -91,6 +92,55 @@ void conv_transpose_forward(const T* x, const T* w, const T* bias, T* y, i64 N, 
   conv::run_jobs<T>(N * G, work, col_size, [&](i64 j, T* col) { one(j / G, j % G, col); });
 }
 
+/// dw[Cout, Cin/G, k] = sum_n dy[n] col(x[n])^T per group (im2col + GEMM). Images are split
+/// into at most `threads()` contiguous ranges, each summed into its own buffer by one thread
+/// with single-threaded BLAS; the buffers are added in range order, so the result does not
+/// depend on scheduling.
+template <class T>
+void conv_weight_backward_gemm(const T* x, const T* dy, T* dw, i64 N, i64 Cin, i64 Cout, i64 G,
+                               const Geo& geo) {
+  const i64 Cin_g = Cin / G, Cout_g = Cout / G, K = geo.k_numel(), L = geo.out_numel();
+  const i64 inS = geo.in_numel(), rowsK = Cin_g * K, wsize = Cout * rowsK;
+  const bool pointwise = geo.is_pointwise();
+  Geo gg = geo;
+  gg.C = Cin_g;
+  const int nt = threads();
+  const i64 ranges = nt > 1 && N > 1 ? std::min<i64>(nt, N) : 1;
+  std::vector<T> partial(static_cast<std::size_t>((ranges - 1) * wsize));
+  auto sum_range = [&](i64 r) {
+    T* acc = r == 0 ? dw : partial.data() + (r - 1) * wsize;
+    std::fill(acc, acc + wsize, T(0));
+    std::vector<T> col(static_cast<std::size_t>(pointwise ? 0 : rowsK * L));
+    for (i64 n = N * r / ranges; n < N * (r + 1) / ranges; ++n) {
+      for (i64 g = 0; g < G; ++g) {
+        const T* xg = x + (n * Cin + g * Cin_g) * inS;
+        const T* cols = xg;
+        if (!pointwise) {
+          conv::im2col(xg, col.data(), gg);
+          cols = col.data();
+        }
+        // acc_g [Cout_g, rowsK] += dy[n, g] [Cout_g, L] * cols^T [L, rowsK]
+        conv::gemm<T>(false, true, Cout_g, rowsK, L, T(1), dy + (n * Cout + g * Cout_g) * L, L,
+                      cols, L, T(1), acc + g * Cout_g * rowsK, rowsK);
+      }
+    }
+  };
+  if (ranges == 1) {
+    conv::BlasThreads guard(nt);
+    sum_range(0);
+    return;
+  }
+  {
+    conv::BlasThreads guard(1);
+#pragma omp parallel for num_threads(static_cast <int>(ranges)) schedule(static)
+    for (i64 r = 0; r < ranges; ++r) sum_range(r);
+  }
+  for (i64 r = 1; r < ranges; ++r) {
+    const T* src = partial.data() + (r - 1) * wsize;
+    for (i64 i = 0; i < wsize; ++i) dw[i] += src[i];
+  }
+}
+
 /// oneDNN for f32 forward convolutions unless EMBER_CONV_IMPL=gemm (to compare or bisect).
 bool use_dnnl() {
   static const bool on = [] {
@@ -158,6 +208,59 @@ CpuTensor conv_transpose_nd(const CpuTensor& x0, const CpuTensor& w0,
   return conv::finish(std::move(out), dt);
 }
 
+/// stride, padding and dilation of `opt` as the vectors conv_dnnl.cpp takes.
+template <class O>
+void dnnl_options(const O& opt, std::vector<i64>& s, std::vector<i64>& p, std::vector<i64>& d) {
+  s.assign(opt.stride.begin(), opt.stride.end());
+  p.assign(opt.padding.begin(), opt.padding.end());
+  d.assign(opt.dilation.begin(), opt.dilation.end());
+}
+
+/// dx [x_shape] of y = conv(x, w): oneDNN backward-data, else a transposed conv of dy
+/// (GEMM + col2im) with the forward conv's geometry (so rows of x past the last window get 0).
+template <std::size_t N>
+CpuTensor conv_x_backward_nd(const CpuTensor& dy0, const CpuTensor& w0, const Shape& xs,
+                             const ConvOptions<N>& opt) {
+  const DType dt = dy0.dtype, ct = conv::compute_dtype(dt);
+  const CpuTensor dy = conv::prepare(dy0, ct), w = conv::prepare(w0, ct);
+  Geo geo = make_geo<N>(xs, 2, w.shape, 2, opt.stride, opt.padding, opt.dilation);
+  for (std::size_t i = 0; i < N; ++i) geo.out[3 - N + i] = dy.shape[2 + i];
+  CpuTensor out = alloc(xs, ct);
+  if (ct == DType::F32 && use_dnnl()) {
+    std::vector<i64> s, p, d;
+    dnnl_options(opt, s, p, d);
+    if (conv::dnnl_conv_backward_data(dy, w, out, s, p, d, opt.groups))
+      return conv::finish(std::move(out), dt);
+  }
+  conv::visit_compute(ct, [&]<class T>() {
+    conv_transpose_forward<T>(dy.data<T>(), w.data<T>(), nullptr, out.data<T>(), xs[0], w.shape[0],
+                              xs[1], opt.groups, geo);
+  });
+  return conv::finish(std::move(out), dt);
+}
+
+/// dw [w_shape] of y = conv(x, w): oneDNN backward-weights, else im2col + GEMM.
+template <std::size_t N>
+CpuTensor conv_weight_backward_nd(const CpuTensor& x0, const CpuTensor& dy0, const Shape& ws,
+                                  const ConvOptions<N>& opt) {
+  const DType dt = x0.dtype, ct = conv::compute_dtype(dt);
+  const CpuTensor x = conv::prepare(x0, ct), dy = conv::prepare(dy0, ct);
+  Geo geo = make_geo<N>(x.shape, 2, ws, 2, opt.stride, opt.padding, opt.dilation);
+  for (std::size_t i = 0; i < N; ++i) geo.out[3 - N + i] = dy.shape[2 + i];
+  CpuTensor out = alloc(ws, ct);
+  if (ct == DType::F32 && use_dnnl()) {
+    std::vector<i64> s, p, d;
+    dnnl_options(opt, s, p, d);
+    if (conv::dnnl_conv_backward_weights(x, dy, out, s, p, d, opt.groups))
+      return conv::finish(std::move(out), dt);
+  }
+  conv::visit_compute(ct, [&]<class T>() {
+    conv_weight_backward_gemm<T>(x.data<T>(), dy.data<T>(), out.data<T>(), x.shape[0], x.shape[1],
+                                 dy.shape[1], opt.groups, geo);
+  });
+  return conv::finish(std::move(out), dt);
+}
+
 }  // namespace
 
 CpuTensor ConvOps::conv1d(const P& x, const P& w, const OptP& b, const ConvOptions<1>& o) {
@@ -180,6 +283,31 @@ CpuTensor ConvOps::conv_transpose2d(const P& x, const P& w, const OptP& b,
 CpuTensor ConvOps::conv_transpose3d(const P& x, const P& w, const OptP& b,
                                     const ConvTransposeOptions<3>& o) {
   return conv_transpose_nd<3>(x, w, b, o);
+}
+
+CpuTensor ConvOps::conv1d_x_backward(const P& dy, const P& w, const Shape& xs,
+                                     const ConvOptions<1>& o) {
+  return conv_x_backward_nd<1>(dy, w, xs, o);
+}
+CpuTensor ConvOps::conv2d_x_backward(const P& dy, const P& w, const Shape& xs,
+                                     const ConvOptions<2>& o) {
+  return conv_x_backward_nd<2>(dy, w, xs, o);
+}
+CpuTensor ConvOps::conv3d_x_backward(const P& dy, const P& w, const Shape& xs,
+                                     const ConvOptions<3>& o) {
+  return conv_x_backward_nd<3>(dy, w, xs, o);
+}
+CpuTensor ConvOps::conv1d_weight_backward(const P& x, const P& dy, const Shape& ws,
+                                          const ConvOptions<1>& o) {
+  return conv_weight_backward_nd<1>(x, dy, ws, o);
+}
+CpuTensor ConvOps::conv2d_weight_backward(const P& x, const P& dy, const Shape& ws,
+                                          const ConvOptions<2>& o) {
+  return conv_weight_backward_nd<2>(x, dy, ws, o);
+}
+CpuTensor ConvOps::conv3d_weight_backward(const P& x, const P& dy, const Shape& ws,
+                                          const ConvOptions<3>& o) {
+  return conv_weight_backward_nd<3>(x, dy, ws, o);
 }
 
 // ---- unfold4d / fold4d ------------------------------------------------------------------

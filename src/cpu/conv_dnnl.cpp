@@ -1,11 +1,13 @@
-// oneDNN path of the CPU conv1d/2d/3d and conv_transpose1d/2d/3d for f32 (used when Ember is built
-// with oneDNN, i.e. EMBER_HAVE_DNNL). Primitives are cached by shape and options; src/weights/dst
-// are handed to oneDNN in plain layout (NC[D]HW / [G]OI[D]HW) and reordered to the layout oneDNN
-// picks for the fastest kernel.
+// oneDNN path of the CPU conv1d/2d/3d and conv_transpose1d/2d/3d for f32 and of the conv
+// gradients (convolution backward-data and backward-weights primitives), used when Ember is
+// built with oneDNN (EMBER_HAVE_DNNL). Primitives are cached by kind, shape and options;
+// tensors are handed to oneDNN in plain layout (NC[D]HW / [G]OI[D]HW) and reordered to the
+// layout oneDNN picks for the fastest kernel.
 #include "conv_kernels.hpp"
 
 #ifdef EMBER_HAVE_DNNL
 
+#include <array>
 #include <list>
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -20,12 +22,24 @@ namespace {
 
 using dnnl::memory;
 
+/// What a cached primitive computes.
+enum class Kind : char {
+  Forward = 'C',     ///< y = conv(x, w) (+ bias)
+  Transposed = 'T',  ///< y = conv_transpose(x, w) (+ bias), oneDNN's deconvolution
+  BackData = 'D',    ///< dx = convolution backward-data(dy, w)
+  BackWeights = 'W'  ///< dw = convolution backward-weights(x, dy)
+};
+
+/// One cached primitive: two inputs and one output, each with the user's plain layout, the
+/// layout the kernel wants and a reorder between them when they differ (user -> kernel for
+/// inputs, kernel -> user for the output).
 struct Entry {
   dnnl::primitive prim;
-  memory::desc k_src, k_w, k_dst, k_bias;          // the layouts the kernel wants
-  memory::desc src_md, w_md, dst_md;               // the user's plain layouts
-  std::optional<dnnl::reorder> r_src, r_w, r_dst;  // plain <-> oneDNN's layouts, when they differ
-  bool bias;
+  std::array<int, 3> arg{};  // DNNL_ARG_* of input 0, input 1, output
+  std::array<memory::desc, 3> user, kern;
+  std::array<std::optional<dnnl::reorder>, 3> reo;
+  memory::desc k_bias;
+  bool bias = false;
 };
 
 dnnl::engine& engine() {
@@ -85,85 +99,115 @@ memory::format_tag plain_tag(std::size_t rank) {
   }
 }
 
-/// A forward (or, when `transposed`, a backward-data style deconvolution) primitive for
-/// x `xs`, weight `ws` ([C_out, C_in/g, k] or, transposed, [C_in, C_out/g, k]), y `ys`.
-std::shared_ptr<Entry> build(bool transposed, const Shape& xs, const Shape& ws, const Shape& ys,
+/// A primitive of kind `kind` for a convolution from x `xs` to y `ys` with weight `ws`
+/// ([C_out, C_in/g, k], or for Transposed [C_in, C_out/g, k]).
+std::shared_ptr<Entry> build(Kind kind, const Shape& xs, const Shape& ws, const Shape& ys,
                              bool bias, const std::vector<i64>& s, const std::vector<i64>& p,
                              const std::vector<i64>& d, i64 groups) {
   using dt = memory::data_type;
+  using ft = memory::format_tag;
+  const bool transposed = kind == Kind::Transposed;
   const std::size_t nd = xs.rank() - 2;
   auto e = std::make_shared<Entry>();
   e->bias = bias;
-  e->src_md = memory::desc(to_dims(xs), dt::f32, plain_tag(xs.rank()));
-  e->dst_md = memory::desc(to_dims(ys), dt::f32, plain_tag(ys.rank()));
+  const memory::desc src_md(to_dims(xs), dt::f32, plain_tag(xs.rank()));
+  const memory::desc dst_md(to_dims(ys), dt::f32, plain_tag(ys.rank()));
+  memory::desc w_md;
   const i64 c_out = ys[1];
   if (!transposed && groups == 1) {
-    e->w_md = memory::desc(to_dims(ws), dt::f32, plain_tag(ws.rank()));
+    w_md = memory::desc(to_dims(ws), dt::f32, plain_tag(ws.rank()));
   } else if (transposed && groups == 1) {
     // Logical dims [C_out, C_in, k], stored [C_in, C_out, k] (io[d]hw).
     memory::dims wd{ws[1], ws[0]};
     for (std::size_t i = 2; i < ws.rank(); ++i) wd.push_back(ws[i]);
-    const auto tag = nd == 1   ? memory::format_tag::bac
-                     : nd == 2 ? memory::format_tag::iohw
-                               : memory::format_tag::iodhw;
-    e->w_md = memory::desc(wd, dt::f32, tag);
+    const auto tag = nd == 1 ? ft::bac : nd == 2 ? ft::iohw : ft::iodhw;
+    w_md = memory::desc(wd, dt::f32, tag);
   } else {
     // Logical dims [G, C_out/G, C_in/G, k]; stored goi.. (conv) or gio.. (transposed).
     const i64 c_in = xs[1];
     memory::dims wd{groups, c_out / groups, c_in / groups};
     for (std::size_t i = 2; i < ws.rank(); ++i) wd.push_back(ws[i]);
-    using ft = memory::format_tag;
     const auto tag = transposed ? (nd == 1   ? ft::acbd
                                    : nd == 2 ? ft::giohw
                                              : ft::giodhw)
                                 : (nd == 1   ? ft::goiw
                                    : nd == 2 ? ft::goihw
                                              : ft::goidhw);
-    e->w_md = memory::desc(wd, dt::f32, tag);
+    w_md = memory::desc(wd, dt::f32, tag);
   }
-  const memory::desc src_any(e->src_md.dims(), dt::f32, memory::format_tag::any);
-  const memory::desc dst_any(e->dst_md.dims(), dt::f32, memory::format_tag::any);
-  const memory::desc w_any(e->w_md.dims(), dt::f32, memory::format_tag::any);
-  const memory::desc b_md =
-      bias ? memory::desc({c_out}, dt::f32, memory::format_tag::x) : memory::desc();
+  const memory::desc src_any(src_md.dims(), dt::f32, ft::any);
+  const memory::desc dst_any(dst_md.dims(), dt::f32, ft::any);
+  const memory::desc w_any(w_md.dims(), dt::f32, ft::any);
+  const memory::desc b_md = bias ? memory::desc({c_out}, dt::f32, ft::x) : memory::desc();
   memory::dims dil(d.begin(), d.end());
   for (auto& v : dil) v -= 1;  // oneDNN counts dilation from 0
   const memory::dims strides(s.begin(), s.end()), pad(p.begin(), p.end());
-  // Right padding that makes oneDNN's output size equal PyTorch's floor formula.
+  // Right padding that makes oneDNN's output size equal PyTorch's floor formula (for the
+  // backward kinds: the x and y sizes given, whatever rows the forward formula drops).
   memory::dims pad_r(nd);
   for (std::size_t i = 0; i < nd; ++i) {
     const i64 ker = (ws[2 + i] - 1) * d[i] + 1;
-    pad_r[i] = (ys[2 + i] - 1) * s[i] + ker - xs[2 + i] - p[i];
+    pad_r[i] = transposed ? (xs[2 + i] - 1) * s[i] + ker - p[i] - ys[2 + i]
+                          : (ys[2 + i] - 1) * s[i] + ker - xs[2 + i] - p[i];
   }
-  if (transposed) {
-    // oneDNN's deconvolution: dst = (src - 1)s + ker - pad_l - pad_r.
-    for (std::size_t i = 0; i < nd; ++i) {
-      const i64 ker = (ws[2 + i] - 1) * d[i] + 1;
-      pad_r[i] = (xs[2 + i] - 1) * s[i] + ker - p[i] - ys[2 + i];
-    }
-    dnnl::deconvolution_forward::desc desc(dnnl::prop_kind::forward_inference,
-                                           dnnl::algorithm::deconvolution_direct, src_any, w_any,
-                                           b_md, dst_any, strides, dil, pad, pad_r);
-    dnnl::deconvolution_forward::primitive_desc pd(desc, engine());
-    e->prim = dnnl::deconvolution_forward(pd);
-    e->k_src = pd.src_desc(), e->k_w = pd.weights_desc(), e->k_dst = pd.dst_desc();
-    e->k_bias = pd.bias_desc();
-  } else {
-    dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
-                                         dnnl::algorithm::convolution_direct, src_any, w_any, b_md,
-                                         dst_any, strides, dil, pad, pad_r);
-    dnnl::convolution_forward::primitive_desc pd(desc, engine());
-    e->prim = dnnl::convolution_forward(pd);
-    e->k_src = pd.src_desc(), e->k_w = pd.weights_desc(), e->k_dst = pd.dst_desc();
-    e->k_bias = pd.bias_desc();
-  }
+  const auto alg = dnnl::algorithm::convolution_direct;
   auto& eng = engine();
-  if (e->k_src != e->src_md)
-    e->r_src = dnnl::reorder(dnnl::reorder::primitive_desc(eng, e->src_md, eng, e->k_src));
-  if (e->k_w != e->w_md)
-    e->r_w = dnnl::reorder(dnnl::reorder::primitive_desc(eng, e->w_md, eng, e->k_w));
-  if (e->k_dst != e->dst_md)
-    e->r_dst = dnnl::reorder(dnnl::reorder::primitive_desc(eng, e->k_dst, eng, e->dst_md));
+  switch (kind) {
+    case Kind::Transposed: {
+      dnnl::deconvolution_forward::desc desc(dnnl::prop_kind::forward_inference,
+                                             dnnl::algorithm::deconvolution_direct, src_any, w_any,
+                                             b_md, dst_any, strides, dil, pad, pad_r);
+      dnnl::deconvolution_forward::primitive_desc pd(desc, eng);
+      e->prim = dnnl::deconvolution_forward(pd);
+      e->arg = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
+      e->user = {src_md, w_md, dst_md};
+      e->kern = {pd.src_desc(), pd.weights_desc(), pd.dst_desc()};
+      e->k_bias = pd.bias_desc();
+      break;
+    }
+    case Kind::Forward: {
+      dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, alg, src_any, w_any,
+                                           b_md, dst_any, strides, dil, pad, pad_r);
+      dnnl::convolution_forward::primitive_desc pd(desc, eng);
+      e->prim = dnnl::convolution_forward(pd);
+      e->arg = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
+      e->user = {src_md, w_md, dst_md};
+      e->kern = {pd.src_desc(), pd.weights_desc(), pd.dst_desc()};
+      e->k_bias = pd.bias_desc();
+      break;
+    }
+    case Kind::BackData:
+    case Kind::BackWeights: {
+      // The backward primitives take a forward-training primitive as a hint.
+      dnnl::convolution_forward::desc fdesc(dnnl::prop_kind::forward_training, alg, src_any, w_any,
+                                            dst_any, strides, dil, pad, pad_r);
+      dnnl::convolution_forward::primitive_desc hint(fdesc, eng);
+      if (kind == Kind::BackData) {
+        dnnl::convolution_backward_data::desc desc(alg, src_any, w_any, dst_any, strides, dil, pad,
+                                                   pad_r);
+        dnnl::convolution_backward_data::primitive_desc pd(desc, eng, hint);
+        e->prim = dnnl::convolution_backward_data(pd);
+        e->arg = {DNNL_ARG_DIFF_DST, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_SRC};
+        e->user = {dst_md, w_md, src_md};
+        e->kern = {pd.diff_dst_desc(), pd.weights_desc(), pd.diff_src_desc()};
+      } else {
+        dnnl::convolution_backward_weights::desc desc(alg, src_any, w_any, dst_any, strides, dil,
+                                                      pad, pad_r);
+        dnnl::convolution_backward_weights::primitive_desc pd(desc, eng, hint);
+        e->prim = dnnl::convolution_backward_weights(pd);
+        e->arg = {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS};
+        e->user = {src_md, dst_md, w_md};
+        e->kern = {pd.src_desc(), pd.diff_dst_desc(), pd.diff_weights_desc()};
+      }
+      break;
+    }
+  }
+  for (int i = 0; i < 3; ++i) {
+    if (e->kern[i] == e->user[i]) continue;
+    e->reo[i] =
+        i < 2 ? dnnl::reorder(dnnl::reorder::primitive_desc(eng, e->user[i], eng, e->kern[i]))
+              : dnnl::reorder(dnnl::reorder::primitive_desc(eng, e->kern[i], eng, e->user[i]));
+  }
   return e;
 }
 
@@ -177,48 +221,56 @@ class OmpThreads {
   int prev_;
 };
 
-}  // namespace
-
-namespace {
-
-bool run(bool transposed, const CpuTensor& x, const CpuTensor& w, const std::optional<CpuTensor>& b,
-         CpuTensor& out, const std::vector<i64>& s, const std::vector<i64>& p,
-         const std::vector<i64>& d, i64 groups) {
-  if (x.dtype != DType::F32 || x.numel() == 0 || out.numel() == 0) return false;
+/// Runs the cached (or new) primitive of `kind` on in0, in1 -> out. `xs`, `ws`, `ys`: the
+/// shapes of the convolution's x, weight and y (see build). False when oneDNN declines.
+bool run(Kind kind, const Shape& xs, const Shape& ws, const Shape& ys, const CpuTensor& in0,
+         const CpuTensor& in1, const std::optional<CpuTensor>& b, CpuTensor& out,
+         const std::vector<i64>& s, const std::vector<i64>& p, const std::vector<i64>& d,
+         i64 groups) {
+  if (in0.dtype != DType::F32 || in0.numel() == 0 || in1.numel() == 0 || out.numel() == 0)
+    return false;
   // Depthwise: the reorders to and from oneDNN's layouts cost more than the im2col path
   // (measured: 32x64x28x28, 3x3 took about twice the CPU time through oneDNN).
-  if (!transposed && groups > 1 && w.shape[1] == 1) return false;
+  if (kind != Kind::Transposed && groups > 1 && ws[1] == 1) return false;
   try {
+    // oneDNN fixes a primitive's thread decomposition when it is created: set the count
+    // first, and key the cache by it.
+    const int nt = threads();
+    OmpThreads omp(nt);
     std::ostringstream k;
-    k << (transposed ? 'T' : 'C') << x.shape << w.shape << out.shape << (b ? 1 : 0) << groups;
+    k << static_cast<char>(kind) << nt << xs << ws << ys << (b ? 1 : 0) << groups;
     for (auto v : s) k << ',' << v;
     for (auto v : p) k << ';' << v;
     for (auto v : d) k << ':' << v;
     const std::string key = k.str();
     auto e = cache().get(key);
     if (!e) {
-      e = build(transposed, x.shape, w.shape, out.shape, b.has_value(), s, p, d, groups);
+      e = build(kind, xs, ws, ys, b.has_value(), s, p, d, groups);
       cache().put(key, e);
     }
-    OmpThreads omp(threads());
     auto& eng = engine();
     dnnl::stream st(eng);
-    memory src(e->src_md, eng, x.raw()), wts(e->w_md, eng, w.raw()), dst(e->dst_md, eng, out.raw());
-    memory src_k = src, w_k = wts, dst_k = dst;
-    if (e->r_src) {
-      src_k = memory(e->k_src, eng);
-      e->r_src->execute(st, src, src_k);
+    const std::array<void*, 3> ptr{in0.raw(), in1.raw(), out.raw()};
+    std::unordered_map<int, memory> args;
+    memory user_out;
+    // Buffers in oneDNN's layouts come from Ember's pool (no fresh pages per call).
+    std::array<CpuTensor, 3> bufs;
+    for (int i = 0; i < 3; ++i) {
+      memory user(e->user[i], eng, ptr[i]);
+      if (!e->reo[i]) {
+        args.emplace(e->arg[i], user);
+        continue;
+      }
+      const i64 floats = static_cast<i64>(e->kern[i].get_size() / sizeof(float)) + 1;
+      bufs[i] = alloc(Shape{floats}, DType::F32);
+      memory kern(e->kern[i], eng, bufs[i].raw());
+      if (i < 2) e->reo[i]->execute(st, user, kern);
+      if (i == 2) user_out = user;
+      args.emplace(e->arg[i], kern);
     }
-    if (e->r_w) {
-      w_k = memory(e->k_w, eng);
-      e->r_w->execute(st, wts, w_k);
-    }
-    if (e->r_dst) dst_k = memory(e->k_dst, eng);
-    std::unordered_map<int, memory> args{
-        {DNNL_ARG_SRC, src_k}, {DNNL_ARG_WEIGHTS, w_k}, {DNNL_ARG_DST, dst_k}};
     if (b) args.emplace(DNNL_ARG_BIAS, memory(e->k_bias, eng, b->raw()));
     e->prim.execute(st, args);
-    if (e->r_dst) e->r_dst->execute(st, dst_k, dst);
+    if (e->reo[2]) e->reo[2]->execute(st, args.at(e->arg[2]), user_out);
     st.wait();
     return true;
   } catch (const dnnl::error&) {
@@ -231,13 +283,26 @@ bool run(bool transposed, const CpuTensor& x, const CpuTensor& w, const std::opt
 bool dnnl_conv(const CpuTensor& x, const CpuTensor& w, const std::optional<CpuTensor>& b,
                CpuTensor& out, const std::vector<i64>& s, const std::vector<i64>& p,
                const std::vector<i64>& d, i64 groups) {
-  return run(false, x, w, b, out, s, p, d, groups);
+  return run(Kind::Forward, x.shape, w.shape, out.shape, x, w, b, out, s, p, d, groups);
 }
 
 bool dnnl_conv_transpose(const CpuTensor& x, const CpuTensor& w, const std::optional<CpuTensor>& b,
                          CpuTensor& out, const std::vector<i64>& s, const std::vector<i64>& p,
                          const std::vector<i64>& d, i64 groups) {
-  return run(true, x, w, b, out, s, p, d, groups);
+  return run(Kind::Transposed, x.shape, w.shape, out.shape, x, w, b, out, s, p, d, groups);
+}
+
+bool dnnl_conv_backward_data(const CpuTensor& dy, const CpuTensor& w, CpuTensor& dx,
+                             const std::vector<i64>& s, const std::vector<i64>& p,
+                             const std::vector<i64>& d, i64 groups) {
+  return run(Kind::BackData, dx.shape, w.shape, dy.shape, dy, w, std::nullopt, dx, s, p, d, groups);
+}
+
+bool dnnl_conv_backward_weights(const CpuTensor& x, const CpuTensor& dy, CpuTensor& dw,
+                                const std::vector<i64>& s, const std::vector<i64>& p,
+                                const std::vector<i64>& d, i64 groups) {
+  return run(Kind::BackWeights, x.shape, dw.shape, dy.shape, x, dy, std::nullopt, dw, s, p, d,
+             groups);
 }
 
 }  // namespace ember::cpu::conv
@@ -252,6 +317,16 @@ bool dnnl_conv(const CpuTensor&, const CpuTensor&, const std::optional<CpuTensor
 bool dnnl_conv_transpose(const CpuTensor&, const CpuTensor&, const std::optional<CpuTensor>&,
                          CpuTensor&, const std::vector<i64>&, const std::vector<i64>&,
                          const std::vector<i64>&, i64) {
+  return false;
+}
+bool dnnl_conv_backward_data(const CpuTensor&, const CpuTensor&, CpuTensor&,
+                             const std::vector<i64>&, const std::vector<i64>&,
+                             const std::vector<i64>&, i64) {
+  return false;
+}
+bool dnnl_conv_backward_weights(const CpuTensor&, const CpuTensor&, CpuTensor&,
+                                const std::vector<i64>&, const std::vector<i64>&,
+                                const std::vector<i64>&, i64) {
   return false;
 }
 }  // namespace ember::cpu::conv

@@ -183,6 +183,16 @@ bool dnnl_conv_transpose(const CpuTensor& x, const CpuTensor& w, const std::opti
                          CpuTensor& out, const std::vector<i64>& s, const std::vector<i64>& p,
                          const std::vector<i64>& d, i64 groups);
 
+/// Gradients of a convolution through oneDNN: dx from dy and w (backward-data), dw from x
+/// and dy (backward-weights); `dx` / `dw` allocated by the caller with the result's shape.
+/// Same options and return value as dnnl_conv.
+bool dnnl_conv_backward_data(const CpuTensor& dy, const CpuTensor& w, CpuTensor& dx,
+                             const std::vector<i64>& s, const std::vector<i64>& p,
+                             const std::vector<i64>& d, i64 groups);
+bool dnnl_conv_backward_weights(const CpuTensor& x, const CpuTensor& dy, CpuTensor& dw,
+                                const std::vector<i64>& s, const std::vector<i64>& p,
+                                const std::vector<i64>& d, i64 groups);
+
 /// The dtype kernels compute in: f64 stays f64, everything else goes through f32.
 inline DType compute_dtype(DType d) {
   return d == DType::F64 ? DType::F64 : DType::F32;

@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "ember/cpu/ops_pool.hpp"
 #include "kernel.hpp"
+#include "reduce_simd.hpp"
 
 namespace ember::cpu {
 
@@ -16,6 +18,47 @@ namespace {
 std::int64_t plane_grain(std::int64_t work_per_plane) {
   return std::max<std::int64_t>(1, kParallelGrain / std::max<std::int64_t>(1, work_per_plane));
 }
+
+/// One output row of a 2x2, stride-2 max pooling: out[ow] = max of r0[2ow], r0[2ow + 1],
+/// r1[2ow], r1[2ow + 1] in that order (ties keep the first; a NaN wins over what precedes
+/// it, as PyTorch's loop), idx[ow] its flat index i0 + 2ow + {0, 1, W, W + 1} (idx may be
+/// null). Runs in blocks of 16 outputs whose inputs are copied to zero-padded buffers, so the
+/// selects compile to full-width vector code whatever the row length (rows of the CNN have
+/// 7-14 outputs); random data would mispredict branches on every comparison.
+template <class A, class T>
+EMBER_RD_INLINE void max2x2_row_impl(const T* r0, const T* r1, T* out, std::int64_t* idx,
+                                     std::int64_t ow_count, std::int64_t i0, std::int64_t W) {
+  constexpr int kB = 16;
+  for (std::int64_t o0 = 0; o0 < ow_count; o0 += kB) {
+    const int n = static_cast<int>(std::min<std::int64_t>(kB, ow_count - o0));
+    A top[2 * kB], bot[2 * kB], mx[kB];
+    std::int32_t at[kB];
+    for (int j = 0; j < 2 * kB; ++j) {
+      top[j] = j < 2 * n ? static_cast<A>(r0[2 * o0 + j]) : A(0);
+      bot[j] = j < 2 * n ? static_cast<A>(r1[2 * o0 + j]) : A(0);
+    }
+    const std::int32_t w = static_cast<std::int32_t>(W);
+    for (int j = 0; j < kB; ++j) {
+      const A a = top[2 * j], b = top[2 * j + 1], c = bot[2 * j], d = bot[2 * j + 1];
+      const bool t1 = (b > a) | (b != b);
+      A m = t1 ? b : a;
+      std::int32_t k = t1 ? 1 : 0;
+      const bool t2 = (c > m) | (c != c);
+      m = t2 ? c : m;
+      k = t2 ? w : k;
+      const bool t3 = (d > m) | (d != d);
+      m = t3 ? d : m;
+      k = t3 ? w + 1 : k;
+      mx[j] = m;
+      at[j] = k;
+    }
+    for (int j = 0; j < n; ++j) out[o0 + j] = static_cast<T>(mx[j]);
+    if (idx) {
+      for (int j = 0; j < n; ++j) idx[o0 + j] = i0 + 2 * (o0 + j) + at[j];
+    }
+  }
+}
+EMBER_RD_MULTIVERSION(max2x2_row, max2x2_row_impl)
 
 template <bool WithIndices>
 void max_pool2d_impl(const CpuTensor& x_in, PoolArg2 k, PoolArg2 s, PoolArg2 p, PoolArg2 d,
@@ -35,8 +78,23 @@ void max_pool2d_impl(const CpuTensor& x_in, PoolArg2 k, PoolArg2 s, PoolArg2 p, 
       T* dst = out.data<T>();
       std::int64_t* ind = nullptr;
       if constexpr (WithIndices) ind = idx->data<std::int64_t>();
+      // 2x2 windows, stride 2, no padding or dilation, every window inside x (the common
+      // CNN pooling): the same comparisons in the same order, unrolled.
+      const bool k2 = k[0] == 2 && k[1] == 2 && s[0] == 2 && s[1] == 2 && p[0] == 0 && p[1] == 0 &&
+                      d[0] == 1 && d[1] == 1 && 2 * OH <= H && 2 * OW <= W;
       parallel_for(planes, plane_grain(OH * OW * k[0] * k[1]), [&](std::int64_t b, std::int64_t e) {
-        for (std::int64_t pl = b; pl < e; ++pl) {
+        for (std::int64_t pl = b; pl < e && k2; ++pl) {
+          const T* in = src + pl * H * W;
+          T* o = dst + pl * OH * OW;
+          for (std::int64_t oh = 0; oh < OH; ++oh) {
+            const T* r0 = in + 2 * oh * W;
+            const T* r1 = r0 + W;
+            std::int64_t* irow = nullptr;
+            if constexpr (WithIndices) irow = ind + pl * OH * OW + oh * OW;
+            max2x2_row<A, T>(r0, r1, o + oh * OW, irow, OW, 2 * oh * W, W);
+          }
+        }
+        for (std::int64_t pl = b; pl < e && !k2; ++pl) {
           const T* in = src + pl * H * W;
           T* o = dst + pl * OH * OW;
           for (std::int64_t oh = 0; oh < OH; ++oh) {
@@ -85,6 +143,35 @@ std::pair<CpuTensor, CpuTensor> PoolOps::float_max_pool2d_with_indices(const P& 
   CpuTensor out, idx;
   max_pool2d_impl<true>(x, kernel, stride, padding, dilation, ceil_mode, out, &idx);
   return {std::move(out), std::move(idx)};
+}
+
+CpuTensor PoolOps::float_max_pool2d_backward(const P& grad_in, const P& indices_in,
+                                             const Shape& x_shape) {
+  const CpuTensor g = contiguous(grad_in), idx = contiguous(indices_in);
+  const std::int64_t planes = x_shape[0] * x_shape[1], HW = x_shape[2] * x_shape[3];
+  const std::int64_t OHW = planes == 0 ? 0 : g.numel() / planes;
+  CpuTensor out = alloc(x_shape, g.dtype);
+  visit_dtype(g.dtype, [&]<class T>() {
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, f16> ||
+                  std::is_same_v<T, bf16>) {
+      using A = compute_t<T>;
+      const T* gs = g.data<T>();
+      const std::int64_t* is = idx.data<std::int64_t>();
+      T* dst = out.data<T>();
+      parallel_for(planes, plane_grain(HW + OHW), [&](std::int64_t b, std::int64_t e) {
+        std::vector<A> acc(static_cast<std::size_t>(HW));
+        for (std::int64_t pl = b; pl < e; ++pl) {
+          std::fill(acc.begin(), acc.end(), A(0));
+          const T* gp = gs + pl * OHW;
+          const std::int64_t* ip = is + pl * OHW;
+          for (std::int64_t o = 0; o < OHW; ++o) acc[ip[o]] += static_cast<A>(gp[o]);
+          T* op = dst + pl * HW;
+          for (std::int64_t i = 0; i < HW; ++i) op[i] = static_cast<T>(acc[i]);
+        }
+      });
+    }
+  });
+  return out;
 }
 
 CpuTensor PoolOps::float_avg_pool2d(const P& x_in, PoolArg2 k, PoolArg2 s, PoolArg2 p,

@@ -3,7 +3,8 @@
 // A Dispatch optional op must work on every stack: it calls the stack's fused kernel when the
 // stack defines it, and otherwise runs the front end's function on the stack's own tensors
 // (reshaped to a fixed rank: 1 for element-wise activations, 3 for the softmax family, 2 for
-// linear), which itself picks the stack's override or the composite.
+// linear, [N, C, rest] for training batch norm), which itself picks the stack's override or
+// the composite.
 #include "ember/tensor/activation.hpp"
 
 #include <numeric>
@@ -124,6 +125,35 @@ Dispatch::F Dispatch::float_linear(const F& x, const F& weight, const OptF& bias
         }
       },
       x, weight, bias);
+}
+
+Dispatch::FF Dispatch::float_batch_norm_train(const F& x, const OptF& weight, const OptF& bias,
+                                              double eps) {
+  return dispatch::forward<FF>(
+      "float_batch_norm_train",
+      []<class B>(const typename B::FloatTensor& px,
+                  const std::optional<typename B::FloatTensor>& pw,
+                  const std::optional<typename B::FloatTensor>& pb, double e) {
+        if constexpr (requires { B::float_batch_norm_train(px, pw, pb, e); }) {
+          return B::float_batch_norm_train(px, pw, pb, e);
+        } else {
+          // The composite on the stack's tensors, viewed as [N, C, rest].
+          const Shape s = B::float_shape(px);
+          const i64 n = s[0], c = s[1], rest = s.numel() / (n * c);
+          Tensor<B, 3> x3(B::float_reshape(px, Shape{n, c, rest}));
+          std::optional<Tensor<B, 1>> w, b;
+          if (pw) w.emplace(*pw);
+          if (pb) b.emplace(*pb);
+          auto r = module::batch_norm_train(x3, w, b, e);
+          const std::array<i64, 2> row{1, c};
+          auto stats = Tensor<B, 2>::cat(
+              {r.mean.template reshape<2>(row), r.var.template reshape<2>(row)}, 0);
+          return std::pair<typename B::FloatTensor, typename B::FloatTensor>(
+              B::float_reshape(std::move(r.output).into_primitive(), s),
+              std::move(stats).into_primitive());
+        }
+      },
+      x, weight, bias, eps);
 }
 
 }  // namespace ember

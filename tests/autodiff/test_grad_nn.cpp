@@ -135,6 +135,63 @@ TEST(GradNn, BatchNormInferenceGradsToAllInputs) {
                 random_data({1, 4}, 59), random_data({1, 4}, 60)});
 }
 
+// Training batch norm: the gradient flows through the batch statistics (fused kernel and
+// its backward on Autodiff<Cpu>; the composite under create_graph, checked second-order).
+TEST(GradNn, BatchNormTrain) {
+  const auto x = random_data({3, 4, 5}, 71, -2.0, 2.0);
+  const auto w = random_data({1, 1, 4}, 72, 0.5, 1.5), b = random_data({1, 1, 4}, 73);
+  gradcheck<3>(
+      "batch_norm_train affine",
+      [](const V3& xs) {
+        return nn::batch_norm_train(xs[0], xs[1].reshape({4}), xs[2].reshape({4}), 1e-3).output;
+      },
+      {x, w, b});
+  gradcheck<3>("batch_norm_train no affine",
+               [](const V3& xs) { return nn::batch_norm_train(xs[0]).output; }, {x});
+  gradcheck<3>("batch_norm_train bias only",
+               [](const V3& xs) {
+                 return nn::batch_norm_train(xs[0], std::nullopt, xs[1].reshape({4})).output;
+               },
+               {x, b});
+  gradcheck<4>("batch_norm_train 4-D",
+               [](const V4& xs) {
+                 return nn::batch_norm_train(xs[0], xs[1].reshape({3}), std::nullopt).output;
+               },
+               {random_data({2, 3, 2, 4}, 74, -1.0, 3.0), random_data({1, 1, 1, 3}, 75, 0.5, 1.5)});
+  gradcheck<2>(
+      "batch_norm_train 2-D",
+      [](const V2& xs) {
+        return nn::batch_norm_train(xs[0], xs[1].reshape({4}), xs[2].reshape({4})).output;
+      },
+      {random_data({5, 4}, 76), random_data({1, 4}, 77, 0.5, 1.5), random_data({1, 4}, 78)});
+}
+
+// Second order: the gradients of a create_graph pass, differentiated again (loss sum(y^2 r),
+// so dy depends on x, weight and bias too). The first gradients are taken with respect to
+// zero tensors added to x and to the weight (leaves in every evaluation), which equal dx and
+// dweight and stay functions of the checked inputs.
+TEST(GradNn, BatchNormTrainGradOfGrad) {
+  const TensorData r = random_data({3, 4, 5}, 81);
+  // which = 0: dx; 1: dweight (as [1, 1, 4]).
+  const auto grad_of = [r](const V3& xs, int which) {
+    auto zx = T3::zeros(Shape{3, 4, 5}, AD::Device{}, DType::F64).require_grad();
+    auto zw = Tensor<AD, 1>::zeros(Shape{4}, AD::Device{}, DType::F64).require_grad();
+    auto y =
+        nn::batch_norm_train(xs[0] + zx, xs[1].reshape({4}) + zw, xs[2].reshape({4}), 1e-3).output;
+    auto grads = (y * y * T3::from_data(r)).sum().backward(/*create_graph=*/true);
+    return which == 0 ? *zx.grad_graph(grads) : zw.grad_graph(grads)->reshape({1, 1, 4});
+  };
+  const std::vector<TensorData> in{random_data({3, 4, 5}, 82, -2.0, 2.0),
+                                   random_data({1, 1, 4}, 83, 0.5, 1.5),
+                                   random_data({1, 1, 4}, 84)};
+  gradcheck<3>(
+      "d/d(x, w, b) of batch_norm_train's dx", [grad_of](const V3& xs) { return grad_of(xs, 0); },
+      in);
+  gradcheck<3>(
+      "d/d(x, w, b) of batch_norm_train's dweight",
+      [grad_of](const V3& xs) { return grad_of(xs, 1); }, in);
+}
+
 // ---- attention -------------------------------------------------------------------------------
 
 const std::vector<TensorData> kQkv{random_data({2, 3, 4}, 61), random_data({2, 5, 4}, 62),

@@ -29,6 +29,7 @@
 #include "ember/autodiff/ops_indexing.hpp"
 #include "ember/autodiff/ops_layout.hpp"
 #include "ember/autodiff/ops_linalg.hpp"
+#include "ember/autodiff/ops_norm.hpp"
 #include "ember/autodiff/ops_pool.hpp"
 #include "ember/autodiff/ops_reduce.hpp"
 #include "ember/autodiff/tensor.hpp"
@@ -46,7 +47,8 @@ struct AdOps : AdCoreOps<B>,
                AdReduceOps<B>,
                AdLinalgOps<B>,
                AdConvOps<B>,
-               AdPoolOps<B> {};
+               AdPoolOps<B>,
+               AdNormOps<B> {};
 
 }  // namespace autodiff
 

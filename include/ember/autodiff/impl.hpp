@@ -9,5 +9,6 @@
 #include "ember/autodiff/impl/indexing.hpp"
 #include "ember/autodiff/impl/layout.hpp"
 #include "ember/autodiff/impl/linalg.hpp"
+#include "ember/autodiff/impl/norm.hpp"
 #include "ember/autodiff/impl/pool.hpp"
 #include "ember/autodiff/impl/reduce.hpp"

@@ -23,7 +23,8 @@ struct Recorder {
 
   /// Records `op` on `ins` (float inputs, some maybe untracked). `fwd(std::vector<IP>&)`
   /// computes the output from the inputs' values (called once now, and again in backward
-  /// for memory-bound ops under checkpointing, so it must be pure); `bwd(BackwardContext&)`
+  /// for memory-bound ops under checkpointing, so it must be pure; it may move from the
+  /// vector, and B may then reuse a uniquely owned value's buffer); `bwd(BackwardContext&)`
   /// sets the inputs' gradients. `saves` says which values `bwd` reads.
   template <class Fwd, class Bwd>
   static AP record(const char* op, Bound bound, Saves saves, std::vector<AP> ins, Fwd fwd,
@@ -40,7 +41,12 @@ struct Recorder {
       for (AP& a : ins) vals.push_back(std::move(a.inner));
       return AP{fwd(vals), nullptr, ckpt};
     }
-    for (const AP& a : ins) vals.push_back(a.inner);
+    // Values the node keeps are shared with it; the others are handed to `fwd`, so that a
+    // uniquely owned temporary can be reused in place by B's kernel.
+    for (std::size_t i = 0; i < ins.size(); ++i) {
+      const bool keep = ckpt || ((saves.inputs >> i) & 1u);
+      vals.push_back(keep ? ins[i].inner : std::move(ins[i].inner));
+    }
     IP out = fwd(vals);
     auto node = std::make_shared<Node<B>>();
     node->op = op;
@@ -86,8 +92,8 @@ struct Recorder {
     std::vector<AP> ins;
     ins.push_back(std::move(x));
     return record(
-        op, bound, saves, std::move(ins), [fwd](std::vector<IP>& v) { return fwd(v[0]); },
-        std::move(bwd));
+        op, bound, saves, std::move(ins),
+        [fwd](std::vector<IP>& v) { return fwd(std::move(v[0])); }, std::move(bwd));
   }
 
   /// Binary shorthand: fwd(IP, IP) -> IP.
@@ -102,7 +108,8 @@ struct Recorder {
     ins.push_back(std::move(a));
     ins.push_back(std::move(b));
     return record(
-        op, bound, saves, std::move(ins), [fwd](std::vector<IP>& v) { return fwd(v[0], v[1]); },
+        op, bound, saves, std::move(ins),
+        [fwd](std::vector<IP>& v) { return fwd(std::move(v[0]), std::move(v[1])); },
         std::move(bwd));
   }
 

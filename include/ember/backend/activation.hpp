@@ -17,6 +17,11 @@
 //   float_rms_norm(x, optional<P> w, double eps)
 //   float_group_norm(x, int64 groups, optional<P> w, optional<P> b, double eps)
 //   float_batch_norm(x, mean, var, optional<P> w, optional<P> b, double eps)
+//   float_batch_norm_train(x [N, C, ...], optional<P> w, optional<P> b, double eps)
+//       -> pair<P y, P stats [2, C]> (training mode: batch mean in row 0, biased variance
+//       in row 1). Autodiff<B> differentiates it only when B also defines
+//       float_batch_norm_train_backward(x, dy, stats, optional<P> w, double eps)
+//       -> pair<P dx, P [2, C] (dweight in row 0, dbias in row 1)>.
 //   float_linear(x, weight [out, in], optional<P> bias)
 //   float_embedding(weights, IntTensor indices)
 //   float_scaled_dot_product_attention(q, k, v, optional<BoolTensor> mask, optional<P> bias,

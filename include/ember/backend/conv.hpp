@@ -84,4 +84,44 @@ concept ConvBackend = CoreBackend<B> &&
   { B::fold4d(f, k2, k2, uo) } -> std::same_as<typename B::FloatTensor>;
 };
 
+// Optional functions (Burn's ModuleOps conv backward functions; detected with `requires`, see
+// HasConvBackward). Autodiff's conv and transposed-conv rules call them when the inner
+// backend defines them and the backward pass is not itself recorded (no create_graph);
+// otherwise the rules compose the gradients from conv / conv_transpose (differentiable).
+// Unlike Burn they take the shape of the tensor they do not read (x for dx, the weight for
+// dw), so Autodiff need not keep that tensor alive.
+//   convKd_x_backward(output_grad [N, C_out, *S_out], weight [C_out, C_in/G, *k],
+//          Shape x_shape [N, C_in, *S], ConvOptions<K>) -> [N, C_in, *S]
+//       dx of y = convKd(x, weight; o): dx[n, ci, i] = sum_{co, o, k : o*s + k*d - p = i}
+//       dy[n, co, o] w[co, ci, k] (ci in co's group; a transposed conv of dy)
+//   convKd_weight_backward(x [N, C_in, *S], output_grad [N, C_out, *S_out],
+//          Shape weight_shape [C_out, C_in/G, *k], ConvOptions<K>) -> weight_shape
+//       dw[co, ci, k] = sum_{n, o} dy[n, co, o] x[n, ci, o*s + k*d - p] (zero outside x)
+// Both also serve the transposed conv y = conv_transposeKd(x, w): its dw is
+// convKd_weight_backward(dy, x, w's shape, the same stride/padding/dilation/groups).
+
+/// Whether B defines convKd_x_backward and convKd_weight_backward for K = N.
+template <class B, std::size_t N>
+constexpr bool has_conv_backward() {
+  using P = typename B::FloatTensor;
+  if constexpr (N == 1) {
+    return requires(const P& f, const Shape& s, const ConvOptions<1>& o) {
+      { B::conv1d_x_backward(f, f, s, o) } -> std::same_as<P>;
+      { B::conv1d_weight_backward(f, f, s, o) } -> std::same_as<P>;
+    };
+  } else if constexpr (N == 2) {
+    return requires(const P& f, const Shape& s, const ConvOptions<2>& o) {
+      { B::conv2d_x_backward(f, f, s, o) } -> std::same_as<P>;
+      { B::conv2d_weight_backward(f, f, s, o) } -> std::same_as<P>;
+    };
+  } else {
+    return requires(const P& f, const Shape& s, const ConvOptions<3>& o) {
+      { B::conv3d_x_backward(f, f, s, o) } -> std::same_as<P>;
+      { B::conv3d_weight_backward(f, f, s, o) } -> std::same_as<P>;
+    };
+  }
+}
+template <class B, std::size_t N>
+concept HasConvBackward = has_conv_backward<B, N>();
+
 }  // namespace ember

@@ -95,4 +95,18 @@ concept PoolBackend = CoreBackend<B> &&
   { B::float_grid_sample_2d(f, f, go) } -> std::same_as<typename B::FloatTensor>;
 };
 
+// Optional (detected with `requires`, see HasMaxPoolBackward): Autodiff's max_pool2d rule
+// calls it when the backward pass is not recorded, else scatter-adds with its own ops.
+//   float_max_pool2d_backward(F grad [N, C, OH, OW], I indices [N, C, OH, OW] (from
+//       float_max_pool2d_with_indices), Shape x_shape [N, C, H, W]) -> F x_shape:
+//       dx[n, c, i] = sum of grad[n, c, o] over the o with indices[n, c, o] == i, zero
+//       elsewhere (PyTorch's max_pool2d_with_indices_backward).
+
+/// Whether B defines float_max_pool2d_backward.
+template <class B>
+concept HasMaxPoolBackward = requires(const typename B::FloatTensor& g,
+                                      const typename B::IntTensor& i, const Shape& s) {
+  { B::float_max_pool2d_backward(g, i, s) } -> std::same_as<typename B::FloatTensor>;
+};
+
 }  // namespace ember

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <utility>
 
 #include "ember/cpu/tensor.hpp"
 
@@ -110,6 +111,18 @@ struct ActivationOps {
   /// Inference batch norm: x [N, C, ...], running mean/var [C], weight/bias [C].
   static P float_batch_norm(const P& x, const P& mean, const P& var, const OptP& weight,
                             const OptP& bias, double eps);
+  /// Training batch norm (batch statistics over N and the spatial dims): x [N, C, ...],
+  /// weight/bias [C] -> {y, stats [2, C]: mean; biased variance}. One thread per channel
+  /// range; sums in f32 lanes over blocks with f64 totals (f64 inputs: f64 throughout).
+  static std::pair<P, P> float_batch_norm_train(const P& x, const OptP& weight, const OptP& bias,
+                                                double eps);
+  /// Gradients of float_batch_norm_train (Ioffe & Szegedy 2015, eq. of section 3): with
+  /// xhat = (x - mean) / sqrt(var + eps) per channel and M = N * spatial,
+  ///   dbias = sum dy, dweight = sum dy * xhat,
+  ///   dx = weight / sqrt(var + eps) * (dy - dbias / M - xhat * dweight / M).
+  /// x, dy [N, C, ...], stats [2, C] from the forward -> {dx, [2, C]: dweight; dbias}.
+  static std::pair<P, P> float_batch_norm_train_backward(const P& x, const P& dy, const P& stats,
+                                                         const OptP& weight, double eps);
 
   /// x [..., in], weight [out, in] (PyTorch layout), bias [out] -> [..., out].
   static P float_linear(const P& x, const P& weight, const OptP& bias);

@@ -31,6 +31,23 @@ struct ConvOps {
                             const ConvTransposeOptions<2>& opt);
   static P conv_transpose3d(const P& x, const P& weight, const OptP& bias,
                             const ConvTransposeOptions<3>& opt);
+  /// Gradients of y = convKd(x, w; opt) (ember/backend/conv.hpp, optional functions): dx from
+  /// dy [N, C_out, *S_out] and w [C_out, C_in/g, *k] -> x_shape; dw from x [N, C_in, *S] and
+  /// dy -> w_shape. f32 runs oneDNN's convolution backward-data / backward-weights
+  /// primitives (cached by shape); other dtypes, and builds without oneDNN, run GEMM +
+  /// col2im for dx and im2col + GEMM (summed over images) for dw.
+  static P conv1d_x_backward(const P& output_grad, const P& weight, const Shape& x_shape,
+                             const ConvOptions<1>& opt);
+  static P conv2d_x_backward(const P& output_grad, const P& weight, const Shape& x_shape,
+                             const ConvOptions<2>& opt);
+  static P conv3d_x_backward(const P& output_grad, const P& weight, const Shape& x_shape,
+                             const ConvOptions<3>& opt);
+  static P conv1d_weight_backward(const P& x, const P& output_grad, const Shape& weight_shape,
+                                  const ConvOptions<1>& opt);
+  static P conv2d_weight_backward(const P& x, const P& output_grad, const Shape& weight_shape,
+                                  const ConvOptions<2>& opt);
+  static P conv3d_weight_backward(const P& x, const P& output_grad, const Shape& weight_shape,
+                                  const ConvOptions<3>& opt);
   /// torchvision.ops.deform_conv2d semantics (bilinear sampling, zero outside).
   static P deform_conv2d(const P& x, const P& offset, const P& weight, const OptP& mask,
                          const OptP& bias, const DeformConvOptions& opt);

@@ -20,6 +20,9 @@ struct PoolOps {
   static std::pair<P, P> float_max_pool2d_with_indices(const P& x, PoolArg2 kernel, PoolArg2 stride,
                                                        PoolArg2 padding, PoolArg2 dilation,
                                                        bool ceil_mode);
+  /// Gradient of max pooling: grad [N, C, OH, OW] added at indices [N, C, OH, OW] into zeros
+  /// of x_shape [N, C, H, W] (one pass per plane, parallel over planes).
+  static P float_max_pool2d_backward(const P& grad, const P& indices, const Shape& x_shape);
   static P float_avg_pool2d(const P& x, PoolArg2 kernel, PoolArg2 stride, PoolArg2 padding,
                             bool count_include_pad, bool ceil_mode);
   static P float_adaptive_avg_pool2d(const P& x, PoolArg2 output_size);

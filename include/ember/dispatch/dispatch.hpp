@@ -404,6 +404,9 @@ struct Dispatch {
 #undef EMBER_DISPATCH_DECL_SOFTMAX
   /// x [..., in], weight [out, in], bias [out] -> [..., out] (torch.nn.functional.linear).
   static F float_linear(const F& x, const F& weight, const OptF& bias);
+  /// Training batch norm: x [N, C, ...], weight/bias [C] -> {y, stats [2, C] (mean; biased
+  /// var)} (module::batch_norm_train; the stack's fused kernel, else its composite).
+  static FF float_batch_norm_train(const F& x, const OptF& weight, const OptF& bias, double eps);
 
   // ---- autodiff (ember/backend/autodiff.hpp) ---------------------------------------------
   // Autodiff is a property of the device: tensors on an autodiff device ("cpu+autodiff")

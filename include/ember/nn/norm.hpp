@@ -32,15 +32,6 @@ std::optional<T> opt_val(const std::optional<Param<T>>& p) {
   return p->val();
 }
 
-/// `t` cut from the autodiff graph (unchanged on plain backends).
-template <class B, std::size_t D>
-Tensor<B, D> untracked(const Tensor<B, D>& t) {
-  if constexpr (AutodiffBackend<B>)
-    return t.detach();
-  else
-    return t;
-}
-
 /// Throws ShapeError "[layer] ..." unless x is [N, C, ...] with C == channels.
 template <std::size_t D>
 void check_nc(const char* layer, const char* what, const Shape& xs, std::int64_t channels) {
@@ -112,7 +103,8 @@ EMBER_CONFIG(BatchNormConfig, num_features, epsilon, momentum, affine)
 /// gradient flows through the batch statistics. Each call also updates the buffers (PyTorch's
 /// convention): running_mean = (1 - m) running_mean + m mean, running_var = (1 - m)
 /// running_var + m var_unbiased, num_batches_tracked += 1. Training needs more than one value
-/// per channel (ValueError otherwise, as torch).
+/// per channel (ValueError otherwise, as torch). The normalisation is
+/// module::batch_norm_train (one fused kernel and backward where the backend has them).
 /// Eval mode: the same formula with running_mean / running_var (no update).
 /// State dict (PyTorch's): weight [C], bias [C] (when affine), running_mean [C],
 /// running_var [C], num_batches_tracked [] (i64).
@@ -153,29 +145,17 @@ struct BatchNorm {
                                         "got input of shape ",
                                         xs);
       }
-      const DType dt = x.dtype();
-      auto x3 = x.template reshape<3>(std::array<std::int64_t, 3>{n, c, rest});
-      auto mean = x3.mean_dim(2).mean_dim(0);  // [1, C, 1]
-      auto centered = x3.sub(mean);
-      auto var = centered.mul(centered).mean_dim(2).mean_dim(0);  // biased, [1, C, 1]
-      auto y = centered.div(var.add_scalar(epsilon).sqrt());
-      const std::array<std::int64_t, 3> cv{1, c, 1};
-      if (weight) y = y.mul(weight->val().cast(dt).template reshape<3>(cv));
-      if (bias) y = y.add(bias->val().cast(dt).template reshape<3>(cv));
-
+      auto r = module::batch_norm_train(x, detail::opt_val(weight), detail::opt_val(bias), epsilon);
       const DType sdt = running_mean.val().dtype();
-      const std::array<std::int64_t, 1> flat{c};
-      auto batch_mean = detail::untracked(mean).template reshape<1>(flat).cast(sdt);
-      auto batch_var = detail::untracked(var)
-                           .template reshape<1>(flat)
-                           .mul_scalar(static_cast<double>(count) / static_cast<double>(count - 1))
-                           .cast(sdt);
+      auto batch_mean = r.mean.cast(sdt);
+      auto batch_var =
+          r.var.mul_scalar(static_cast<double>(count) / static_cast<double>(count - 1)).cast(sdt);
       running_mean.set(
           running_mean.val().mul_scalar(1.0 - momentum).add(batch_mean.mul_scalar(momentum)));
       running_var.set(
           running_var.val().mul_scalar(1.0 - momentum).add(batch_var.mul_scalar(momentum)));
       num_batches_tracked.set(num_batches_tracked.val().add_scalar(1));
-      return y.template reshape<D>(xs);
+      return std::move(r.output);
     }
   }
 };

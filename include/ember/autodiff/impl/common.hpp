@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <vector>
 
 #include "ember/autodiff/autodiff.hpp"
@@ -18,6 +19,19 @@ using O = AdOps<B>;
 template <class B>
 Shape shape_of(const AP<B>& t) {
   return B::float_shape(t.inner);
+}
+
+/// The inner value of an optional operand.
+template <class B>
+std::optional<typename B::FloatTensor> inner_opt(const std::optional<AP<B>>& t) {
+  if (!t) return std::nullopt;
+  return t->inner;
+}
+/// `ins` with `t` appended when present.
+template <class B>
+std::vector<AP<B>> with_opt(std::vector<AP<B>> ins, const std::optional<AP<B>>& t) {
+  if (t) ins.push_back(*t);
+  return ins;
 }
 
 /// A constant of `like`'s shape, dtype and device filled with `value`.

@@ -12,6 +12,9 @@
 //     dx = conv(dy, w; s, p, d, G), cropped to x's size
 //     dw = conv_weight_grad with the roles of x and dy exchanged
 //   unfold4d and fold4d are each other's adjoints.
+// When the inner backend has the optional convKd_x_backward / convKd_weight_backward
+// (ember/backend/conv.hpp) and the gradient need not be differentiable (backward without
+// create_graph), dx and dw come from those kernels instead of the composites above.
 #pragma once
 
 #include <array>
@@ -25,16 +28,6 @@
 namespace ember::autodiff {
 
 namespace rules {
-template <class B>
-std::optional<typename B::FloatTensor> inner_opt(const std::optional<AP<B>>& t) {
-  if (!t) return std::nullopt;
-  return t->inner;
-}
-template <class B>
-std::vector<AP<B>> with_opt(std::vector<AP<B>> ins, const std::optional<AP<B>>& t) {
-  if (t) ins.push_back(*t);
-  return ins;
-}
 
 /// AdOps' convKd for K = N.
 template <class B, std::size_t N>
@@ -80,6 +73,43 @@ typename B::FloatTensor conv_transpose_inner(const typename B::FloatTensor& x,
     return B::conv_transpose2d(x, w, b, o);
   else
     return B::conv_transpose3d(x, w, b, o);
+}
+
+/// Whether a gradient computed from `a` and `b` may come straight from B's kernels: the
+/// backward pass is not recorded (no create_graph), or neither operand is tracked, so the
+/// result would be a constant anyway.
+template <class B>
+bool direct_grad(const AP<B>& a, const AP<B>& b) {
+  return !grad_enabled() || (!a.node && !b.node);
+}
+
+/// B's convKd_x_backward for K = N (B must satisfy HasConvBackward<B, N>).
+template <class B, std::size_t N>
+AP<B> conv_x_backward_inner(const AP<B>& dy, const AP<B>& w, const Shape& xs,
+                            const ConvOptions<N>& o) {
+  typename B::FloatTensor r = [&] {
+    if constexpr (N == 1)
+      return B::conv1d_x_backward(dy.inner, w.inner, xs, o);
+    else if constexpr (N == 2)
+      return B::conv2d_x_backward(dy.inner, w.inner, xs, o);
+    else
+      return B::conv3d_x_backward(dy.inner, w.inner, xs, o);
+  }();
+  return AP<B>{std::move(r), nullptr, dy.checkpointing};
+}
+/// B's convKd_weight_backward for K = N (B must satisfy HasConvBackward<B, N>).
+template <class B, std::size_t N>
+AP<B> conv_weight_backward_inner(const AP<B>& x, const AP<B>& dy, const Shape& ws,
+                                 const ConvOptions<N>& o) {
+  typename B::FloatTensor r = [&] {
+    if constexpr (N == 1)
+      return B::conv1d_weight_backward(x.inner, dy.inner, ws, o);
+    else if constexpr (N == 2)
+      return B::conv2d_weight_backward(x.inner, dy.inner, ws, o);
+    else
+      return B::conv3d_weight_backward(x.inner, dy.inner, ws, o);
+  }();
+  return AP<B>{std::move(r), nullptr, dy.checkpointing};
 }
 
 /// `t` cropped to the first `dims` entries of each dim (no-op when already that shape).
@@ -176,7 +206,25 @@ AP<B> conv_record(const char* name, const AP<B>& x, const AP<B>& w,
       },
       [opt, xs, ws, has_bias](BackwardContext<B>& c) {
         const Shape gs = shape_of<B>(c.grad);
-        if (c.needs(0)) {
+        bool dx_done = false, dw_done = false;
+        if constexpr (HasConvBackward<B, N>) {
+          // B's gradient kernels, when the result need not be differentiable.
+          if (c.needs(0)) {
+            const AP<B> w = c.input(1);
+            if (direct_grad<B>(c.grad, w)) {
+              c.set(0, conv_x_backward_inner<B, N>(c.grad, w, xs, opt));
+              dx_done = true;
+            }
+          }
+          if (c.needs(1)) {
+            const AP<B> x = c.input(0);
+            if (direct_grad<B>(x, c.grad)) {
+              c.set(1, conv_weight_backward_inner<B, N>(x, c.grad, ws, opt));
+              dw_done = true;
+            }
+          }
+        }
+        if (c.needs(0) && !dx_done) {
           ConvTransposeOptions<N> t;
           t.stride = opt.stride;
           t.padding = opt.padding;
@@ -191,7 +239,7 @@ AP<B> conv_record(const char* name, const AP<B>& x, const AP<B>& w,
           }
           c.set(0, conv_transpose_call<B, N>(c.grad, c.input(1), t));
         }
-        if (c.needs(1)) {
+        if (c.needs(1) && !dw_done) {
           c.set(1, conv_weight_grad<B, N>(c.input(0), c.grad, ws, opt.stride, opt.padding,
                                           opt.dilation, opt.groups));
         }
@@ -213,18 +261,29 @@ AP<B> conv_transpose_record(const char* name, const AP<B>& x, const AP<B>& w,
         return conv_transpose_inner<B, N>(v[0], v[1], b, opt);
       },
       [opt, xs, ws, has_bias](BackwardContext<B>& c) {
+        ConvOptions<N> o;
+        o.stride = opt.stride;
+        o.padding = opt.padding;
+        o.dilation = opt.dilation;
+        o.groups = opt.groups;
         if (c.needs(0)) {
-          ConvOptions<N> o;
-          o.stride = opt.stride;
-          o.padding = opt.padding;
-          o.dilation = opt.dilation;
-          o.groups = opt.groups;
           // padding_out >= stride (allowed when < dilation) leaves extra rows: crop.
           c.set(0, conv_crop<B>(conv_call<B, N>(c.grad, c.input(1), o), xs));
         }
         if (c.needs(1)) {
-          c.set(1, conv_weight_grad<B, N>(c.grad, c.input(0), ws, opt.stride, opt.padding,
-                                          opt.dilation, opt.groups));
+          const AP<B> x = c.input(0);
+          bool done = false;
+          if constexpr (HasConvBackward<B, N>) {
+            // dw of the transposed conv = dw of the forward conv from dy to x.
+            if (direct_grad<B>(x, c.grad)) {
+              c.set(1, conv_weight_backward_inner<B, N>(c.grad, x, ws, o));
+              done = true;
+            }
+          }
+          if (!done) {
+            c.set(1, conv_weight_grad<B, N>(c.grad, x, ws, opt.stride, opt.padding, opt.dilation,
+                                            opt.groups));
+          }
         }
         if (has_bias && c.needs(2)) c.set(2, conv_bias_grad<B>(c.grad));
       });

@@ -126,7 +126,9 @@ AdTensor<B> AdIndexingOps<B>::float_mask_fill(AP t, const BP& mask, double value
       [mask, value](typename B::FloatTensor x) {
         return B::float_mask_fill(std::move(x), mask, value);
       },
-      [mask](BackwardContext<B>& c) { c.set(0, AdOps<B>::float_mask_fill(c.grad, mask, 0.0)); });
+      [mask](BackwardContext<B>& c) {
+        c.set(0, AdOps<B>::float_mask_fill(std::move(c.grad), mask, 0.0));
+      });
 }
 
 }  // namespace ember::autodiff

@@ -3,7 +3,8 @@
 //
 // - max_pool2d: the output gradient is scatter-added into the flattened input planes at the
 //   indices of the maxima (PyTorch's max_pool2d_with_indices_backward: ties and NaN follow
-//   the index the forward returns, which gets the whole gradient).
+//   the index the forward returns, which gets the whole gradient); B's optional
+//   float_max_pool2d_backward does it in one pass when the backward is not recorded.
 // - avg_pool2d, adaptive_avg_pool2d and interpolate are separable linear maps,
 //   out = M_h x M_w^T per plane, so dx = M_h^T g M_w (two matmuls with constant matrices,
 //   hence differentiable again). The matrices are not re-derived: they are read off the
@@ -74,8 +75,16 @@ AP<B> pool_max_record(const char* op, const AP<B>& x, typename B::FloatTensor ou
   auto flat = B::int_reshape(idx, Shape({N, C, os[2] * os[3]}));
   return Recorder<B>::record(
       op, Bound::Compute, kSaveNothing, {x}, [out](std::vector<IP>&) { return out; },
-      [xs, flat, N, C](BackwardContext<B>& c) {
+      [xs, idx, flat, N, C](BackwardContext<B>& c) {
         using O = AdOps<B>;
+        if constexpr (HasMaxPoolBackward<B>) {
+          // B's kernel when the result need not be differentiable (indices are constants).
+          if (!grad_enabled() || !c.grad.node) {
+            c.set(0, AP<B>{B::float_max_pool2d_backward(c.grad.inner, idx, xs), nullptr,
+                           c.grad.checkpointing});
+            return;
+          }
+        }
         const Shape gs = shape_of<B>(c.grad);
         AP<B> g = O::float_reshape(c.grad, Shape({N, C, gs[2] * gs[3]}));
         AP<B> z = full_shape<B>(c.grad, Shape({N, C, xs[2] * xs[3]}), 0.0);

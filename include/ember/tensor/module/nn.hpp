@@ -156,6 +156,74 @@ Tensor<B, D> batch_norm(
   }
 }
 
+/// Output of batch_norm_train: the normalised tensor and the batch statistics per channel
+/// (cut from any autodiff graph: they are for the running averages, not differentiated).
+template <class B, std::size_t D>
+struct BatchNormTrainOutput {
+  Tensor<B, D> output;  ///< x's shape
+  Tensor<B, 1> mean;    ///< [C]
+  Tensor<B, 1> var;     ///< [C], biased (divided by N * spatial)
+};
+
+/// Training-mode batch norm (torch.nn.functional.batch_norm with training=True, without the
+/// running-statistics update; Ioffe & Szegedy 2015): per channel c, with the batch mean and
+/// biased variance of x[:, c] over N and the spatial dims,
+/// y = (x - mean[c]) / sqrt(var[c] + eps) * weight[c] + bias[c]. The gradient flows through
+/// the statistics. x [N, C, ...] (rank >= 2), weight and bias [C] -> {y, mean [C], var [C]}.
+/// Throws ShapeError for rank < 2 or a parameter not of shape [C], ValueError when a channel
+/// has a single value (N * spatial == 1) or none. Backend: float_batch_norm_train(x, weight,
+/// bias, eps) -> {y, [2, C] (mean; var)}.
+template <class B, std::size_t D>
+BatchNormTrainOutput<B, D> batch_norm_train(
+    const Tensor<B, D>& x,
+    const std::optional<std::type_identity_t<Tensor<B, 1>>>& weight = std::nullopt,
+    const std::optional<std::type_identity_t<Tensor<B, 1>>>& bias = std::nullopt,
+    double eps = 1e-5) {
+  if constexpr (D < 2) {
+    ember::detail::fail<ShapeError>("batch_norm_train", "input of shape ", x.shape(),
+                                    " must have rank >= 2 ([N, C, ...])");
+  } else {
+    const Shape xs = x.shape();
+    const std::int64_t n = xs[0], c = xs[1];
+    detail::check_channels<B, 1>("batch_norm_train", "weight", weight, c, xs);
+    detail::check_channels<B, 1>("batch_norm_train", "bias", bias, c, xs);
+    const std::int64_t rest = n * c == 0 ? 0 : x.numel() / (n * c);
+    if (n * rest <= 1) {
+      ember::detail::fail<ValueError>("batch_norm_train",
+                                      "expected more than 1 value per channel when training, "
+                                      "got input of shape ",
+                                      xs);
+    }
+    const DType dt = x.dtype();
+    const std::array<std::int64_t, 1> flat{c};
+    if constexpr (requires(detail::FP<B> p, detail::OptFP<B> o) {
+                    B::float_batch_norm_train(p, o, o, eps);
+                  }) {
+      auto [y, stats] = B::float_batch_norm_train(x.primitive(), detail::opt_prim(weight, dt),
+                                                  detail::opt_prim(bias, dt), eps);
+      Tensor<B, 2> st(std::move(stats));
+      return {Tensor<B, D>(std::move(y)), st.narrow(0, 0, 1).template reshape<1>(flat),
+              st.narrow(0, 1, 1).template reshape<1>(flat)};
+    } else {
+      auto x3 = x.template reshape<3>(std::array<std::int64_t, 3>{n, c, rest});
+      auto mean = x3.mean_dim(2).mean_dim(0);  // [1, C, 1]
+      auto centered = x3.sub(mean);
+      auto var = centered.mul(centered).mean_dim(2).mean_dim(0);  // biased, [1, C, 1]
+      auto y = centered.div(var.add_scalar(eps).sqrt());
+      const std::array<std::int64_t, 3> cv{1, c, 1};
+      if (weight) y = y.mul(weight->cast(dt).template reshape<3>(cv));
+      if (bias) y = y.add(bias->cast(dt).template reshape<3>(cv));
+      const auto stat = [&](const Tensor<B, 3>& t) {
+        if constexpr (AutodiffBackend<B>)
+          return t.detach().template reshape<1>(flat);
+        else
+          return t.template reshape<1>(flat);
+      };
+      return {y.template reshape<D>(xs), stat(mean), stat(var)};
+    }
+  }
+}
+
 namespace detail {
 template <class B, std::size_t D>
 Tensor<B, D> layer_norm_impl(const Tensor<B, D>& x, std::size_t k, const OptFP<B>& w,
