@@ -58,8 +58,10 @@ int main(int argc, char** argv) {
   std::size_t epochs = 3, items = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
-    if (flag == "--epochs") epochs = std::stoul(argv[i + 1]);
-    else if (flag == "--items") items = std::stoul(argv[i + 1]);  // a subset, for a quick run
+    if (flag == "--epochs")
+      epochs = std::stoul(argv[i + 1]);
+    else if (flag == "--items")
+      items = std::stoul(argv[i + 1]);  // a subset, for a quick run
     else {
       std::cerr << "usage: " << argv[0] << " [--epochs N] [--items N]\n";
       return 2;
@@ -89,10 +91,11 @@ int main(int argc, char** argv) {
 
     Cnn<> model = make_cnn(device);
     auto optimizer = optim::AdamConfig{}.init();
-    auto scheduler = optim::CosineAnnealingLrSchedulerConfig{
-        .initial_lr = 2e-3,
-        .num_iters = static_cast<std::int64_t>(epochs * train_loader.num_batches())}
-                         .init();
+    auto scheduler =
+        optim::CosineAnnealingLrSchedulerConfig{
+            .initial_lr = 2e-3,
+            .num_iters = static_cast<std::int64_t>(epochs * train_loader.num_batches())}
+            .init();
     const auto loss_fn = nn::CrossEntropyLossConfig{}.init(device);
 
     for (std::size_t epoch = 0; epoch < epochs; ++epoch) {
@@ -115,8 +118,8 @@ int main(int argc, char** argv) {
       std::size_t correct = 0, total = 0;
       for (auto& batch : test_loader.iter()) {
         auto predicted = eval_model.forward(batch.images).argmax(1).squeeze_dim(1);  // [N]
-        correct += static_cast<std::size_t>(
-            predicted.equal(batch.targets).int_().sum().into_scalar());
+        correct +=
+            static_cast<std::size_t>(predicted.equal(batch.targets).int_().sum().into_scalar());
         total += static_cast<std::size_t>(batch.targets.dim(0));
       }
       const double seconds =

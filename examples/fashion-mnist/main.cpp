@@ -39,8 +39,8 @@ struct Cnn {
   /// Loss and logits of a batch: what the Learner's train and valid steps return.
   train::ClassificationOutput<B> forward_classification(const data::ImageBatch<B>& batch) const {
     auto logits = forward(batch.images);
-    auto loss = nn::CrossEntropyLossConfig{}.init(batch.images.device()).forward(logits,
-                                                                                batch.targets);
+    auto loss =
+        nn::CrossEntropyLossConfig{}.init(batch.images.device()).forward(logits, batch.targets);
     return {loss, logits, batch.targets};
   }
 };
@@ -74,9 +74,12 @@ int main(int argc, char** argv) {
   std::string run_dir = "runs/example-fashion-mnist";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
-    if (flag == "--epochs") epochs = std::stoul(argv[i + 1]);
-    else if (flag == "--items") items = std::stoul(argv[i + 1]);  // a subset, for a quick run
-    else if (flag == "--run-dir") run_dir = argv[i + 1];
+    if (flag == "--epochs")
+      epochs = std::stoul(argv[i + 1]);
+    else if (flag == "--items")
+      items = std::stoul(argv[i + 1]);  // a subset, for a quick run
+    else if (flag == "--run-dir")
+      run_dir = argv[i + 1];
     else {
       std::cerr << "usage: " << argv[0] << " [--epochs N] [--items N] [--run-dir DIR]\n";
       return 2;
@@ -134,8 +137,8 @@ int main(int argc, char** argv) {
     std::vector<std::string> names;
     for (auto n : data::FashionMnist::class_names()) names.emplace_back(n);
     const auto report =
-        train::Evaluator(trained.valid(), [](const Cnn<>& m,
-                                             const Batch& b) { return m.forward_classification(b); })
+        train::Evaluator(trained.valid(),
+                         [](const Cnn<>& m, const Batch& b) { return m.forward_classification(b); })
             .class_names(names)
             .output_dir(run_dir)
             .eval(test_loader);

@@ -24,8 +24,7 @@ namespace fs = std::filesystem;
 class TempDir {
  public:
   explicit TempDir(const std::string& tag) {
-    std::string pattern =
-        (fs::temp_directory_path() / ("ember-cli-" + tag + "-XXXXXX")).string();
+    std::string pattern = (fs::temp_directory_path() / ("ember-cli-" + tag + "-XXXXXX")).string();
     path_ = ::mkdtemp(pattern.data());
   }
   ~TempDir() {
@@ -151,7 +150,8 @@ inline void write_synthetic_mnist(const fs::path& dir, std::size_t train, std::s
     for (std::size_t i = 0; i < n; ++i) {
       const auto c = static_cast<std::uint8_t>(gen() % 10);
       lb[i] = c;
-      for (std::size_t k = 0; k < 28 * 28; ++k) px[i * 784 + k] = static_cast<std::uint8_t>(gen() % 60);
+      for (std::size_t k = 0; k < 28 * 28; ++k)
+        px[i * 784 + k] = static_cast<std::uint8_t>(gen() % 60);
       for (std::size_t y = 2 * c + 4; y < 2 * c + 6; ++y) {
         for (std::size_t x = 4; x < 24; ++x) px[i * 784 + y * 28 + x] = 230;
       }

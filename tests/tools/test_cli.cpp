@@ -26,18 +26,16 @@ class CliTest : public ::testing::Test {
       write_synthetic_mnist(data_dir_, 1200, 400);
     }
     run_dir_ = tmp_->path() / "cnn";
-    train_ = new Result(run_ember({"train", "--dataset", "fashion-mnist", data_dir_.string(),
-                                   "--epochs", "1", "--limit", "2000", "--no-tui", "--run-dir",
-                                   run_dir_.string()},
-                                  tmp_->path() / "train"));
+    train_ =
+        new Result(run_ember({"train", "--dataset", "fashion-mnist", data_dir_.string(), "--epochs",
+                              "1", "--limit", "2000", "--no-tui", "--run-dir", run_dir_.string()},
+                             tmp_->path() / "train"));
   }
   static void TearDownTestSuite() {
     delete train_;
     delete tmp_;
   }
-  void SetUp() override {
-    ASSERT_EQ(train_->status, 0) << train_->out << train_->err;
-  }
+  void SetUp() override { ASSERT_EQ(train_->status, 0) << train_->out << train_->err; }
 
   /// Runs ember with output files in the suite's folder.
   static Result ember(const std::vector<std::string>& args) {
@@ -54,9 +52,9 @@ class CliTest : public ::testing::Test {
   static const fs::path& mlp_run() {
     static const fs::path dir = [] {
       const fs::path d = tmp_->path() / "mlp";
-      const Result r = ember({"train", "--model", "mlp", "--dataset", "fashion-mnist",
-                              data_dir_.string(), "--epochs", "1", "--limit", "500", "--no-tui",
-                              "--run-dir", d.string()});
+      const Result r =
+          ember({"train", "--model", "mlp", "--dataset", "fashion-mnist", data_dir_.string(),
+                 "--epochs", "1", "--limit", "500", "--no-tui", "--run-dir", d.string()});
       EXPECT_EQ(r.status, 0) << r.err;
       return d;
     }();
@@ -91,15 +89,18 @@ TEST_F(CliTest, TrainWritesTheRunDirectory) {
   EXPECT_EQ(run["model"]["name"], "cnn");
   EXPECT_EQ(run["model"]["config"]["channels"], nlohmann::json({32, 64}));
   EXPECT_EQ(run["train"]["epochs"], 1);
-  const std::size_t n = std::min<std::size_t>(2000, installed_fashion_mnist().empty() ? 1200 : 2000);
-  EXPECT_EQ(run["data"]["train_items"].get<std::size_t>() + run["data"]["valid_items"].get<std::size_t>(), n);
+  const std::size_t n =
+      std::min<std::size_t>(2000, installed_fashion_mnist().empty() ? 1200 : 2000);
+  EXPECT_EQ(
+      run["data"]["train_items"].get<std::size_t>() + run["data"]["valid_items"].get<std::size_t>(),
+      n);
   EXPECT_EQ(run["data"]["valid_items"], n / 10);
   EXPECT_EQ(run["data"]["classes"].size(), 10u);
 
-  for (const char* f : {"train.jsonl", "valid.jsonl", "summary.json", "summary.txt",
-                        "model.safetensors", "checkpoints/epoch-1/model.safetensors",
-                        "checkpoints/epoch-1/optimizer.safetensors",
-                        "checkpoints/epoch-1/state.json"}) {
+  for (const char* f :
+       {"train.jsonl", "valid.jsonl", "summary.json", "summary.txt", "model.safetensors",
+        "checkpoints/epoch-1/model.safetensors", "checkpoints/epoch-1/optimizer.safetensors",
+        "checkpoints/epoch-1/state.json"}) {
     EXPECT_TRUE(fs::is_regular_file(run_dir_ / f)) << f;
   }
   const std::string valid = slurp(run_dir_ / "valid.jsonl");
@@ -159,7 +160,8 @@ TEST_F(CliTest, InferPrintsClassAndProbabilities) {
       for (std::size_t x = 0; x < 56; ++x) big.at(c, y, x) = im.at(0, y / 2, x / 2);
   data::write_png(large, big);
 
-  const Result r = ember({"infer", run_dir_.string(), small.string(), large.string(), "--top", "3"});
+  const Result r =
+      ember({"infer", run_dir_.string(), small.string(), large.string(), "--top", "3"});
   ASSERT_EQ(r.status, 0) << r.err;
   const auto out = lines(r.out);
   ASSERT_EQ(out.size(), 8u) << r.out;  // per image: the prediction and 3 probabilities
@@ -191,20 +193,21 @@ TEST_F(CliTest, SummaryShowsSettingsMetricsAndCheckpoints) {
   ASSERT_EQ(ember({"eval", run_dir_.string(), "--limit", "200"}).status, 0);
   const Result r = ember({"summary", run_dir_.string()});
   ASSERT_EQ(r.status, 0) << r.err;
-  for (const char* part : {"model     cnn, 421834 parameters", "1 epochs, batch 64, adam",
-                           "1/1 epochs logged, finished", "| Valid | Accuracy",
-                           "Best epoch by validation loss: 1", "Checkpoints (", "epoch-1",
-                           "Test accuracy: ", "200 images"}) {
+  for (const char* part :
+       {"model     cnn, 421834 parameters", "1 epochs, batch 64, adam",
+        "1/1 epochs logged, finished", "| Valid | Accuracy", "Best epoch by validation loss: 1",
+        "Checkpoints (", "epoch-1", "Test accuracy: ", "200 images"}) {
     EXPECT_NE(r.out.find(part), std::string::npos) << part << " in\n" << r.out;
   }
 }
 
 TEST_F(CliTest, MissingDatasetSaysHowToInstallIt) {
   const fs::path dir = tmp_->path() / "no-data-run";
-  const Result r = ember({"train", "--dataset", "fashion-mnist", "/nonexistent/fashion",
-                          "--no-tui", "--run-dir", dir.string()});
-  expect_error(r, 1, {"ember train: error:", "/nonexistent/fashion", "dataset-fashion-mnist",
-                      "scripts/setup.sh"});
+  const Result r = ember({"train", "--dataset", "fashion-mnist", "/nonexistent/fashion", "--no-tui",
+                          "--run-dir", dir.string()});
+  expect_error(
+      r, 1,
+      {"ember train: error:", "/nonexistent/fashion", "dataset-fashion-mnist", "scripts/setup.sh"});
   EXPECT_FALSE(fs::exists(dir));  // nothing written
 }
 

@@ -52,9 +52,9 @@ TEST(CliResume, SigkillDuringEpoch3ThenResumeEqualsAnUninterruptedRun) {
     data = tmp.path() / "data";
     write_synthetic_mnist(data, 1200, 200);
   }
-  const std::vector<std::string> common = {"train", "--dataset", "fashion-mnist", data.string(),
-                                           "--epochs", "4", "--limit", "1200", "--seed", "7",
-                                           "--no-tui"};
+  const std::vector<std::string> common = {"train",    "--dataset", "fashion-mnist", data.string(),
+                                           "--epochs", "4",         "--limit",       "1200",
+                                           "--seed",   "7",         "--no-tui"};
   const auto with = [&](std::vector<std::string> extra) {
     std::vector<std::string> args = common;
     args.insert(args.end(), extra.begin(), extra.end());
@@ -87,8 +87,8 @@ TEST(CliResume, SigkillDuringEpoch3ThenResumeEqualsAnUninterruptedRun) {
   EXPECT_FALSE(before.count.count({"Loss", 3}));
 
   // Resume: only --run-dir and --resume, the settings come from run.json.
-  const Result resumed =
-      run_ember({"train", "--resume", "--run-dir", run.string(), "--no-tui"}, tmp.path() / "resumed");
+  const Result resumed = run_ember({"train", "--resume", "--run-dir", run.string(), "--no-tui"},
+                                   tmp.path() / "resumed");
   ASSERT_EQ(resumed.status, 0) << resumed.out << resumed.err;
   EXPECT_NE(resumed.out.find("Resuming from " + (run / "checkpoints" / "epoch-2").string()),
             std::string::npos)

@@ -16,8 +16,9 @@ namespace fs = std::filesystem;
 
 CLI::App* add_infer_command(CLI::App& app, InferArgs& a) {
   CLI::App* sub = app.add_subcommand(
-      "infer", "Classify image files (PNG, JPEG, BMP) with a trained run: predicted class and "
-               "top probabilities");
+      "infer",
+      "Classify image files (PNG, JPEG, BMP) with a trained run: predicted class and "
+      "top probabilities");
   sub->add_option("RUN_DIR", a.run_dir, "Run directory of `ember train`")->required();
   sub->add_option("IMAGE", a.images,
                   "Image files; converted to the run's channels and resized to its image size "
@@ -60,8 +61,8 @@ data::ImageU8 prepare_image(const fs::path& path, const DataSettings& d, bool in
     if (im.height >= size && im.width >= size) {
       x = module::adaptive_avg_pool2d(x, out);
     } else {
-      x = module::interpolate(x, out,
-                              InterpolateOptions{InterpolateMode::Bilinear}.with_align_corners(false));
+      x = module::interpolate(
+          x, out, InterpolateOptions{InterpolateMode::Bilinear}.with_align_corners(false));
     }
     const auto values = x.into_data().to_vec<float>();
     data::ImageU8 resized(im.channels, size, size);
@@ -88,8 +89,7 @@ int run_infer(const InferArgs& a) {
   for (std::size_t i = 0; i < a.images.size(); ++i) {
     images.push_back(prepare_image(a.images[i], cfg.data, a.invert, notes[i]));
   }
-  return with_trained_model(dir, cfg, a.checkpoint, "", device, [&](auto& model,
-                                                                    const ModelFile&) {
+  return with_trained_model(dir, cfg, a.checkpoint, "", device, [&](auto& model, const ModelFile&) {
     const auto batch = NormalizingBatcher(device, cfg.data.mean, cfg.data.std)(images);
     const auto logits = model.forward(batch.images);
     const auto num_classes = static_cast<std::size_t>(logits.dim(1));

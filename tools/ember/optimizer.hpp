@@ -20,8 +20,7 @@ class AnyOptimizer {
   /// Throws ValueError for another name or a negative decay.
   AnyOptimizer(const std::string& name, double weight_decay) {
     if (weight_decay < 0) {
-      ember::detail::fail<ValueError>("optimizer", "weight decay must be >= 0, got ",
-                                      weight_decay);
+      ember::detail::fail<ValueError>("optimizer", "weight decay must be >= 0, got ", weight_decay);
     }
     const auto l2 = weight_decay > 0
                         ? std::optional<optim::WeightDecayConfig>({.penalty = weight_decay})

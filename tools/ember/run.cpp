@@ -134,9 +134,9 @@ NormalizingBatcher::Batch NormalizingBatcher::operator()(std::vector<Item> items
   for (std::size_t i = 0; i < items.size(); ++i) {
     const Item& im = items[i];
     if (im.channels != first.channels || im.height != first.height || im.width != first.width) {
-      ember::detail::fail<ShapeError>("NormalizingBatcher", "image ", i, " is [", im.channels,
-                                      ", ", im.height, ", ", im.width, "], image 0 is [",
-                                      first.channels, ", ", first.height, ", ", first.width, "]");
+      ember::detail::fail<ShapeError>("NormalizingBatcher", "image ", i, " is [", im.channels, ", ",
+                                      im.height, ", ", im.width, "], image 0 is [", first.channels,
+                                      ", ", first.height, ", ", first.width, "]");
     }
     float* out = pixels.data() + i * per;
     for (std::size_t k = 0; k < per; ++k) {
@@ -145,8 +145,8 @@ NormalizingBatcher::Batch NormalizingBatcher::operator()(std::vector<Item> items
     labels[i] = im.label;
   }
   const auto n = static_cast<std::int64_t>(items.size());
-  Shape shape{n, static_cast<std::int64_t>(first.channels),
-              static_cast<std::int64_t>(first.height), static_cast<std::int64_t>(first.width)};
+  Shape shape{n, static_cast<std::int64_t>(first.channels), static_cast<std::int64_t>(first.height),
+              static_cast<std::int64_t>(first.width)};
   return Batch{DTensor<4>::from_data(TensorData(std::move(pixels), shape), device_),
                DTensor<1, Int>::from_data(TensorData(std::move(labels), Shape{n}), device_)};
 }
@@ -199,8 +199,8 @@ ModelFile find_model_file(const fs::path& dir, const std::string& which) {
     if (!best) throw CliError(no_checkpoint_message(dir));
     const train::CheckpointId id{*best, false, 0};
     if (!fs::is_directory(store.path(id), ec)) {
-      throw CliError("the checkpoint of the best epoch (" + id.name() + ") of run " +
-                     dir.string() + " is gone");
+      throw CliError("the checkpoint of the best epoch (" + id.name() + ") of run " + dir.string() +
+                     " is gone");
     }
     return checkpoint(id);
   }
@@ -208,8 +208,8 @@ ModelFile find_model_file(const fs::path& dir, const std::string& which) {
     if (!fs::is_directory(store.path(*id), ec)) {
       std::string present;
       for (const auto& c : store.list()) present += (present.empty() ? "" : ", ") + c.name();
-      throw CliError("run " + dir.string() + " has no checkpoint " + which + " (present: " +
-                     (present.empty() ? "none" : present) + ")");
+      throw CliError("run " + dir.string() + " has no checkpoint " + which +
+                     " (present: " + (present.empty() ? "none" : present) + ")");
     }
     return checkpoint(*id);
   }

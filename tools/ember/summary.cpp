@@ -11,8 +11,9 @@ namespace fs = std::filesystem;
 
 CLI::App* add_summary_command(CLI::App& app, SummaryArgs& a) {
   CLI::App* sub = app.add_subcommand(
-      "summary", "Show a run: settings, metric summary table, best epoch, checkpoints, test "
-                 "accuracy (after `ember eval`)");
+      "summary",
+      "Show a run: settings, metric summary table, best epoch, checkpoints, test "
+      "accuracy (after `ember eval`)");
   sub->add_option("RUN_DIR", a.run_dir, "Run directory of `ember train`")->required();
   return sub;
 }
@@ -22,16 +23,16 @@ int run_summary(const SummaryArgs& a) {
   const RunConfig cfg = RunConfig::load(dir);
   const TrainSettings& t = cfg.train;
   std::error_code ec;
-  const std::int64_t params = with_model(cfg.model, Device::cpu(),
-                                         [](const auto& m) { return nn::num_params(m); });
+  const std::int64_t params =
+      with_model(cfg.model, Device::cpu(), [](const auto& m) { return nn::num_params(m); });
 
   std::ostringstream os;
   os << "Run " << dir.string() << "\n"
-     << "  model     " << cfg.model.name << ", " << params
-     << " parameters, config " << cfg.model.config.dump() << "\n"
+     << "  model     " << cfg.model.name << ", " << params << " parameters, config "
+     << cfg.model.config.dump() << "\n"
      << "  data      " << cfg.data.name << " ("
-     << (cfg.data.dir.empty() ? "default folder" : cfg.data.dir) << "), "
-     << cfg.data.train_items << " train / " << cfg.data.valid_items << " valid images"
+     << (cfg.data.dir.empty() ? "default folder" : cfg.data.dir) << "), " << cfg.data.train_items
+     << " train / " << cfg.data.valid_items << " valid images"
      << (cfg.data.limit == 0 ? std::string() : " (--limit " + std::to_string(cfg.data.limit) + ")")
      << ", normalised with mean " << cfg.data.mean << ", std " << cfg.data.std << "\n"
      << "  training  " << t.epochs << " epochs, batch " << t.batch_size << ", " << t.optimizer
@@ -45,9 +46,9 @@ int run_summary(const SummaryArgs& a) {
   const std::size_t done = history.last_epoch();
   const bool finished = fs::is_regular_file(dir / "model.safetensors", ec);
   os << "  status    " << done << "/" << t.epochs << " epochs logged, "
-     << (finished ? "finished (final model: model.safetensors)"
-                  : "not finished (continue with `ember train --resume --run-dir " +
-                        dir.string() + "`)")
+     << (finished
+             ? "finished (final model: model.safetensors)"
+             : "not finished (continue with `ember train --resume --run-dir " + dir.string() + "`)")
      << "\n";
   std::cout << os.str() << std::flush;
   os.str("");
@@ -64,8 +65,7 @@ int run_summary(const SummaryArgs& a) {
     };
     if (best_loss) {
       os << "\nBest epoch by validation loss: " << *best_loss << " (loss "
-         << at("Loss", *best_loss, "") << ", accuracy " << at("Accuracy", *best_loss, "%")
-         << ")\n";
+         << at("Loss", *best_loss, "") << ", accuracy " << at("Accuracy", *best_loss, "%") << ")\n";
     }
     if (best_acc) {
       os << "Best epoch by validation accuracy: " << *best_acc << " ("
@@ -75,7 +75,8 @@ int run_summary(const SummaryArgs& a) {
   const auto checkpoints = train::CheckpointStore(dir / "checkpoints").list();
   os << "\nCheckpoints (" << (dir / "checkpoints").string() << "): ";
   if (checkpoints.empty()) os << "none";
-  for (std::size_t i = 0; i < checkpoints.size(); ++i) os << (i ? ", " : "") << checkpoints[i].name();
+  for (std::size_t i = 0; i < checkpoints.size(); ++i)
+    os << (i ? ", " : "") << checkpoints[i].name();
   os << "\n";
   if (fs::is_regular_file(dir / "eval.json", ec)) {
     try {

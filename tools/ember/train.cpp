@@ -1,4 +1,6 @@
 // `ember train`: trains a built-in model on Fashion-MNIST or MNIST with the Learner.
+#include "ember/train/train.hpp"
+
 #include <chrono>
 #include <cmath>
 #include <iostream>
@@ -8,7 +10,6 @@
 #include "ember/cpu/cpu.hpp"
 #include "ember/data/loader.hpp"
 #include "ember/optim/optim.hpp"
-#include "ember/train/train.hpp"
 #include "optimizer.hpp"
 
 namespace ember::cli {
@@ -104,8 +105,7 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
       ->capture_default_str();
   sub->add_option("--device", a.device, "Ember device (cpu, cpu+autodiff, ...)")
       ->capture_default_str();
-  sub->add_option("--run-dir", a.run_dir,
-                  "Run directory (default: runs/<dataset>-<model>)");
+  sub->add_option("--run-dir", a.run_dir, "Run directory (default: runs/<dataset>-<model>)");
   sub->add_flag("--resume", a.resume,
                 "Continue the run in --run-dir from its newest checkpoint, with its settings");
   sub->add_flag("--overwrite", a.overwrite, "Replace a run already in --run-dir");
@@ -127,15 +127,21 @@ namespace {
 /// The options whose values must match a run being resumed: option name -> JSON pointer
 /// into RunConfig::to_json().
 const std::map<std::string, std::string>& resume_checked_options() {
-  static const std::map<std::string, std::string> m = {
-      {"--model", "/model/name"},         {"--epochs", "/train/epochs"},
-      {"--batch-size", "/train/batch_size"}, {"--optimizer", "/train/optimizer"},
-      {"--lr", "/train/lr"},               {"--weight-decay", "/train/weight_decay"},
-      {"--schedule", "/train/schedule"},   {"--warmup", "/train/warmup_epochs"},
-      {"--step-epochs", "/train/step_epochs"}, {"--step-gamma", "/train/step_gamma"},
-      {"--augment", "/train/augment"},     {"--seed", "/train/seed"},
-      {"--limit", "/data/limit"},          {"--valid-size", "/data/valid_size"},
-      {"--dataset", "/data/name"}};
+  static const std::map<std::string, std::string> m = {{"--model", "/model/name"},
+                                                       {"--epochs", "/train/epochs"},
+                                                       {"--batch-size", "/train/batch_size"},
+                                                       {"--optimizer", "/train/optimizer"},
+                                                       {"--lr", "/train/lr"},
+                                                       {"--weight-decay", "/train/weight_decay"},
+                                                       {"--schedule", "/train/schedule"},
+                                                       {"--warmup", "/train/warmup_epochs"},
+                                                       {"--step-epochs", "/train/step_epochs"},
+                                                       {"--step-gamma", "/train/step_gamma"},
+                                                       {"--augment", "/train/augment"},
+                                                       {"--seed", "/train/seed"},
+                                                       {"--limit", "/data/limit"},
+                                                       {"--valid-size", "/data/valid_size"},
+                                                       {"--dataset", "/data/name"}};
   return m;
 }
 
@@ -201,8 +207,9 @@ RunConfig prepare_run(const TrainArgs& a, const CLI::App& sub, const fs::path& d
     }
   }
   if (a.resume && holds_run(dir)) {
-    throw CliError(dir.string() + " holds checkpoints or logs but no run.json: it was not "
-                                  "written by `ember train`");
+    throw CliError(dir.string() +
+                   " holds checkpoints or logs but no run.json: it was not "
+                   "written by `ember train`");
   }
   return wanted;
 }
@@ -337,8 +344,8 @@ int fit(M model, const Job& job) {
            {{"config", cfg.model.to_json().dump()}, {"ember.epoch", std::to_string(last)}});
   std::cout << "Trained " << last << " epochs in " << train::format_duration(seconds);
   if (acc) std::cout << "; validation accuracy " << train::format_value(*acc, "%");
-  std::cout << ".\nFinal model: " << final_model.string()
-            << "\nTest it: ember eval " << job.dir.string() << std::endl;
+  std::cout << ".\nFinal model: " << final_model.string() << "\nTest it: ember eval "
+            << job.dir.string() << std::endl;
   return 0;
 }
 
