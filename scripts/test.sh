@@ -34,6 +34,15 @@ run "$T/ember_nn_tests"
 run "$T/ember_data_tests"
 # Training: metrics, logs, checkpoints, resume, the Evaluator, and the dashboard in tmux.
 run "$T/ember_train_tests"
+# The ember tool end to end (train/eval/infer/summary, errors) and SIGKILL + --resume; the
+# examples for one epoch on a subset.
+run "$T/ember_tools_tests"
+EX="build/$PRESET/example-runs"
+rm -rf "$EX" && mkdir -p "$EX"
+(cd "$EX" && OMP_WAIT_POLICY=passive ../examples/fashion-mnist --epochs 1 --items 1000 \
+  --run-dir run >fashion-mnist.log && echo "== examples/fashion-mnist: $(tail -n 1 fashion-mnist.log)")
+(cd "$EX" && OMP_WAIT_POLICY=passive ../examples/custom-training-loop --epochs 1 --items 1000 \
+  >custom-training-loop.log && echo "== examples/custom-training-loop: $(tail -n 1 custom-training-loop.log)")
 
 if [ "$PRESET" = "release" ]; then
   # find_package(ember) from another project, against the installed tree.

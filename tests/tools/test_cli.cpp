@@ -1,0 +1,270 @@
+// End-to-end tests of the `ember` tool: train a small run, then eval, infer and summary on
+// it, and the errors for bad input. Trains on the first 2000 images of Debian's
+// Fashion-MNIST when it is installed, else on a small synthetic set of the same format.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "cli_test_util.hpp"
+#include "ember/data/image_folder.hpp"
+#include "ember/data/mnist.hpp"
+#include "ember/store/safetensors.hpp"
+
+namespace ember::cli::testing {
+namespace {
+
+/// One trained CNN run shared by the tests of this file (training takes seconds).
+class CliTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    tmp_ = new TempDir("suite");
+    data_dir_ = installed_fashion_mnist();
+    if (data_dir_.empty()) {
+      data_dir_ = tmp_->path() / "data";
+      write_synthetic_mnist(data_dir_, 1200, 400);
+    }
+    run_dir_ = tmp_->path() / "cnn";
+    train_ =
+        new Result(run_ember({"train", "--dataset", "fashion-mnist", data_dir_.string(), "--epochs",
+                              "1", "--limit", "2000", "--no-tui", "--run-dir", run_dir_.string()},
+                             tmp_->path() / "train"));
+  }
+  static void TearDownTestSuite() {
+    delete train_;
+    delete tmp_;
+  }
+  void SetUp() override { ASSERT_EQ(train_->status, 0) << train_->out << train_->err; }
+
+  /// Runs ember with output files in the suite's folder.
+  static Result ember(const std::vector<std::string>& args) {
+    static int n = 0;
+    return run_ember(args, tmp_->path() / ("cmd" + std::to_string(++n)));
+  }
+  /// A copy of the trained run in a new folder.
+  static fs::path copy_run(const std::string& name) {
+    const fs::path dst = tmp_->path() / name;
+    fs::copy(run_dir_, dst, fs::copy_options::recursive);
+    return dst;
+  }
+  /// A run of the MLP (1 epoch on 500 images), trained on first use.
+  static const fs::path& mlp_run() {
+    static const fs::path dir = [] {
+      const fs::path d = tmp_->path() / "mlp";
+      const Result r =
+          ember({"train", "--model", "mlp", "--dataset", "fashion-mnist", data_dir_.string(),
+                 "--epochs", "1", "--limit", "500", "--no-tui", "--run-dir", d.string()});
+      EXPECT_EQ(r.status, 0) << r.err;
+      return d;
+    }();
+    return dir;
+  }
+  /// The first test image of the dataset as a 28x28 gray PNG (written on first use).
+  static const fs::path& test_png() {
+    static const fs::path path = [] {
+      const fs::path p = tmp_->path() / "item.png";
+      data::write_png(p, data::FashionMnist::test(data_dir_)->at(0));
+      return p;
+    }();
+    return path;
+  }
+  /// Checks a failure: the status, and one line on stderr containing every `parts`.
+  static void expect_error(const Result& r, int status, const std::vector<std::string>& parts) {
+    EXPECT_EQ(r.status, status) << r.out << r.err;
+    EXPECT_EQ(lines(r.err).size(), 1u) << r.err;
+    for (const auto& p : parts) EXPECT_NE(r.err.find(p), std::string::npos) << p << " in " << r.err;
+  }
+
+  static inline TempDir* tmp_ = nullptr;
+  static inline fs::path data_dir_, run_dir_;
+  static inline Result* train_ = nullptr;
+};
+
+TEST_F(CliTest, TrainWritesTheRunDirectory) {
+  EXPECT_NE(train_->out.find("Trained 1 epochs"), std::string::npos) << train_->out;
+  EXPECT_NE(train_->out.find("[valid] epoch 1 done"), std::string::npos) << train_->out;
+  const auto run = nlohmann::json::parse(slurp(run_dir_ / "run.json"));
+  EXPECT_EQ(run["format"], "ember-run");
+  EXPECT_EQ(run["model"]["name"], "cnn");
+  EXPECT_EQ(run["model"]["config"]["channels"], nlohmann::json({32, 64}));
+  EXPECT_EQ(run["train"]["epochs"], 1);
+  const std::size_t n =
+      std::min<std::size_t>(2000, installed_fashion_mnist().empty() ? 1200 : 2000);
+  EXPECT_EQ(
+      run["data"]["train_items"].get<std::size_t>() + run["data"]["valid_items"].get<std::size_t>(),
+      n);
+  EXPECT_EQ(run["data"]["valid_items"], n / 10);
+  EXPECT_EQ(run["data"]["classes"].size(), 10u);
+
+  for (const char* f :
+       {"train.jsonl", "valid.jsonl", "summary.json", "summary.txt", "model.safetensors",
+        "checkpoints/epoch-1/model.safetensors", "checkpoints/epoch-1/optimizer.safetensors",
+        "checkpoints/epoch-1/state.json"}) {
+    EXPECT_TRUE(fs::is_regular_file(run_dir_ / f)) << f;
+  }
+  const std::string valid = slurp(run_dir_ / "valid.jsonl");
+  EXPECT_NE(valid.find(R"("epoch":1,"metric":"Accuracy")"), std::string::npos) << valid;
+  // The model files carry the run's model config in their metadata.
+  for (const char* f : {"model.safetensors", "checkpoints/epoch-1/model.safetensors"}) {
+    const auto tensors = store::read_safetensors(run_dir_ / f);
+    ASSERT_TRUE(tensors.metadata.count("config")) << f;
+    EXPECT_EQ(nlohmann::json::parse(tensors.metadata.at("config")), run["model"]) << f;
+  }
+}
+
+TEST_F(CliTest, EvalReportsAccuracyAndWritesTheConfusionMatrix) {
+  const Result r = ember({"eval", run_dir_.string(), "--limit", "1000"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("Test accuracy: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Ankle boot"), std::string::npos) << r.out;  // the per-class table
+  const auto eval = nlohmann::json::parse(slurp(run_dir_ / "eval.json"));
+  EXPECT_EQ(eval["items"], 1000);
+  EXPECT_EQ(eval["checkpoint"], "final model");
+  EXPECT_GT(eval["accuracy"].get<double>(), 0.5);  // far above chance (0.1) after one epoch
+  EXPECT_LE(eval["accuracy"].get<double>(), 1.0);
+  EXPECT_EQ(eval["per_class"].size(), 10u);
+
+  const auto csv = lines(slurp(run_dir_ / "confusion_matrix.csv"));
+  ASSERT_EQ(csv.size(), 11u);  // header + one row per class
+  long total = 0, diagonal = 0;
+  for (std::size_t row = 1; row < csv.size(); ++row) {
+    std::stringstream ss(csv[row]);
+    std::string cell;
+    std::getline(ss, cell, ',');  // class name
+    for (std::size_t col = 0; std::getline(ss, cell, ','); ++col) {
+      total += std::stol(cell);
+      if (col + 1 == row) diagonal += std::stol(cell);
+    }
+  }
+  EXPECT_EQ(total, 1000);
+  EXPECT_NEAR(static_cast<double>(diagonal) / 1000.0, eval["accuracy"].get<double>(), 1e-9);
+
+  // The checkpoint of epoch 1 holds the same weights as the final model.
+  const Result last = ember({"eval", run_dir_.string(), "--limit", "1000", "--checkpoint", "last"});
+  ASSERT_EQ(last.status, 0) << last.err;
+  const auto eval_last = nlohmann::json::parse(slurp(run_dir_ / "eval.json"));
+  EXPECT_EQ(eval_last["checkpoint"], "checkpoint epoch-1");
+  EXPECT_EQ(eval_last["accuracy"], eval["accuracy"]);
+}
+
+TEST_F(CliTest, InferPrintsClassAndProbabilities) {
+  // A test image as a 28x28 gray PNG, and the same image 2x larger in RGB (area averaging
+  // brings it back to the same pixels, so the prediction must be identical).
+  const data::ImageU8 im = data::FashionMnist::test(data_dir_)->at(0);
+  const fs::path& small = test_png();
+  const fs::path large = tmp_->path() / "item-rgb-56.png";
+  data::ImageU8 big(3, 56, 56);
+  for (std::size_t c = 0; c < 3; ++c)
+    for (std::size_t y = 0; y < 56; ++y)
+      for (std::size_t x = 0; x < 56; ++x) big.at(c, y, x) = im.at(0, y / 2, x / 2);
+  data::write_png(large, big);
+
+  const Result r =
+      ember({"infer", run_dir_.string(), small.string(), large.string(), "--top", "3"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto out = lines(r.out);
+  ASSERT_EQ(out.size(), 8u) << r.out;  // per image: the prediction and 3 probabilities
+  const std::regex head(R"((.*): (.+) \((\d+\.\d) %\)( \[resized from 56x56\])?)");
+  std::smatch m1, m2;
+  ASSERT_TRUE(std::regex_match(out[0], m1, head)) << out[0];
+  ASSERT_TRUE(std::regex_match(out[4], m2, head)) << out[4];
+  EXPECT_EQ(m1[1], small.string());
+  EXPECT_FALSE(m1[4].matched);
+  EXPECT_TRUE(m2[4].matched) << out[4];
+  EXPECT_EQ(m1[2], m2[2]);  // same class
+  EXPECT_EQ(m1[3], m2[3]);  // same probability
+  const auto& names = data::FashionMnist::class_names();
+  EXPECT_NE(std::find(names.begin(), names.end(), m1[2].str()), names.end()) << m1[2];
+  // The top-3 lines: descending probabilities, the first one the predicted class.
+  const std::regex row(R"(\s+(\d+\.\d\d) %  (.+))");
+  double previous = 101.0;
+  for (std::size_t k = 1; k <= 3; ++k) {
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(out[k], m, row)) << out[k];
+    const double p = std::stod(m[1]);
+    EXPECT_LE(p, previous);
+    previous = p;
+    if (k == 1) EXPECT_EQ(m[2], m1[2]);
+  }
+}
+
+TEST_F(CliTest, SummaryShowsSettingsMetricsAndCheckpoints) {
+  ASSERT_EQ(ember({"eval", run_dir_.string(), "--limit", "200"}).status, 0);
+  const Result r = ember({"summary", run_dir_.string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* part :
+       {"model     cnn, 421834 parameters", "1 epochs, batch 64, adam",
+        "1/1 epochs logged, finished", "| Valid | Accuracy", "Best epoch by validation loss: 1",
+        "Checkpoints (", "epoch-1", "Test accuracy: ", "200 images"}) {
+    EXPECT_NE(r.out.find(part), std::string::npos) << part << " in\n" << r.out;
+  }
+}
+
+TEST_F(CliTest, MissingDatasetSaysHowToInstallIt) {
+  const fs::path dir = tmp_->path() / "no-data-run";
+  const Result r = ember({"train", "--dataset", "fashion-mnist", "/nonexistent/fashion", "--no-tui",
+                          "--run-dir", dir.string()});
+  expect_error(
+      r, 1,
+      {"ember train: error:", "/nonexistent/fashion", "dataset-fashion-mnist", "scripts/setup.sh"});
+  EXPECT_FALSE(fs::exists(dir));  // nothing written
+}
+
+TEST_F(CliTest, BadOptionsAreRejectedByTheParser) {
+  expect_error(ember({"train", "--lr", "-1"}), 2, {"--lr", "must be > 0"});
+  expect_error(ember({"train", "--model", "resnet"}), 2, {"--model", "resnet"});
+  expect_error(ember({"train", "--epochs", "0"}), 2, {"--epochs"});
+  expect_error(ember({"train", "--optimizer", "lion"}), 2, {"--optimizer"});
+  expect_error(ember({"train", "--frobnicate"}), 2, {"--frobnicate"});
+  expect_error(ember({"train", "--dataset", "cifar10"}), 1, {"unknown dataset 'cifar10'"});
+  expect_error(ember({"eval"}), 2, {"RUN_DIR"});
+  expect_error(ember({"infer", run_dir_.string()}), 2, {"IMAGE"});
+  expect_error(ember({}), 2, {"subcommand"});
+  expect_error(ember({"train", "--device", "tpu"}), 1, {"--device tpu"});
+}
+
+TEST_F(CliTest, ARunOfAnotherModelIsRefused) {
+  // --model names the model the run must hold.
+  expect_error(ember({"eval", mlp_run().string(), "--model", "cnn"}), 1,
+               {"holds a 'mlp' model, not 'cnn'"});
+  // Resuming with another model.
+  expect_error(ember({"train", "--resume", "--run-dir", run_dir_.string(), "--model", "mlp"}), 1,
+               {"cannot resume", "--model \"mlp\" differs from the run's \"cnn\""});
+  // Weights of another run's model, by file or copied over the final model.
+  expect_error(ember({"eval", run_dir_.string(), "--checkpoint",
+                      (mlp_run() / "model.safetensors").string()}),
+               1, {"holds a 'mlp' model that differs from the run's 'cnn' model"});
+  const fs::path mixed = copy_run("mixed");
+  fs::copy_file(mlp_run() / "model.safetensors", mixed / "model.safetensors",
+                fs::copy_options::overwrite_existing);
+  expect_error(ember({"eval", mixed.string()}), 1, {"holds a 'mlp' model"});
+  // A file without a config: the key check names what does not fit.
+  auto tensors = store::read_safetensors(mlp_run() / "model.safetensors");
+  tensors.metadata.clear();
+  store::write_safetensors(mixed / "model.safetensors", tensors);
+  expect_error(ember({"infer", mixed.string(), test_png().string()}), 1,
+               {"do not fit the run's model 'cnn'", "missing keys"});
+}
+
+TEST_F(CliTest, MissingRunsAndCheckpointsAreReported) {
+  expect_error(ember({"eval", (tmp_->path() / "nowhere").string()}), 1, {"no run directory"});
+  expect_error(ember({"summary", data_dir_.string()}), 1, {"not a run directory"});
+  expect_error(ember({"eval", run_dir_.string(), "--checkpoint", "epoch-7"}), 1,
+               {"has no checkpoint epoch-7", "present: epoch-1"});
+  // A run killed before its first checkpoint: run.json only.
+  const fs::path early = tmp_->path() / "early";
+  fs::create_directories(early);
+  fs::copy_file(run_dir_ / "run.json", early / "run.json");
+  expect_error(ember({"eval", early.string()}), 1, {"has no checkpoint yet", "--resume"});
+  // An existing run is neither resumed nor replaced silently.
+  expect_error(ember({"train", "--run-dir", run_dir_.string(), "--no-tui"}), 1,
+               {"already holds a run", "--resume", "--overwrite"});
+  // A file that is not an image.
+  const fs::path text = tmp_->path() / "not-an-image.png";
+  std::ofstream(text) << "hello";
+  expect_error(ember({"infer", run_dir_.string(), text.string()}), 1, {"cannot decode"});
+}
+
+}  // namespace
+}  // namespace ember::cli::testing

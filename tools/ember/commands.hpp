@@ -1,0 +1,90 @@
+// The `ember` subcommands: their options (filled by CLI11) and entry points. Each add_*
+// function registers a subcommand on the app; each run_* function returns the exit status
+// and throws CliError (or ember::Error) for problems main reports on one line.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "run.hpp"
+
+namespace ember::cli {
+
+/// Options of `ember train` (defaults from RunConfig's).
+struct TrainArgs {
+  std::vector<std::string> dataset{"fashion-mnist"};  // name [dir]
+  std::string model = "cnn";
+  std::size_t epochs = TrainSettings{}.epochs;
+  std::size_t batch_size = TrainSettings{}.batch_size;
+  std::string optimizer = TrainSettings{}.optimizer;
+  double lr = TrainSettings{}.lr;
+  double weight_decay = TrainSettings{}.weight_decay;
+  std::string schedule = TrainSettings{}.schedule;
+  double warmup_epochs = TrainSettings{}.warmup_epochs;
+  std::size_t step_epochs = TrainSettings{}.step_epochs;
+  double step_gamma = TrainSettings{}.step_gamma;
+  bool augment = TrainSettings{}.augment;
+  std::uint64_t seed = TrainSettings{}.seed;
+  std::size_t limit = 0;
+  std::size_t valid_size = DataSettings{}.valid_size;
+  std::string device = "cpu+autodiff";
+  std::string run_dir{};
+  bool resume = false;
+  bool overwrite = false;
+  std::size_t workers = 1;
+  int threads = 0;
+  std::size_t keep = 2;
+  bool no_tui = false;
+};
+
+/// Options of `ember eval`.
+struct EvalArgs {
+  std::string run_dir{};
+  std::string checkpoint = "final";
+  std::string model{};
+  std::string device = "cpu";
+  std::string data_dir{};
+  std::size_t batch_size = 256;
+  std::size_t limit = 0;
+  int threads = 0;
+};
+
+/// Options of `ember infer`.
+struct InferArgs {
+  std::string run_dir{};
+  std::vector<std::string> images{};
+  std::string checkpoint = "final";
+  std::string device = "cpu";
+  std::size_t top = 3;
+  bool invert = false;
+};
+
+/// Options of `ember summary`.
+struct SummaryArgs {
+  std::string run_dir{};
+};
+
+CLI::App* add_train_command(CLI::App& app, TrainArgs& args);
+CLI::App* add_eval_command(CLI::App& app, EvalArgs& args);
+CLI::App* add_infer_command(CLI::App& app, InferArgs& args);
+CLI::App* add_summary_command(CLI::App& app, SummaryArgs& args);
+
+/// `sub` is the parsed subcommand (to tell options given on the command line from defaults).
+int run_train(const TrainArgs& args, const CLI::App& sub);
+int run_eval(const EvalArgs& args);
+int run_infer(const InferArgs& args);
+int run_summary(const SummaryArgs& args);
+
+/// CLI11 validators with short messages: a number > 0, and a number >= 0.
+CLI::Validator positive_number();
+CLI::Validator non_negative_number();
+
+/// Device::parse with a CliError for a bad string.
+Device parse_device(const std::string& text);
+/// Sets the CPU kernel threads when n > 0.
+void set_threads(int n);
+
+}  // namespace ember::cli

@@ -1,0 +1,88 @@
+// `ember eval RUN_DIR`: test accuracy, the per-class table and the confusion matrix of a run.
+#include <iostream>
+
+#include "commands.hpp"
+#include "ember/data/loader.hpp"
+#include "ember/store/file.hpp"
+#include "ember/train/train.hpp"
+
+namespace ember::cli {
+
+namespace fs = std::filesystem;
+
+CLI::App* add_eval_command(CLI::App& app, EvalArgs& a) {
+  CLI::App* sub =
+      app.add_subcommand("eval",
+                         "Evaluate a trained run on the test split: accuracy, per-class table, "
+                         "confusion matrix (RUN_DIR/confusion_matrix.csv)");
+  sub->add_option("RUN_DIR", a.run_dir, "Run directory of `ember train`")->required();
+  sub->add_option("--checkpoint", a.checkpoint,
+                  "final (the trained model, else the newest checkpoint), last, best (lowest "
+                  "validation loss), a checkpoint name (epoch-3) or a .safetensors file")
+      ->capture_default_str();
+  sub->add_option("--model", a.model, "Fail unless the run's model is this one")
+      ->check(CLI::IsMember(model_names()));
+  sub->add_option("--device", a.device, "Ember device")->capture_default_str();
+  sub->add_option("--data-dir", a.data_dir,
+                  "Folder of the dataset's IDX files (default: the one the run used)");
+  sub->add_option("--batch-size", a.batch_size, "Images per batch")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{65536}))
+      ->capture_default_str();
+  sub->add_option("--limit", a.limit, "Evaluate only the first N test images (0: all)")
+      ->capture_default_str();
+  sub->add_option("--threads", a.threads, "CPU kernel threads")->check(CLI::Range(1, 1024));
+  return sub;
+}
+
+int run_eval(const EvalArgs& a) {
+  set_threads(a.threads);
+  const fs::path dir = a.run_dir;
+  RunConfig cfg = RunConfig::load(dir);
+  if (!a.data_dir.empty()) cfg.data.dir = fs::absolute(a.data_dir).string();
+  const Device device = parse_device(a.device).without_autodiff();
+  return with_trained_model(
+      dir, cfg, a.checkpoint, a.model, device, [&](auto& model, const ModelFile& file) {
+        auto test = load_split(cfg.data, data::Split::Test, a.limit);
+        auto loader =
+            data::DataLoaderBuilder(NormalizingBatcher(device, cfg.data.mean, cfg.data.std))
+                .batch_size(a.batch_size)
+                .num_workers(1)
+                .build(test);
+        std::cout << "ember eval: " << cfg.model.name << " of " << dir.string() << " ("
+                  << file.description << ") on " << test->len() << " " << cfg.data.name
+                  << " test images\n";
+        using M = std::remove_cvref_t<decltype(model)>;
+        auto step = [](const M& m, const data::ImageBatch<>& b) {
+          auto logits = m.forward(b.images);
+          auto loss =
+              nn::CrossEntropyLossConfig{}.init(b.images.device()).forward(logits, b.targets);
+          return train::ClassificationOutput<Dispatch>{loss, logits, b.targets};
+        };
+        const auto report = train::Evaluator(model, step)
+                                .class_names(cfg.data.classes)
+                                .output_dir(dir)
+                                .eval(loader);
+        nlohmann::json per_class = nlohmann::json::array();
+        for (std::size_t c = 0; c < report.confusion.num_classes(); ++c) {
+          per_class.push_back({{"class", cfg.data.classes.at(c)},
+                               {"precision", report.confusion.precision(c)},
+                               {"recall", report.confusion.recall(c)},
+                               {"f1", report.confusion.f1(c)},
+                               {"support", report.confusion.support(c)}});
+        }
+        const nlohmann::json out = {{"accuracy", report.accuracy()},
+                                    {"loss", report.loss ? nlohmann::json(*report.loss) : nullptr},
+                                    {"items", report.num_items},
+                                    {"model_file", file.path.string()},
+                                    {"checkpoint", file.description},
+                                    {"per_class", per_class}};
+        store::write_file_atomic(dir / "eval.json", out.dump(2) + "\n");
+        std::cout << "Test accuracy: " << train::format_value(100.0 * report.accuracy(), "%")
+                  << " (" << report.num_items << " images, " << file.description
+                  << "); confusion matrix: " << (dir / "confusion_matrix.csv").string()
+                  << std::endl;
+        return 0;
+      });
+}
+
+}  // namespace ember::cli

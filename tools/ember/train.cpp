@@ -1,0 +1,373 @@
+// `ember train`: trains a built-in model on Fashion-MNIST or MNIST with the Learner.
+#include "ember/train/train.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <map>
+
+#include "commands.hpp"
+#include "ember/cpu/cpu.hpp"
+#include "ember/data/loader.hpp"
+#include "ember/optim/optim.hpp"
+#include "optimizer.hpp"
+
+namespace ember::cli {
+
+namespace fs = std::filesystem;
+
+Device parse_device(const std::string& text) {
+  try {
+    return Device::parse(text);
+  } catch (const Error& e) {
+    throw CliError("--device " + text + ": " + first_line(e.what()));
+  }
+}
+
+void set_threads(int n) {
+  if (n > 0) Cpu::set_num_threads(n);
+}
+
+namespace {
+CLI::Validator number_check(bool allow_zero) {
+  return CLI::Validator(
+      [allow_zero](std::string& text) -> std::string {
+        double v = 0;
+        if (!CLI::detail::lexical_cast(text, v) || !std::isfinite(v)) {
+          return "'" + text + "' is not a number";
+        }
+        if (v < 0 || (v == 0 && !allow_zero)) {
+          return "must be " + std::string(allow_zero ? ">= 0" : "> 0") + ", got " + text;
+        }
+        return {};
+      },
+      allow_zero ? "NONNEGATIVE" : "POSITIVE");
+}
+}  // namespace
+
+CLI::Validator positive_number() {
+  return number_check(false);
+}
+CLI::Validator non_negative_number() {
+  return number_check(true);
+}
+
+CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
+  CLI::App* sub = app.add_subcommand(
+      "train", "Train a built-in model (default: the CNN on Fashion-MNIST) into a run directory");
+  sub->add_option("--dataset", a.dataset,
+                  "fashion-mnist or mnist, optionally followed by the folder of its IDX files")
+      ->expected(1, 2)
+      ->capture_default_str();
+  sub->add_option("--model", a.model, "Built-in model")
+      ->check(CLI::IsMember(model_names()))
+      ->capture_default_str();
+  sub->add_option("--epochs", a.epochs, "Epochs to train")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{100000}))
+      ->capture_default_str();
+  sub->add_option("--batch-size", a.batch_size, "Images per batch")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{65536}))
+      ->capture_default_str();
+  sub->add_option("--optimizer", a.optimizer, "Optimizer")
+      ->check(CLI::IsMember({"adam", "adamw", "sgd"}))
+      ->capture_default_str();
+  sub->add_option("--lr", a.lr, "Peak learning rate")
+      ->check(positive_number())
+      ->capture_default_str();
+  sub->add_option("--weight-decay", a.weight_decay,
+                  "Weight decay (decoupled for adamw, an L2 penalty otherwise)")
+      ->check(non_negative_number())
+      ->capture_default_str();
+  sub->add_option("--schedule", a.schedule,
+                  "Learning-rate schedule: constant, cosine (to 0 at the end) or step")
+      ->check(CLI::IsMember({"constant", "cosine", "step"}))
+      ->capture_default_str();
+  sub->add_option("--warmup", a.warmup_epochs,
+                  "Epochs of linear warmup from lr/100 (fractions allowed)")
+      ->check(non_negative_number())
+      ->capture_default_str();
+  sub->add_option("--step-epochs", a.step_epochs, "step schedule: epochs between decays")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{100000}))
+      ->capture_default_str();
+  sub->add_option("--step-gamma", a.step_gamma, "step schedule: factor of each decay")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  sub->add_flag("--augment,!--no-augment", a.augment,
+                "Random crops (padding 2) and horizontal flips of the training images")
+      ->capture_default_str();
+  sub->add_option("--seed", a.seed, "Seed of initialisation, shuffling, dropout, augmentation")
+      ->capture_default_str();
+  sub->add_option("--limit", a.limit, "Use only the first N training images (0: all)")
+      ->capture_default_str();
+  sub->add_option("--valid-size", a.valid_size,
+                  "Training images held out for validation (at most a tenth of them)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30))
+      ->capture_default_str();
+  sub->add_option("--device", a.device, "Ember device (cpu, cpu+autodiff, ...)")
+      ->capture_default_str();
+  sub->add_option("--run-dir", a.run_dir, "Run directory (default: runs/<dataset>-<model>)");
+  sub->add_flag("--resume", a.resume,
+                "Continue the run in --run-dir from its newest checkpoint, with its settings");
+  sub->add_flag("--overwrite", a.overwrite, "Replace a run already in --run-dir");
+  sub->add_option("--workers", a.workers, "Threads preparing batches")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{64}))
+      ->capture_default_str();
+  sub->add_option("--threads", a.threads,
+                  "CPU kernel threads (default: EMBER_NUM_THREADS or all cores)")
+      ->check(CLI::Range(1, 1024));
+  sub->add_option("--keep", a.keep, "Epoch checkpoints to keep besides the best")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{100000}))
+      ->capture_default_str();
+  sub->add_flag("--no-tui", a.no_tui, "Plain progress lines instead of the dashboard");
+  return sub;
+}
+
+namespace {
+
+/// The options whose values must match a run being resumed: option name -> JSON pointer
+/// into RunConfig::to_json().
+const std::map<std::string, std::string>& resume_checked_options() {
+  static const std::map<std::string, std::string> m = {{"--model", "/model/name"},
+                                                       {"--epochs", "/train/epochs"},
+                                                       {"--batch-size", "/train/batch_size"},
+                                                       {"--optimizer", "/train/optimizer"},
+                                                       {"--lr", "/train/lr"},
+                                                       {"--weight-decay", "/train/weight_decay"},
+                                                       {"--schedule", "/train/schedule"},
+                                                       {"--warmup", "/train/warmup_epochs"},
+                                                       {"--step-epochs", "/train/step_epochs"},
+                                                       {"--step-gamma", "/train/step_gamma"},
+                                                       {"--augment", "/train/augment"},
+                                                       {"--seed", "/train/seed"},
+                                                       {"--limit", "/data/limit"},
+                                                       {"--valid-size", "/data/valid_size"},
+                                                       {"--dataset", "/data/name"}};
+  return m;
+}
+
+/// The run configuration the options describe.
+RunConfig config_from_args(const TrainArgs& a) {
+  RunConfig c;
+  c.data = dataset_defaults(a.dataset.at(0));
+  if (a.dataset.size() > 1) c.data.dir = fs::absolute(a.dataset[1]).string();
+  c.data.limit = a.limit;
+  c.data.valid_size = a.valid_size;
+  c.model = ModelSpec::defaults(a.model, c.data.channels, c.data.size,
+                                static_cast<std::int64_t>(c.data.classes.size()));
+  c.train = {.epochs = a.epochs,
+             .batch_size = a.batch_size,
+             .optimizer = a.optimizer,
+             .lr = a.lr,
+             .weight_decay = a.weight_decay,
+             .schedule = a.schedule,
+             .warmup_epochs = a.warmup_epochs,
+             .step_epochs = a.step_epochs,
+             .step_gamma = a.step_gamma,
+             .augment = a.augment,
+             .seed = a.seed};
+  return c;
+}
+
+/// A run directory holds a run when it has a run.json, checkpoints or logs.
+bool holds_run(const fs::path& dir) {
+  std::error_code ec;
+  for (const char* f : {"run.json", "checkpoints", "train.jsonl", "model.safetensors"}) {
+    if (fs::exists(dir / f, ec)) return true;
+  }
+  return false;
+}
+
+/// The settings of the run to train: a fresh one from the options, or the saved one on
+/// resume (options given on the command line must agree with it).
+RunConfig prepare_run(const TrainArgs& a, const CLI::App& sub, const fs::path& dir) {
+  RunConfig wanted = config_from_args(a);
+  std::error_code ec;
+  if (a.resume && fs::exists(run_file(dir), ec)) {
+    RunConfig saved = RunConfig::load(dir);
+    const nlohmann::json have = saved.to_json(), want = wanted.to_json();
+    for (const auto& [option, pointer] : resume_checked_options()) {
+      const nlohmann::json::json_pointer p(pointer);
+      if (sub.count(option) > 0 && have.at(p) != want.at(p)) {
+        throw CliError("cannot resume " + dir.string() + ": " + option + " " + want.at(p).dump() +
+                       " differs from the run's " + have.at(p).dump() +
+                       " (run.json); a resumed run keeps its settings");
+      }
+    }
+    if (a.dataset.size() > 1) saved.data.dir = wanted.data.dir;
+    return saved;
+  }
+  if (!a.resume && holds_run(dir)) {
+    if (!a.overwrite) {
+      throw CliError(dir.string() +
+                     " already holds a run: continue it with --resume, replace it with "
+                     "--overwrite, or choose another --run-dir");
+    }
+    for (const char* f : {"run.json", "model.safetensors", "eval.json", "confusion_matrix.csv"}) {
+      fs::remove(dir / f, ec);
+    }
+  }
+  if (a.resume && holds_run(dir)) {
+    throw CliError(dir.string() +
+                   " holds checkpoints or logs but no run.json: it was not "
+                   "written by `ember train`");
+  }
+  return wanted;
+}
+
+/// The learning-rate schedule over the run's optimizer steps.
+optim::LrScheduler make_scheduler(const TrainSettings& t, std::size_t batches_per_epoch) {
+  const auto total = static_cast<std::int64_t>(t.epochs * batches_per_epoch);
+  const auto warm = static_cast<std::int64_t>(
+      std::llround(t.warmup_epochs * static_cast<double>(batches_per_epoch)));
+  if (warm >= total) {
+    throw CliError("--warmup " + std::to_string(t.warmup_epochs) +
+                   " epochs is not shorter than the run");
+  }
+  const double start = t.lr / 100;
+  if (t.schedule == "cosine") {
+    return optim::CosineAnnealingLrSchedulerConfig{.initial_lr = t.lr,
+                                                   .num_iters = total - warm,
+                                                   .min_lr = 0.0,
+                                                   .warmup_iters = warm,
+                                                   .warmup_initial_lr = start}
+        .init();
+  }
+  optim::LrSchedulerConfig main = optim::ConstantLrSchedulerConfig{.lr = t.lr};
+  if (t.schedule == "step") {
+    main = optim::StepLrSchedulerConfig{
+        .initial_lr = t.lr,
+        .step_size = static_cast<std::int64_t>(t.step_epochs * batches_per_epoch),
+        .gamma = t.step_gamma};
+  } else if (t.schedule != "constant") {
+    throw CliError("unknown schedule '" + t.schedule + "' (constant, cosine, step)");
+  }
+  if (warm == 0) return main.init();
+  return optim::SequentialLrSchedulerConfig{
+      .schedulers = {optim::LinearLrSchedulerConfig{
+                         .initial_lr = start, .final_lr = t.lr, .num_iters = warm},
+                     main},
+      .milestones = {warm}}
+      .init();
+}
+
+/// The train step and the valid step: cross-entropy over the logits.
+train::ClassificationOutput<Dispatch> classify(const auto& model, const data::ImageBatch<>& b) {
+  auto logits = model.forward(b.images);
+  auto loss = nn::CrossEntropyLossConfig{}.init(b.images.device()).forward(logits, b.targets);
+  return {loss, logits, b.targets};
+}
+
+/// Everything fit() needs besides the model.
+struct Job {
+  const RunConfig& config;
+  const TrainArgs& args;
+  fs::path dir;
+  Device device;
+  std::vector<data::DatasetPtr<data::ImageU8>> parts;  // {train, valid}
+};
+
+template <class M>
+int fit(M model, const Job& job) {
+  const RunConfig& cfg = job.config;
+  const TrainSettings& t = cfg.train;
+  const auto& parts = job.parts;
+  const Device plain = job.device.without_autodiff();
+
+  auto train_builder =
+      data::DataLoaderBuilder(NormalizingBatcher(job.device, cfg.data.mean, cfg.data.std))
+          .batch_size(t.batch_size)
+          .shuffle(t.seed)
+          .num_workers(job.args.workers);
+  if (t.augment) {
+    const auto size = static_cast<std::size_t>(cfg.data.size);
+    train_builder.augment(
+        [size](data::ImageU8 im, data::Rng& rng) {
+          return data::HorizontalFlip{0.5}(data::RandomCrop{size, size, 2}(im, rng), rng);
+        },
+        t.seed);
+  }
+  auto train_loader = train_builder.build(parts[0]);
+  auto valid_loader =
+      data::DataLoaderBuilder(NormalizingBatcher(plain, cfg.data.mean, cfg.data.std))
+          .batch_size(std::max<std::size_t>(t.batch_size, 256))
+          .num_workers(job.args.workers)
+          .build(parts[1]);
+
+  const std::size_t nb = train_loader.num_batches();
+  std::cout << "ember train: " << cfg.model.name << " (" << nn::num_params(model)
+            << " parameters) on " << cfg.data.name << ": " << parts[0]->len() << " train / "
+            << parts[1]->len() << " valid images, " << t.epochs << " epochs of " << nb
+            << " batches of " << t.batch_size << ", " << t.optimizer << " lr " << t.lr << " "
+            << t.schedule << (t.augment ? ", augmented" : "") << ", device "
+            << job.device.to_string() << ", " << Cpu::num_threads() << " threads\n"
+            << "run directory: " << job.dir.string() << std::endl;
+
+  using Batch = data::ImageBatch<>;
+  auto learner =
+      train::LearnerBuilder(std::move(model), AnyOptimizer(t.optimizer, t.weight_decay),
+                            train_loader, valid_loader)
+          .train_step([](M& m, Batch& b) { return classify(m, b); })
+          .valid_step([](const M& m, Batch& b) { return classify(m, b); })
+          .lr_scheduler(make_scheduler(t, nb))
+          .metric(train::LossMetric{})
+          .metric(train::AccuracyMetric{})
+          .metric(train::LearningRateMetric{})
+          .metric(train::ThroughputMetric{})
+          .metric(train::CpuMemoryMetric{})
+          .num_epochs(t.epochs)
+          .seed(t.seed)
+          .run_dir(job.dir)
+          .checkpoints(job.args.keep)
+          .resume(job.args.resume)
+          .overwrite(job.args.overwrite)
+          .model_config(cfg.model.to_json())
+          .renderer(job.args.no_tui ? train::RendererKind::Text : train::RendererKind::Auto)
+          .build();
+
+  const auto start = std::chrono::steady_clock::now();
+  M trained = learner.fit();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  const auto reason = learner.stop_reason();
+  const auto& history = learner.history();
+  const std::size_t last = history.last_epoch();
+  const auto acc = history.value(train::Split::Valid, "Accuracy", last);
+  if (reason == train::StopReason::Interrupted) {
+    std::cout << "Stopped after " << train::format_duration(seconds) << "; checkpoint "
+              << learner.last_checkpoint().string() << ". Continue with: ember train --resume "
+              << "--run-dir " << job.dir.string() << std::endl;
+    return 0;
+  }
+  const fs::path final_model = job.dir / "model.safetensors";
+  nn::save(trained, final_model,
+           {{"config", cfg.model.to_json().dump()}, {"ember.epoch", std::to_string(last)}});
+  std::cout << "Trained " << last << " epochs in " << train::format_duration(seconds);
+  if (acc) std::cout << "; validation accuracy " << train::format_value(*acc, "%");
+  std::cout << ".\nFinal model: " << final_model.string() << "\nTest it: ember eval "
+            << job.dir.string() << std::endl;
+  return 0;
+}
+
+}  // namespace
+
+int run_train(const TrainArgs& a, const CLI::App& sub) {
+  if (a.dataset.empty()) throw CliError("--dataset needs a name");
+  dataset_defaults(a.dataset[0]);  // rejects an unknown name before anything else
+  const fs::path dir =
+      a.run_dir.empty() ? fs::path("runs") / (a.dataset[0] + "-" + a.model) : fs::path(a.run_dir);
+  Device device = parse_device(a.device);
+  if (!device.is_autodiff()) device = device.autodiff();
+  set_threads(a.threads);
+  RunConfig cfg = prepare_run(a, sub, dir);
+  // Load the data before writing anything, so a missing dataset leaves no run behind.
+  auto parts = train_valid_split(cfg.data, cfg.train.seed);
+  cfg.data.train_items = parts[0]->len();
+  cfg.data.valid_items = parts[1]->len();
+  cfg.save(dir);
+  Dispatch::seed(cfg.train.seed);  // the initial weights depend only on the seed
+  const Job job{cfg, a, dir, device, std::move(parts)};
+  return with_model(cfg.model, device, [&](auto model) { return fit(std::move(model), job); });
+}
+
+}  // namespace ember::cli
