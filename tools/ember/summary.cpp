@@ -80,7 +80,7 @@ int run_summary(const SummaryArgs& a) {
   os << "\n";
   if (fs::is_regular_file(dir / "eval.json", ec)) {
     try {
-      const auto j = nlohmann::json::parse(nn::detail::read_text(dir / "eval.json"));
+      const auto j = nlohmann::json::parse(nn::detail::read_text(dir / "eval.json", "ember summary"));
       os << "Test accuracy: " << train::format_value(100.0 * j.at("accuracy").get<double>(), "%")
          << " (" << j.at("items").get<std::size_t>() << " images, "
          << j.at("checkpoint").get<std::string>() << "; `ember eval`)\n";
