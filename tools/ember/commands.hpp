@@ -26,7 +26,11 @@ struct TrainArgs {
   double warmup_epochs = TrainSettings{}.warmup_epochs;
   std::size_t step_epochs = TrainSettings{}.step_epochs;
   double step_gamma = TrainSettings{}.step_gamma;
-  bool augment = TrainSettings{}.augment;
+  std::string augment = TrainSettings{}.augment;
+  double label_smoothing = TrainSettings{}.label_smoothing;
+  std::vector<std::int64_t> channels{};  // cnn: the two conv widths (empty: the default)
+  std::vector<std::int64_t> hidden{};    // cnn: one classifier width; mlp: the hidden widths
+  double dropout = -1;                   // < 0: the model's default
   std::uint64_t seed = TrainSettings{}.seed;
   std::size_t limit = 0;
   std::size_t valid_size = DataSettings{}.valid_size;

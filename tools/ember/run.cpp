@@ -60,7 +60,8 @@ RunConfig RunConfig::load(const fs::path& dir) {
   }
   nlohmann::json j;
   try {
-    j = nn::detail::parse_json(nn::detail::read_text(file, "ember: reading run.json"), file.string());
+    j = nn::detail::parse_json(nn::detail::read_text(file, "ember: reading run.json"),
+                               file.string());
   } catch (const Error& e) {
     throw CliError(first_line(e.what()));
   }

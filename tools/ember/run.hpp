@@ -75,12 +75,15 @@ struct TrainSettings {
   double warmup_epochs = 0.0;
   std::size_t step_epochs = 2;
   double step_gamma = 0.1;
-  /// Random crop (padding 2) and horizontal flip of the training images.
-  bool augment = false;
+  /// Augmentation of the training images: "none", "flip" (horizontal flip with probability
+  /// 0.5) or "crop-flip" (random 28x28 crop of the image padded by 2, then the flip).
+  std::string augment = "none";
+  /// Label smoothing of the cross-entropy loss, in [0, 1) (0: plain cross-entropy).
+  double label_smoothing = 0.0;
   std::uint64_t seed = 42;
 };
 EMBER_CONFIG(TrainSettings, epochs, batch_size, optimizer, lr, weight_decay, schedule,
-             warmup_epochs, step_epochs, step_gamma, augment, seed)
+             warmup_epochs, step_epochs, step_gamma, augment, label_smoothing, seed)
 
 /// Everything that defines a run; saved as `<run>/run.json`.
 struct RunConfig {

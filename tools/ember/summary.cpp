@@ -40,7 +40,8 @@ int run_summary(const SummaryArgs& a) {
      << ", " << t.schedule << " schedule"
      << (t.warmup_epochs > 0 ? " after " + train::format_value(t.warmup_epochs) + " warmup epochs"
                              : "")
-     << ", augmentation " << (t.augment ? "on" : "off") << ", seed " << t.seed << "\n";
+     << ", augmentation " << t.augment << ", label smoothing " << t.label_smoothing << ", seed "
+     << t.seed << "\n";
 
   const auto history = train::MetricHistory::read_logs(dir);
   const std::size_t done = history.last_epoch();
@@ -80,7 +81,8 @@ int run_summary(const SummaryArgs& a) {
   os << "\n";
   if (fs::is_regular_file(dir / "eval.json", ec)) {
     try {
-      const auto j = nlohmann::json::parse(nn::detail::read_text(dir / "eval.json", "ember summary"));
+      const auto j =
+          nlohmann::json::parse(nn::detail::read_text(dir / "eval.json", "ember summary"));
       os << "Test accuracy: " << train::format_value(100.0 * j.at("accuracy").get<double>(), "%")
          << " (" << j.at("items").get<std::size_t>() << " images, "
          << j.at("checkpoint").get<std::string>() << "; `ember eval`)\n";

@@ -92,9 +92,25 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
   sub->add_option("--step-gamma", a.step_gamma, "step schedule: factor of each decay")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
-  sub->add_flag("--augment,!--no-augment", a.augment,
-                "Random crops (padding 2) and horizontal flips of the training images")
+  sub->add_option("--augment", a.augment,
+                  "Training-image augmentation: none, flip (horizontal, p = 0.5) or crop-flip "
+                  "(random crop of the image padded by 2, then the flip)")
+      ->check(CLI::IsMember({"none", "flip", "crop-flip"}))
       ->capture_default_str();
+  sub->add_option("--label-smoothing", a.label_smoothing,
+                  "Label smoothing of the cross-entropy loss, in [0, 1)")
+      ->check(CLI::Range(0.0, 0.999))
+      ->capture_default_str();
+  sub->add_option("--channels", a.channels, "cnn: the widths of its two conv blocks (e.g. 32 64)")
+      ->expected(2)
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{4096}));
+  sub->add_option("--hidden", a.hidden,
+                  "cnn: the width of its hidden Linear layer; mlp: the widths of its hidden "
+                  "layers (e.g. 512 256)")
+      ->expected(1, 16)
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
+  sub->add_option("--dropout", a.dropout, "Dropout probability of the model's classifier")
+      ->check(CLI::Range(0.0, 1.0));
   sub->add_option("--seed", a.seed, "Seed of initialisation, shuffling, dropout, augmentation")
       ->capture_default_str();
   sub->add_option("--limit", a.limit, "Use only the first N training images (0: all)")
@@ -127,21 +143,26 @@ namespace {
 /// The options whose values must match a run being resumed: option name -> JSON pointer
 /// into RunConfig::to_json().
 const std::map<std::string, std::string>& resume_checked_options() {
-  static const std::map<std::string, std::string> m = {{"--model", "/model/name"},
-                                                       {"--epochs", "/train/epochs"},
-                                                       {"--batch-size", "/train/batch_size"},
-                                                       {"--optimizer", "/train/optimizer"},
-                                                       {"--lr", "/train/lr"},
-                                                       {"--weight-decay", "/train/weight_decay"},
-                                                       {"--schedule", "/train/schedule"},
-                                                       {"--warmup", "/train/warmup_epochs"},
-                                                       {"--step-epochs", "/train/step_epochs"},
-                                                       {"--step-gamma", "/train/step_gamma"},
-                                                       {"--augment", "/train/augment"},
-                                                       {"--seed", "/train/seed"},
-                                                       {"--limit", "/data/limit"},
-                                                       {"--valid-size", "/data/valid_size"},
-                                                       {"--dataset", "/data/name"}};
+  static const std::map<std::string, std::string> m = {
+      {"--model", "/model/name"},
+      {"--epochs", "/train/epochs"},
+      {"--batch-size", "/train/batch_size"},
+      {"--optimizer", "/train/optimizer"},
+      {"--lr", "/train/lr"},
+      {"--weight-decay", "/train/weight_decay"},
+      {"--schedule", "/train/schedule"},
+      {"--warmup", "/train/warmup_epochs"},
+      {"--step-epochs", "/train/step_epochs"},
+      {"--step-gamma", "/train/step_gamma"},
+      {"--augment", "/train/augment"},
+      {"--label-smoothing", "/train/label_smoothing"},
+      {"--channels", "/model/config"},
+      {"--hidden", "/model/config"},
+      {"--dropout", "/model/config"},
+      {"--seed", "/train/seed"},
+      {"--limit", "/data/limit"},
+      {"--valid-size", "/data/valid_size"},
+      {"--dataset", "/data/name"}};
   return m;
 }
 
@@ -154,6 +175,23 @@ RunConfig config_from_args(const TrainArgs& a) {
   c.data.valid_size = a.valid_size;
   c.model = ModelSpec::defaults(a.model, c.data.channels, c.data.size,
                                 static_cast<std::int64_t>(c.data.classes.size()));
+  nlohmann::json& mc = c.model.config;
+  if (!a.channels.empty()) {
+    if (a.model != "cnn") throw CliError("--channels applies to the cnn model only");
+    mc["channels"] = a.channels;
+  }
+  if (!a.hidden.empty()) {
+    if (a.model == "cnn" && a.hidden.size() != 1) {
+      throw CliError("--hidden: the cnn has one hidden Linear layer, got " +
+                     std::to_string(a.hidden.size()) + " widths");
+    }
+    if (a.model == "cnn") {
+      mc["d_hidden"] = a.hidden[0];
+    } else {
+      mc["hidden"] = a.hidden;
+    }
+  }
+  if (a.dropout >= 0) mc["dropout"] = a.dropout;
   c.train = {.epochs = a.epochs,
              .batch_size = a.batch_size,
              .optimizer = a.optimizer,
@@ -164,6 +202,7 @@ RunConfig config_from_args(const TrainArgs& a) {
              .step_epochs = a.step_epochs,
              .step_gamma = a.step_gamma,
              .augment = a.augment,
+             .label_smoothing = a.label_smoothing,
              .seed = a.seed};
   return c;
 }
@@ -250,10 +289,14 @@ optim::LrScheduler make_scheduler(const TrainSettings& t, std::size_t batches_pe
       .init();
 }
 
-/// The train step and the valid step: cross-entropy over the logits.
-train::ClassificationOutput<Dispatch> classify(const auto& model, const data::ImageBatch<>& b) {
+/// The train step and the valid step: cross-entropy over the logits, with label smoothing
+/// `smoothing` (0 for the validation loss, which is then comparable across runs).
+train::ClassificationOutput<Dispatch> classify(const auto& model, const data::ImageBatch<>& b,
+                                               double smoothing) {
   auto logits = model.forward(b.images);
-  auto loss = nn::CrossEntropyLossConfig{}.init(b.images.device()).forward(logits, b.targets);
+  nn::CrossEntropyLossConfig loss_config;
+  if (smoothing > 0) loss_config.smoothing = smoothing;
+  auto loss = loss_config.init(b.images.device()).forward(logits, b.targets);
   return {loss, logits, b.targets};
 }
 
@@ -278,13 +321,19 @@ int fit(M model, const Job& job) {
           .batch_size(t.batch_size)
           .shuffle(t.seed)
           .num_workers(job.args.workers);
-  if (t.augment) {
+  if (t.augment == "crop-flip") {
     const auto size = static_cast<std::size_t>(cfg.data.size);
     train_builder.augment(
         [size](data::ImageU8 im, data::Rng& rng) {
           return data::HorizontalFlip{0.5}(data::RandomCrop{size, size, 2}(im, rng), rng);
         },
         t.seed);
+  } else if (t.augment == "flip") {
+    train_builder.augment(
+        [](data::ImageU8 im, data::Rng& rng) { return data::HorizontalFlip{0.5}(im, rng); },
+        t.seed);
+  } else if (t.augment != "none") {
+    throw CliError("unknown augmentation '" + t.augment + "' (none, flip, crop-flip)");
   }
   auto train_loader = train_builder.build(parts[0]);
   auto valid_loader =
@@ -298,16 +347,20 @@ int fit(M model, const Job& job) {
             << " parameters) on " << cfg.data.name << ": " << parts[0]->len() << " train / "
             << parts[1]->len() << " valid images, " << t.epochs << " epochs of " << nb
             << " batches of " << t.batch_size << ", " << t.optimizer << " lr " << t.lr << " "
-            << t.schedule << (t.augment ? ", augmented" : "") << ", device "
-            << job.device.to_string() << ", " << Cpu::num_threads() << " threads\n"
+            << t.schedule << (t.augment != "none" ? ", augment " + t.augment : std::string())
+            << (t.label_smoothing > 0
+                    ? ", label smoothing " + train::format_value(t.label_smoothing, "")
+                    : std::string())
+            << ", device " << job.device.to_string() << ", " << Cpu::num_threads() << " threads\n"
             << "run directory: " << job.dir.string() << std::endl;
 
   using Batch = data::ImageBatch<>;
   auto learner =
       train::LearnerBuilder(std::move(model), AnyOptimizer(t.optimizer, t.weight_decay),
                             train_loader, valid_loader)
-          .train_step([](M& m, Batch& b) { return classify(m, b); })
-          .valid_step([](const M& m, Batch& b) { return classify(m, b); })
+          .train_step(
+              [smoothing = t.label_smoothing](M& m, Batch& b) { return classify(m, b, smoothing); })
+          .valid_step([](const M& m, Batch& b) { return classify(m, b, 0.0); })
           .lr_scheduler(make_scheduler(t, nb))
           .metric(train::LossMetric{})
           .metric(train::AccuracyMetric{})
