@@ -268,3 +268,80 @@ TEST_F(CliTest, MissingRunsAndCheckpointsAreReported) {
 
 }  // namespace
 }  // namespace ember::cli::testing
+
+namespace ember::cli::testing {
+namespace {
+
+TEST_F(CliTest, ModelAndTrainingOptionsAreRecordedAndChecked) {
+  // A wider CNN with flips and label smoothing: run.json records every choice, and the model
+  // has the parameters those widths give (hand count below).
+  const fs::path dir = tmp_->path() / "options";
+  const Result r = ember({"train",
+                          "--dataset",
+                          "fashion-mnist",
+                          data_dir_.string(),
+                          "--epochs",
+                          "1",
+                          "--limit",
+                          "600",
+                          "--no-tui",
+                          "--run-dir",
+                          dir.string(),
+                          "--channels",
+                          "8",
+                          "16",
+                          "--hidden",
+                          "24",
+                          "--dropout",
+                          "0.5",
+                          "--augment",
+                          "flip",
+                          "--label-smoothing",
+                          "0.1"});
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const auto run = nlohmann::json::parse(slurp(dir / "run.json"));
+  EXPECT_EQ(run["model"]["config"]["channels"], nlohmann::json({8, 16}));
+  EXPECT_EQ(run["model"]["config"]["d_hidden"], 24);
+  EXPECT_EQ(run["model"]["config"]["dropout"], 0.5);
+  EXPECT_EQ(run["train"]["augment"], "flip");
+  EXPECT_EQ(run["train"]["label_smoothing"], 0.1);
+  // conv1 1*8*9+8, bn1 2*8, conv2 8*16*9+16, bn2 2*16, fc1 16*7*7*24+24, fc2 24*10+10.
+  const std::size_t params = (72 + 8) + 16 + (1152 + 16) + 32 + (18816 + 24) + (240 + 10);
+  EXPECT_NE(r.out.find("cnn (" + std::to_string(params) + " parameters)"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("augment flip, label smoothing 0.1"), std::string::npos) << r.out;
+  // The same run without label smoothing trains on another loss: its first batches see the
+  // same images and weights, so only the smoothing makes the logged train losses differ.
+  const fs::path plain = tmp_->path() / "options-plain";
+  ASSERT_EQ(ember({"train",     "--dataset", "fashion-mnist", data_dir_.string(),
+                   "--epochs",  "1",         "--limit",       "600",
+                   "--no-tui",  "--run-dir", plain.string(),  "--channels",
+                   "8",         "16",        "--hidden",      "24",
+                   "--dropout", "0.5",       "--augment",     "flip"})
+                .status,
+            0);
+  const auto first_loss = [](const fs::path& log) {
+    std::smatch m;
+    const std::string text = slurp(log);
+    EXPECT_TRUE(std::regex_search(
+        text, m, std::regex(R"re("epoch":1,"metric":"Loss","value":([0-9.eE+-]+))re")))
+        << text;
+    return m.empty() ? 0.0 : std::stod(m[1].str());
+  };
+  EXPECT_NE(first_loss(dir / "train.jsonl"), first_loss(plain / "train.jsonl"));
+
+  // Resuming with other model widths is refused; the options apply to the right model only.
+  expect_error(
+      ember({"train", "--resume", "--run-dir", dir.string(), "--hidden", "32", "--no-tui"}), 1,
+      {"cannot resume", "--hidden"});
+  expect_error(ember({"train", "--model", "mlp", "--channels", "8", "16"}), 1,
+               {"--channels applies to the cnn model only"});
+  expect_error(ember({"train", "--hidden", "64", "32"}), 1, {"--hidden", "one hidden Linear"});
+  expect_error(ember({"train", "--augment", "rotate"}), 2, {"--augment", "rotate"});
+  expect_error(ember({"train", "--label-smoothing", "1"}), 2, {"--label-smoothing"});
+  expect_error(ember({"train", "--channels", "8"}), 2, {"--channels"});
+  expect_error(ember({"train", "--dropout", "1.5"}), 2, {"--dropout"});
+}
+
+}  // namespace
+}  // namespace ember::cli::testing
