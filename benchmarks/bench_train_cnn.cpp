@@ -1,7 +1,7 @@
 // Training-step benchmark of the default Fashion-MNIST CNN (issue 5) on Autodiff<Cpu>.
 //
 // Model: Conv2d(1->32, 3x3, pad 1) - BatchNorm2d - ReLU - MaxPool2d(2) - Conv2d(32->64, 3x3,
-// pad 1) - BatchNorm2d - ReLU - MaxPool2d(2) - flatten - Linear(3136->128) - ReLU - Dropout(0.5)
+// pad 1) - BatchNorm2d - ReLU - MaxPool2d(2) - flatten - Linear(3136->128) - ReLU - Dropout(0.25)
 // - Linear(128->10), cross-entropy over class indices, Adam (lr 1e-3).
 //
 // BM_train_step/batch:N   forward + backward + Adam update of one batch of N random 28x28
@@ -104,7 +104,7 @@ struct Cnn {
                nn::BatchNormConfig{.num_features = 64}.template init<B>(d),
                nn::LinearConfig{.d_input = 3136, .d_output = 128}.template init<B>(d),
                nn::LinearConfig{.d_input = 128, .d_output = 10}.template init<B>(d),
-               nn::DropoutConfig{.prob = 0.5}.init(),
+               nn::DropoutConfig{.prob = 0.25}.init(),
                nn::MaxPool2dConfig{.kernel_size = {2, 2}}.init()};
   }
 };

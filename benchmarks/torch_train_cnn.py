@@ -30,7 +30,7 @@ class Cnn(nn.Module):
         self.bn2 = nn.BatchNorm2d(64)
         self.fc1 = nn.Linear(3136, 128)
         self.fc2 = nn.Linear(128, 10)
-        self.dropout = nn.Dropout(0.5)
+        self.dropout = nn.Dropout(0.25)
 
     def forward(self, x):
         h = F.max_pool2d(F.relu(self.bn1(self.conv1(x))), 2)
