@@ -29,6 +29,7 @@ CLI::App* add_eval_command(CLI::App& app, EvalArgs& a) {
       ->check(CLI::Range(std::size_t{1}, std::size_t{65536}))
       ->capture_default_str();
   sub->add_option("--limit", a.limit, "Evaluate only the first N test images (0: all)")
+      ->check(whole_number())
       ->capture_default_str();
   sub->add_option("--threads", a.threads, "CPU kernel threads")->check(CLI::Range(1, 1024));
   return sub;
