@@ -267,6 +267,17 @@ TEST_F(CliTest, ANewRunThatCannotStartLeavesNothingBehind) {
   }
 }
 
+TEST_F(CliTest, ARunDirectoryThatIsAFileIsReported) {
+  const fs::path file = tmp_->path() / "a-file";
+  std::ofstream(file) << "not a folder";
+  for (const fs::path& dir : {file, file / "run"}) {
+    expect_error(ember({"train", "--dataset", "fashion-mnist", data_dir_.string(), "--limit", "200",
+                        "--epochs", "1", "--no-tui", "--run-dir", dir.string()}),
+                 1, {"cannot create the run directory " + dir.string(), "Not a directory"});
+  }
+  EXPECT_EQ(slurp(file), "not a folder");
+}
+
 TEST_F(CliTest, ResumeReadsModelOptionsAsTheRunsModel) {
   // --hidden on resuming an MLP run: the MLP's widths, not the (default) CNN's.
   const fs::path mlp = tmp_->path() / "mlp-resume";
