@@ -278,6 +278,19 @@ TEST_F(CliTest, ARunDirectoryThatIsAFileIsReported) {
   EXPECT_EQ(slurp(file), "not a folder");
 }
 
+TEST_F(CliTest, ADivergedTrainingIsReported) {
+  const fs::path dir = tmp_->path() / "diverged";
+  const Result r =
+      ember({"train", "--dataset", "fashion-mnist", data_dir_.string(), "--limit", "200",
+             "--epochs", "1", "--lr", "1e30", "--no-tui", "--run-dir", dir.string()});
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("warning: the training loss of epoch 1 is not a number"), std::string::npos)
+      << r.err;
+  // infer printed "-nan %" for every class.
+  expect_error(ember({"infer", dir.string(), test_png().string()}), 1,
+               {"are not finite numbers: its training diverged"});
+}
+
 TEST_F(CliTest, ResumeReadsModelOptionsAsTheRunsModel) {
   // --hidden on resuming an MLP run: the MLP's widths, not the (default) CNN's.
   const fs::path mlp = tmp_->path() / "mlp-resume";

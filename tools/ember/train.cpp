@@ -451,6 +451,11 @@ int fit(M model, const Job& job) {
   if (acc) std::cout << "; validation accuracy " << train::format_value(*acc, "%");
   std::cout << ".\nFinal model: " << final_model.string() << "\nTest it: ember eval "
             << job.dir.string() << std::endl;
+  const auto loss = history.value(train::Split::Train, "Loss", last);
+  if (loss && !std::isfinite(*loss)) {
+    std::cerr << "warning: the training loss of epoch " << last
+              << " is not a number: the training diverged (try a smaller --lr)" << std::endl;
+  }
   return 0;
 }
 
