@@ -291,6 +291,26 @@ TEST_F(CliTest, ADivergedTrainingIsReported) {
                {"are not finite numbers: its training diverged"});
 }
 
+TEST_F(CliTest, TwoTrainingsOfOneRunDirectoryAreRefused) {
+  const fs::path dir = tmp_->path() / "busy";
+  Child first({"train", "--dataset", "fashion-mnist", data_dir_.string(), "--limit", "2000",
+               "--epochs", "100", "--threads", "1", "--no-tui", "--run-dir", dir.string()},
+              tmp_->path() / "busy-first");
+  for (int i = 0; i < 3000 && first.running() && !fs::exists(dir / "run.json"); ++i) {
+    ::usleep(10000);
+  }
+  ASSERT_TRUE(first.running()) << first.err();
+  expect_error(ember({"train", "--resume", "--run-dir", dir.string(), "--no-tui"}), 1,
+               {dir.string() + " is in use by another `ember train`"});
+  first.kill(SIGKILL);
+  first.wait();
+  // Once the first one is gone the run can be resumed (here: replaced, to keep it short).
+  const Result r =
+      ember({"train", "--overwrite", "--dataset", "fashion-mnist", data_dir_.string(), "--limit",
+             "200", "--epochs", "1", "--no-tui", "--run-dir", dir.string()});
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+}
+
 TEST_F(CliTest, ResumeReadsModelOptionsAsTheRunsModel) {
   // --hidden on resuming an MLP run: the MLP's widths, not the (default) CNN's.
   const fs::path mlp = tmp_->path() / "mlp-resume";

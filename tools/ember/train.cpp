@@ -1,8 +1,14 @@
 // `ember train`: trains a built-in model on Fashion-MNIST or MNIST with the Learner.
 #include "ember/train/train.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -301,6 +307,30 @@ RunConfig prepare_run(const TrainArgs& a, const CLI::App& sub, const fs::path& d
   return wanted;
 }
 
+/// An exclusive lock on a run directory (flock on the folder itself), held while it lives, so
+/// that two `ember train` processes never write into the same run.
+class RunDirLock {
+ public:
+  explicit RunDirLock(const fs::path& dir)
+      : fd_(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
+    if (fd_ < 0) {
+      throw CliError("cannot open the run directory " + dir.string() + ": " + std::strerror(errno));
+    }
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      ::close(fd_);
+      throw CliError(dir.string() +
+                     " is in use by another `ember train`: wait for it to end, or choose "
+                     "another --run-dir");
+    }
+  }
+  RunDirLock(const RunDirLock&) = delete;
+  RunDirLock& operator=(const RunDirLock&) = delete;
+  ~RunDirLock() { ::close(fd_); }
+
+ private:
+  int fd_;
+};
+
 /// The learning-rate schedule over the run's optimizer steps.
 optim::LrScheduler make_scheduler(const TrainSettings& t, std::size_t batches_per_epoch) {
   const auto total = static_cast<std::int64_t>(t.epochs * batches_per_epoch);
@@ -479,6 +509,10 @@ int run_train(const TrainArgs& a, const CLI::App& sub) {
   make_scheduler(cfg.train,
                  (cfg.data.train_items + cfg.train.batch_size - 1) / cfg.train.batch_size);
   std::error_code ec;
+  const bool had_dir = fs::exists(dir, ec);
+  fs::create_directories(dir, ec);
+  if (ec) throw CliError("cannot create the run directory " + dir.string() + ": " + ec.message());
+  const RunDirLock lock(dir);
   if (a.overwrite) {
     // The run being replaced goes only now, once the new one's data has loaded.
     for (const char* f : {"run.json", "model.safetensors", "eval.json", "confusion_matrix.csv",
@@ -487,7 +521,6 @@ int run_train(const TrainArgs& a, const CLI::App& sub) {
     }
     fs::remove_all(dir / "checkpoints", ec);
   }
-  const bool had_dir = fs::exists(dir, ec);
   const bool had_run_file = fs::exists(run_file(dir), ec);
   cfg.save(dir);
   try {
