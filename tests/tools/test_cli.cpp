@@ -311,6 +311,20 @@ TEST_F(CliTest, TwoTrainingsOfOneRunDirectoryAreRefused) {
   EXPECT_EQ(r.status, 0) << r.out << r.err;
 }
 
+TEST_F(CliTest, AMovedDatasetFolderIsReportedWithTheOptionThatFixesIt) {
+  // The run's data folder (run.json) is gone: the install hint of the dataset would not help.
+  const fs::path moved = copy_run("moved-data");
+  auto run = nlohmann::json::parse(slurp(moved / "run.json"));
+  run["data"]["dir"] = (tmp_->path() / "gone").string();
+  std::ofstream(moved / "run.json") << run.dump(2);
+  expect_error(ember({"eval", moved.string()}), 1, {"(run.json), is gone", "--data-dir DIR"});
+  expect_error(ember({"train", "--resume", "--run-dir", moved.string(), "--no-tui"}), 1,
+               {"(run.json), is gone", "--dataset fashion-mnist DIR"});
+  const Result r =
+      ember({"eval", moved.string(), "--data-dir", data_dir_.string(), "--limit", "50"});
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+}
+
 TEST_F(CliTest, ResumeReadsModelOptionsAsTheRunsModel) {
   // --hidden on resuming an MLP run: the MLP's widths, not the (default) CNN's.
   const fs::path mlp = tmp_->path() / "mlp-resume";

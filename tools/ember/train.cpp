@@ -290,7 +290,13 @@ RunConfig prepare_run(const TrainArgs& a, const CLI::App& sub, const fs::path& d
                        " (run.json); a resumed run keeps its settings");
       }
     }
-    if (a.dataset.size() > 1) saved.data.dir = wanted.data.dir;
+    if (a.dataset.size() > 1) {
+      saved.data.dir = wanted.data.dir;
+    } else if (!saved.data.dir.empty() && !fs::is_directory(saved.data.dir, ec)) {
+      throw CliError("the " + saved.data.name + " folder of run " + dir.string() + ", " +
+                     saved.data.dir + " (run.json), is gone: give its new place with --dataset " +
+                     saved.data.name + " DIR");
+    }
     return saved;
   }
   RunConfig wanted = config_from_args(a);
