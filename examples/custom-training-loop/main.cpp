@@ -4,8 +4,10 @@
 // split.
 //
 //   custom-training-loop [--epochs N] [--items N]
+#include <charconv>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <string>
 
@@ -54,15 +56,26 @@ Cnn<> make_cnn(const Device& device) {
           nn::DropoutConfig{.prob = 0.25}.init()};
 }
 
+/// A whole number from a command-line value; false when the text is not one.
+bool parse_count(const char* text, std::size_t& out) {
+  const char* end = text + std::strlen(text);
+  const auto [last, error] = std::from_chars(text, end, out);
+  return error == std::errc() && last == end && last != text;
+}
+
 int main(int argc, char** argv) {
   std::size_t epochs = 3, items = 0;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  for (int i = 1; i < argc; i += 2) {
     const std::string flag = argv[i];
-    if (flag == "--epochs")
-      epochs = std::stoul(argv[i + 1]);
-    else if (flag == "--items")
-      items = std::stoul(argv[i + 1]);  // a subset, for a quick run
-    else {
+    const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
+    bool ok = value != nullptr;
+    if (ok && flag == "--epochs")
+      ok = parse_count(value, epochs) && epochs > 0;
+    else if (ok && flag == "--items")
+      ok = parse_count(value, items);  // a subset, for a quick run
+    else
+      ok = false;
+    if (!ok) {
       std::cerr << "usage: " << argv[0] << " [--epochs N] [--items N]\n";
       return 2;
     }

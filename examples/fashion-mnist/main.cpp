@@ -4,8 +4,11 @@
 //
 // A CNN with batch norm defined with the module API, the Fashion-MNIST IDX files from Debian's
 // dataset-fashion-mnist package, a DataLoader with worker threads, and the Learner (metrics,
-// dashboard, checkpoints, resume); then the Evaluator on the test split.
+// dashboard, checkpoints; an earlier run in the folder is replaced); then the Evaluator on
+// the test split.
+#include <charconv>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <string>
 
@@ -69,18 +72,29 @@ struct CnnConfig {
 };
 EMBER_CONFIG(CnnConfig, channels1, channels2, hidden, dropout)
 
+/// A whole number from a command-line value; false when the text is not one.
+bool parse_count(const char* text, std::size_t& out) {
+  const char* end = text + std::strlen(text);
+  const auto [last, error] = std::from_chars(text, end, out);
+  return error == std::errc() && last == end && last != text;
+}
+
 int main(int argc, char** argv) {
   std::size_t epochs = 5, items = 0;
   std::string run_dir = "runs/example-fashion-mnist";
-  for (int i = 1; i + 1 < argc; i += 2) {
+  for (int i = 1; i < argc; i += 2) {
     const std::string flag = argv[i];
-    if (flag == "--epochs")
-      epochs = std::stoul(argv[i + 1]);
-    else if (flag == "--items")
-      items = std::stoul(argv[i + 1]);  // a subset, for a quick run
-    else if (flag == "--run-dir")
-      run_dir = argv[i + 1];
-    else {
+    const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
+    bool ok = value != nullptr;
+    if (ok && flag == "--epochs")
+      ok = parse_count(value, epochs) && epochs > 0;
+    else if (ok && flag == "--items")
+      ok = parse_count(value, items);  // a subset, for a quick run
+    else if (ok && flag == "--run-dir")
+      run_dir = value;
+    else
+      ok = false;
+    if (!ok) {
       std::cerr << "usage: " << argv[0] << " [--epochs N] [--items N] [--run-dir DIR]\n";
       return 2;
     }

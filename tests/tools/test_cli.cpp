@@ -224,6 +224,121 @@ TEST_F(CliTest, BadOptionsAreRejectedByTheParser) {
   expect_error(ember({"train", "--device", "tpu"}), 1, {"--device tpu"});
 }
 
+TEST_F(CliTest, NonFiniteAndNegativeNumbersAreRejected) {
+  // NaN used to pass the range checks and end up as null in run.json, which then no command
+  // could read; negative values of unsigned options used to wrap around.
+  for (const char* option : {"--step-gamma", "--label-smoothing", "--dropout"}) {
+    expect_error(ember({"train", option, "nan"}), 2, {option, "'nan' is not a number"});
+  }
+  expect_error(ember({"train", "--dropout", "1"}), 2, {"--dropout", "must be in [0, 1)"});
+  expect_error(ember({"train", "--label-smoothing", "1"}), 2,
+               {"--label-smoothing", "must be in [0, 1)"});
+  expect_error(ember({"train", "--seed", "-1"}), 2, {"--seed", "whole number", "'-1'"});
+  expect_error(ember({"train", "--limit", "-5"}), 2, {"--limit", "whole number", "'-5'"});
+  expect_error(ember({"eval", run_dir_.string(), "--limit", "-1"}), 2, {"--limit", "'-1'"});
+  expect_error(ember({"train", "--resume", "--overwrite"}), 2, {"--resume excludes --overwrite"});
+}
+
+TEST_F(CliTest, ANewRunThatCannotStartLeavesNothingBehind) {
+  const fs::path dir = tmp_->path() / "warmup-run";
+  const std::vector<std::string> args = {
+      "train",    "--dataset", "fashion-mnist", data_dir_.string(), "--limit",   "200",
+      "--epochs", "1",         "--no-tui",      "--run-dir",        dir.string()};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> all = args;
+    all.insert(all.end(), extra.begin(), extra.end());
+    return all;
+  };
+  for (const char* warmup : {"1", "0.999", "1e300"}) {
+    expect_error(ember(with({"--warmup", warmup})), 1, {"--warmup", "is not shorter than the run"});
+    EXPECT_FALSE(fs::exists(dir)) << warmup;  // no run.json blocking the next try
+  }
+  // --overwrite replaces the old run only once the new one can start.
+  const fs::path old = copy_run("overwritten");
+  expect_error(ember({"train", "--overwrite", "--run-dir", old.string(), "--dataset",
+                      "fashion-mnist", "/nonexistent/fashion", "--no-tui"}),
+               1, {"/nonexistent/fashion"});
+  expect_error(
+      ember({"train", "--overwrite", "--run-dir", old.string(), "--dataset", "fashion-mnist",
+             data_dir_.string(), "--limit", "200", "--warmup", "5", "--no-tui"}),
+      1, {"--warmup"});
+  for (const char* f : {"run.json", "model.safetensors", "train.jsonl", "checkpoints/epoch-1"}) {
+    EXPECT_TRUE(fs::exists(old / f)) << f;
+  }
+}
+
+TEST_F(CliTest, ARunDirectoryThatIsAFileIsReported) {
+  const fs::path file = tmp_->path() / "a-file";
+  std::ofstream(file) << "not a folder";
+  for (const fs::path& dir : {file, file / "run"}) {
+    expect_error(ember({"train", "--dataset", "fashion-mnist", data_dir_.string(), "--limit", "200",
+                        "--epochs", "1", "--no-tui", "--run-dir", dir.string()}),
+                 1, {"cannot create the run directory " + dir.string(), "Not a directory"});
+  }
+  EXPECT_EQ(slurp(file), "not a folder");
+}
+
+TEST_F(CliTest, ADivergedTrainingIsReported) {
+  const fs::path dir = tmp_->path() / "diverged";
+  const Result r =
+      ember({"train", "--dataset", "fashion-mnist", data_dir_.string(), "--limit", "200",
+             "--epochs", "1", "--lr", "1e30", "--no-tui", "--run-dir", dir.string()});
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("warning: the training loss of epoch 1 is not a number"), std::string::npos)
+      << r.err;
+  // infer printed "-nan %" for every class.
+  expect_error(ember({"infer", dir.string(), test_png().string()}), 1,
+               {"are not finite numbers: its training diverged"});
+}
+
+TEST_F(CliTest, TwoTrainingsOfOneRunDirectoryAreRefused) {
+  const fs::path dir = tmp_->path() / "busy";
+  Child first({"train", "--dataset", "fashion-mnist", data_dir_.string(), "--limit", "2000",
+               "--epochs", "100", "--threads", "1", "--no-tui", "--run-dir", dir.string()},
+              tmp_->path() / "busy-first");
+  for (int i = 0; i < 3000 && first.running() && !fs::exists(dir / "run.json"); ++i) {
+    ::usleep(10000);
+  }
+  ASSERT_TRUE(first.running()) << first.err();
+  expect_error(ember({"train", "--resume", "--run-dir", dir.string(), "--no-tui"}), 1,
+               {dir.string() + " is in use by another `ember train`"});
+  first.kill(SIGKILL);
+  first.wait();
+  // Once the first one is gone the run can be resumed (here: replaced, to keep it short).
+  const Result r =
+      ember({"train", "--overwrite", "--dataset", "fashion-mnist", data_dir_.string(), "--limit",
+             "200", "--epochs", "1", "--no-tui", "--run-dir", dir.string()});
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+}
+
+TEST_F(CliTest, AMovedDatasetFolderIsReportedWithTheOptionThatFixesIt) {
+  // The run's data folder (run.json) is gone: the install hint of the dataset would not help.
+  const fs::path moved = copy_run("moved-data");
+  auto run = nlohmann::json::parse(slurp(moved / "run.json"));
+  run["data"]["dir"] = (tmp_->path() / "gone").string();
+  std::ofstream(moved / "run.json") << run.dump(2);
+  expect_error(ember({"eval", moved.string()}), 1, {"(run.json), is gone", "--data-dir DIR"});
+  expect_error(ember({"train", "--resume", "--run-dir", moved.string(), "--no-tui"}), 1,
+               {"(run.json), is gone", "--dataset fashion-mnist DIR"});
+  const Result r =
+      ember({"eval", moved.string(), "--data-dir", data_dir_.string(), "--limit", "50"});
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+}
+
+TEST_F(CliTest, ResumeReadsModelOptionsAsTheRunsModel) {
+  // --hidden on resuming an MLP run: the MLP's widths, not the (default) CNN's.
+  const fs::path mlp = tmp_->path() / "mlp-resume";
+  fs::copy(mlp_run(), mlp, fs::copy_options::recursive);
+  const Result same =
+      ember({"train", "--resume", "--run-dir", mlp.string(), "--hidden", "512", "256", "--no-tui"});
+  EXPECT_EQ(same.status, 0) << same.out << same.err;
+  expect_error(ember({"train", "--resume", "--run-dir", mlp.string(), "--hidden", "16"}), 1,
+               {"cannot resume", "--hidden [16] differs from the run's [512,256]"});
+  // Only the option given is compared, not the whole model config.
+  expect_error(ember({"train", "--resume", "--run-dir", run_dir_.string(), "--dropout", "0.5"}), 1,
+               {"--dropout 0.5 differs from the run's 0.25"});
+}
+
 TEST_F(CliTest, ARunOfAnotherModelIsRefused) {
   // --model names the model the run must hold.
   expect_error(ember({"eval", mlp_run().string(), "--model", "cnn"}), 1,

@@ -85,6 +85,10 @@ int run_summary(const SummaryArgs& args);
 /// CLI11 validators with short messages: a number > 0, and a number >= 0.
 CLI::Validator positive_number();
 CLI::Validator non_negative_number();
+/// A finite number in [low, high] (or [low, high) when !high_included); rejects NaN.
+CLI::Validator number_in(double low, double high, bool high_included);
+/// A whole number >= 0 (unsigned options: CLI11 would wrap "-1" around).
+CLI::Validator whole_number();
 
 /// Device::parse with a CliError for a bad string.
 Device parse_device(const std::string& text);

@@ -29,6 +29,7 @@ CLI::App* add_eval_command(CLI::App& app, EvalArgs& a) {
       ->check(CLI::Range(std::size_t{1}, std::size_t{65536}))
       ->capture_default_str();
   sub->add_option("--limit", a.limit, "Evaluate only the first N test images (0: all)")
+      ->check(whole_number())
       ->capture_default_str();
   sub->add_option("--threads", a.threads, "CPU kernel threads")->check(CLI::Range(1, 1024));
   return sub;
@@ -38,7 +39,13 @@ int run_eval(const EvalArgs& a) {
   set_threads(a.threads);
   const fs::path dir = a.run_dir;
   RunConfig cfg = RunConfig::load(dir);
-  if (!a.data_dir.empty()) cfg.data.dir = fs::absolute(a.data_dir).string();
+  std::error_code ec;
+  if (!a.data_dir.empty()) {
+    cfg.data.dir = fs::absolute(a.data_dir).string();
+  } else if (!cfg.data.dir.empty() && !fs::is_directory(cfg.data.dir, ec)) {
+    throw CliError("the " + cfg.data.name + " folder of run " + dir.string() + ", " + cfg.data.dir +
+                   " (run.json), is gone: give its new place with --data-dir DIR");
+  }
   const Device device = parse_device(a.device).without_autodiff();
   return with_trained_model(
       dir, cfg, a.checkpoint, a.model, device, [&](auto& model, const ModelFile& file) {

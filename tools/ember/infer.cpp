@@ -98,6 +98,11 @@ int run_infer(const InferArgs& a) {
     for (std::size_t i = 0; i < images.size(); ++i) {
       // Softmax on the host, in double.
       const float* row = values.data() + i * num_classes;
+      if (!std::all_of(row, row + num_classes, [](float v) { return std::isfinite(v); })) {
+        throw CliError("the model's outputs for " + a.images[i] +
+                       " are not finite numbers: its training diverged (see `ember summary " +
+                       dir.string() + "`)");
+      }
       const double mx = *std::max_element(row, row + num_classes);
       std::vector<double> p(num_classes);
       double sum = 0;

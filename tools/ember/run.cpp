@@ -47,7 +47,9 @@ RunConfig RunConfig::from_json(const nlohmann::json& j, const std::string& sourc
 }
 
 void RunConfig::save(const fs::path& dir) const {
-  fs::create_directories(dir);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw CliError("cannot create the run directory " + dir.string() + ": " + ec.message());
   nn::detail::write_text_atomic(run_file(dir), to_json().dump(2) + "\n");
 }
 

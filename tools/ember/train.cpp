@@ -1,10 +1,17 @@
 // `ember train`: trains a built-in model on Fashion-MNIST or MNIST with the Learner.
 #include "ember/train/train.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <iostream>
 #include <map>
+#include <sstream>
 
 #include "commands.hpp"
 #include "ember/cpu/cpu.hpp"
@@ -52,6 +59,35 @@ CLI::Validator non_negative_number() {
   return number_check(true);
 }
 
+CLI::Validator number_in(double low, double high, bool high_included) {
+  const std::string upper = high_included ? "]" : ")";
+  const std::string range =
+      "[" + CLI::detail::to_string(low) + ", " + CLI::detail::to_string(high) + upper;
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        double v = 0;
+        if (!CLI::detail::lexical_cast(text, v) || !std::isfinite(v)) {
+          return "'" + text + "' is not a number";
+        }
+        if (v < low || v > high || (v == high && !high_included)) {
+          return "must be in " + range + ", got " + text;
+        }
+        return {};
+      },
+      "NUMBER in " + range);
+}
+
+CLI::Validator whole_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) {
+          return "must be a whole number >= 0, got '" + text + "'";
+        }
+        return {};
+      },
+      "UINT");
+}
+
 CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
   CLI::App* sub = app.add_subcommand(
       "train", "Train a built-in model (default: the CNN on Fashion-MNIST) into a run directory");
@@ -90,7 +126,7 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
       ->check(CLI::Range(std::size_t{1}, std::size_t{100000}))
       ->capture_default_str();
   sub->add_option("--step-gamma", a.step_gamma, "step schedule: factor of each decay")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(number_in(0.0, 1.0, true))
       ->capture_default_str();
   sub->add_option("--augment", a.augment,
                   "Training-image augmentation: none, flip (horizontal, p = 0.5) or crop-flip "
@@ -99,7 +135,7 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
       ->capture_default_str();
   sub->add_option("--label-smoothing", a.label_smoothing,
                   "Label smoothing of the cross-entropy loss, in [0, 1)")
-      ->check(CLI::Range(0.0, 0.999))
+      ->check(number_in(0.0, 1.0, false))
       ->capture_default_str();
   sub->add_option("--channels", a.channels, "cnn: the widths of its two conv blocks (e.g. 32 64)")
       ->expected(2)
@@ -109,11 +145,14 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
                   "layers (e.g. 512 256)")
       ->expected(1, 16)
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
-  sub->add_option("--dropout", a.dropout, "Dropout probability of the model's classifier")
-      ->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--dropout", a.dropout,
+                  "Dropout probability of the model's classifier, in [0, 1)")
+      ->check(number_in(0.0, 1.0, false));
   sub->add_option("--seed", a.seed, "Seed of initialisation, shuffling, dropout, augmentation")
+      ->check(whole_number())
       ->capture_default_str();
   sub->add_option("--limit", a.limit, "Use only the first N training images (0: all)")
+      ->check(whole_number())
       ->capture_default_str();
   sub->add_option("--valid-size", a.valid_size,
                   "Training images held out for validation (at most a tenth of them)")
@@ -122,9 +161,10 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
   sub->add_option("--device", a.device, "Ember device (cpu, cpu+autodiff, ...)")
       ->capture_default_str();
   sub->add_option("--run-dir", a.run_dir, "Run directory (default: runs/<dataset>-<model>)");
-  sub->add_flag("--resume", a.resume,
-                "Continue the run in --run-dir from its newest checkpoint, with its settings");
-  sub->add_flag("--overwrite", a.overwrite, "Replace a run already in --run-dir");
+  CLI::Option* resume =
+      sub->add_flag("--resume", a.resume,
+                    "Continue the run in --run-dir from its newest checkpoint, with its settings");
+  sub->add_flag("--overwrite", a.overwrite, "Replace a run already in --run-dir")->excludes(resume);
   sub->add_option("--workers", a.workers, "Threads preparing batches")
       ->check(CLI::Range(std::size_t{0}, std::size_t{64}))
       ->capture_default_str();
@@ -156,9 +196,8 @@ const std::map<std::string, std::string>& resume_checked_options() {
       {"--step-gamma", "/train/step_gamma"},
       {"--augment", "/train/augment"},
       {"--label-smoothing", "/train/label_smoothing"},
-      {"--channels", "/model/config"},
-      {"--hidden", "/model/config"},
-      {"--dropout", "/model/config"},
+      {"--channels", "/model/config/channels"},
+      {"--dropout", "/model/config/dropout"},
       {"--seed", "/train/seed"},
       {"--limit", "/data/limit"},
       {"--valid-size", "/data/valid_size"},
@@ -216,34 +255,55 @@ bool holds_run(const fs::path& dir) {
   return false;
 }
 
+/// Whether training wrote anything into a run directory besides run.json.
+bool holds_training_output(const fs::path& dir) {
+  std::error_code ec;
+  for (const char* f : {"checkpoints", "train.jsonl", "valid.jsonl", "model.safetensors"}) {
+    if (fs::exists(dir / f, ec)) return true;
+  }
+  return false;
+}
+
 /// The settings of the run to train: a fresh one from the options, or the saved one on
 /// resume (options given on the command line must agree with it).
 RunConfig prepare_run(const TrainArgs& a, const CLI::App& sub, const fs::path& dir) {
-  RunConfig wanted = config_from_args(a);
   std::error_code ec;
   if (a.resume && fs::exists(run_file(dir), ec)) {
     RunConfig saved = RunConfig::load(dir);
+    // Options not given take the run's model and dataset, so that e.g. --hidden is read as
+    // the widths of the run's model.
+    TrainArgs given = a;
+    if (sub.count("--model") == 0) given.model = saved.model.name;
+    if (sub.count("--dataset") == 0) given.dataset = {saved.data.name};
+    const RunConfig wanted = config_from_args(given);
     const nlohmann::json have = saved.to_json(), want = wanted.to_json();
-    for (const auto& [option, pointer] : resume_checked_options()) {
+    auto checked = resume_checked_options();
+    checked["--hidden"] = given.model == "cnn" ? "/model/config/d_hidden" : "/model/config/hidden";
+    for (const auto& [option, pointer] : checked) {
       const nlohmann::json::json_pointer p(pointer);
-      if (sub.count(option) > 0 && have.at(p) != want.at(p)) {
-        throw CliError("cannot resume " + dir.string() + ": " + option + " " + want.at(p).dump() +
-                       " differs from the run's " + have.at(p).dump() +
+      if (sub.count(option) == 0) continue;
+      const auto h = have.contains(p) ? have.at(p) : nlohmann::json();
+      const auto w = want.contains(p) ? want.at(p) : nlohmann::json();
+      if (h != w) {
+        throw CliError("cannot resume " + dir.string() + ": " + option + " " + w.dump() +
+                       " differs from the run's " + h.dump() +
                        " (run.json); a resumed run keeps its settings");
       }
     }
-    if (a.dataset.size() > 1) saved.data.dir = wanted.data.dir;
+    if (a.dataset.size() > 1) {
+      saved.data.dir = wanted.data.dir;
+    } else if (!saved.data.dir.empty() && !fs::is_directory(saved.data.dir, ec)) {
+      throw CliError("the " + saved.data.name + " folder of run " + dir.string() + ", " +
+                     saved.data.dir + " (run.json), is gone: give its new place with --dataset " +
+                     saved.data.name + " DIR");
+    }
     return saved;
   }
-  if (!a.resume && holds_run(dir)) {
-    if (!a.overwrite) {
-      throw CliError(dir.string() +
-                     " already holds a run: continue it with --resume, replace it with "
-                     "--overwrite, or choose another --run-dir");
-    }
-    for (const char* f : {"run.json", "model.safetensors", "eval.json", "confusion_matrix.csv"}) {
-      fs::remove(dir / f, ec);
-    }
+  RunConfig wanted = config_from_args(a);
+  if (!a.resume && !a.overwrite && holds_run(dir)) {
+    throw CliError(dir.string() +
+                   " already holds a run: continue it with --resume, replace it with "
+                   "--overwrite, or choose another --run-dir");
   }
   if (a.resume && holds_run(dir)) {
     throw CliError(dir.string() +
@@ -253,15 +313,43 @@ RunConfig prepare_run(const TrainArgs& a, const CLI::App& sub, const fs::path& d
   return wanted;
 }
 
+/// An exclusive lock on a run directory (flock on the folder itself), held while it lives, so
+/// that two `ember train` processes never write into the same run.
+class RunDirLock {
+ public:
+  explicit RunDirLock(const fs::path& dir)
+      : fd_(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
+    if (fd_ < 0) {
+      throw CliError("cannot open the run directory " + dir.string() + ": " + std::strerror(errno));
+    }
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      ::close(fd_);
+      throw CliError(dir.string() +
+                     " is in use by another `ember train`: wait for it to end, or choose "
+                     "another --run-dir");
+    }
+  }
+  RunDirLock(const RunDirLock&) = delete;
+  RunDirLock& operator=(const RunDirLock&) = delete;
+  ~RunDirLock() { ::close(fd_); }
+
+ private:
+  int fd_;
+};
+
 /// The learning-rate schedule over the run's optimizer steps.
 optim::LrScheduler make_scheduler(const TrainSettings& t, std::size_t batches_per_epoch) {
   const auto total = static_cast<std::int64_t>(t.epochs * batches_per_epoch);
+  const auto too_long = [&] {
+    std::ostringstream os;
+    os << "--warmup " << t.warmup_epochs << " epochs is not shorter than the run (" << t.epochs
+       << " epochs)";
+    return CliError(os.str());
+  };
+  if (t.warmup_epochs >= static_cast<double>(t.epochs)) throw too_long();
   const auto warm = static_cast<std::int64_t>(
       std::llround(t.warmup_epochs * static_cast<double>(batches_per_epoch)));
-  if (warm >= total) {
-    throw CliError("--warmup " + std::to_string(t.warmup_epochs) +
-                   " epochs is not shorter than the run");
-  }
+  if (warm >= total) throw too_long();
   const double start = t.lr / 100;
   if (t.schedule == "cosine") {
     return optim::CosineAnnealingLrSchedulerConfig{.initial_lr = t.lr,
@@ -399,6 +487,11 @@ int fit(M model, const Job& job) {
   if (acc) std::cout << "; validation accuracy " << train::format_value(*acc, "%");
   std::cout << ".\nFinal model: " << final_model.string() << "\nTest it: ember eval "
             << job.dir.string() << std::endl;
+  const auto loss = history.value(train::Split::Train, "Loss", last);
+  if (loss && !std::isfinite(*loss)) {
+    std::cerr << "warning: the training loss of epoch " << last
+              << " is not a number: the training diverged (try a smaller --lr)" << std::endl;
+  }
   return 0;
 }
 
@@ -417,10 +510,38 @@ int run_train(const TrainArgs& a, const CLI::App& sub) {
   auto parts = train_valid_split(cfg.data, cfg.train.seed);
   cfg.data.train_items = parts[0]->len();
   cfg.data.valid_items = parts[1]->len();
+  // A schedule that does not fit the run (the loader's batches per epoch) fails here, before
+  // anything is written or replaced.
+  make_scheduler(cfg.train,
+                 (cfg.data.train_items + cfg.train.batch_size - 1) / cfg.train.batch_size);
+  std::error_code ec;
+  const bool had_dir = fs::exists(dir, ec);
+  fs::create_directories(dir, ec);
+  if (ec) throw CliError("cannot create the run directory " + dir.string() + ": " + ec.message());
+  const RunDirLock lock(dir);
+  if (a.overwrite) {
+    // The run being replaced goes only now, once the new one's data has loaded.
+    for (const char* f : {"run.json", "model.safetensors", "eval.json", "confusion_matrix.csv",
+                          "train.jsonl", "valid.jsonl", "summary.json", "summary.txt"}) {
+      fs::remove(dir / f, ec);
+    }
+    fs::remove_all(dir / "checkpoints", ec);
+  }
+  const bool had_run_file = fs::exists(run_file(dir), ec);
   cfg.save(dir);
-  Dispatch::seed(cfg.train.seed);  // the initial weights depend only on the seed
-  const Job job{cfg, a, dir, device, std::move(parts)};
-  return with_model(cfg.model, device, [&](auto model) { return fit(std::move(model), job); });
+  try {
+    Dispatch::seed(cfg.train.seed);  // the initial weights depend only on the seed
+    const Job job{cfg, a, dir, device, std::move(parts)};
+    return with_model(cfg.model, device, [&](auto model) { return fit(std::move(model), job); });
+  } catch (...) {
+    // A new run that failed before its first checkpoint or log (a bad setting, a model too
+    // large for memory) leaves nothing behind: no run.json that would block the next try.
+    if (!had_run_file && !holds_training_output(dir)) {
+      fs::remove(run_file(dir), ec);
+      if (!had_dir) fs::remove(dir, ec);  // only when empty
+    }
+    throw;
+  }
 }
 
 }  // namespace ember::cli
