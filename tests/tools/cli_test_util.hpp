@@ -152,7 +152,7 @@ inline void write_synthetic_mnist(const fs::path& dir, std::size_t train, std::s
       lb[i] = c;
       for (std::size_t k = 0; k < 28 * 28; ++k)
         px[i * 784 + k] = static_cast<std::uint8_t>(gen() % 60);
-      for (std::size_t y = 2 * c + 4; y < 2 * c + 6; ++y) {
+      for (std::size_t y = 2u * c + 4u; y < 2u * c + 6u; ++y) {
         for (std::size_t x = 4; x < 24; ++x) px[i * 784 + y * 28 + x] = 230;
       }
     }

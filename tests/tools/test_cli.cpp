@@ -185,7 +185,9 @@ TEST_F(CliTest, InferPrintsClassAndProbabilities) {
     const double p = std::stod(m[1]);
     EXPECT_LE(p, previous);
     previous = p;
-    if (k == 1) EXPECT_EQ(m[2], m1[2]);
+    if (k == 1) {
+      EXPECT_EQ(m[2], m1[2]);
+    }
   }
 }
 
