@@ -36,45 +36,38 @@ void set_threads(int n) {
 }
 
 namespace {
-CLI::Validator number_check(bool allow_zero) {
+/// A validator of finite numbers; `problem(v)` says what is wrong with `v` ("" when nothing).
+template <class F>
+CLI::Validator finite_number(const std::string& description, F problem) {
   return CLI::Validator(
-      [allow_zero](std::string& text) -> std::string {
+      [problem](std::string& text) -> std::string {
         double v = 0;
         if (!CLI::detail::lexical_cast(text, v) || !std::isfinite(v)) {
           return "'" + text + "' is not a number";
         }
-        if (v < 0 || (v == 0 && !allow_zero)) {
-          return "must be " + std::string(allow_zero ? ">= 0" : "> 0") + ", got " + text;
-        }
-        return {};
+        const std::string p = problem(v);
+        return p.empty() ? p : p + ", got " + text;
       },
-      allow_zero ? "NONNEGATIVE" : "POSITIVE");
+      description);
 }
 }  // namespace
 
 CLI::Validator positive_number() {
-  return number_check(false);
+  return finite_number("POSITIVE",
+                       [](double v) { return v > 0 ? "" : std::string("must be > 0"); });
 }
 CLI::Validator non_negative_number() {
-  return number_check(true);
+  return finite_number("NONNEGATIVE",
+                       [](double v) { return v >= 0 ? "" : std::string("must be >= 0"); });
 }
 
 CLI::Validator number_in(double low, double high, bool high_included) {
-  const std::string upper = high_included ? "]" : ")";
-  const std::string range =
-      "[" + CLI::detail::to_string(low) + ", " + CLI::detail::to_string(high) + upper;
-  return CLI::Validator(
-      [=](std::string& text) -> std::string {
-        double v = 0;
-        if (!CLI::detail::lexical_cast(text, v) || !std::isfinite(v)) {
-          return "'" + text + "' is not a number";
-        }
-        if (v < low || v > high || (v == high && !high_included)) {
-          return "must be in " + range + ", got " + text;
-        }
-        return {};
-      },
-      "NUMBER in " + range);
+  const std::string range = "[" + CLI::detail::to_string(low) + ", " +
+                            CLI::detail::to_string(high) + (high_included ? "]" : ")");
+  return finite_number("NUMBER in " + range, [=](double v) {
+    const bool inside = v >= low && (high_included ? v <= high : v < high);
+    return inside ? std::string() : "must be in " + range;
+  });
 }
 
 CLI::Validator whole_number() {
@@ -246,22 +239,19 @@ RunConfig config_from_args(const TrainArgs& a) {
   return c;
 }
 
-/// A run directory holds a run when it has a run.json, checkpoints or logs.
-bool holds_run(const fs::path& dir) {
-  std::error_code ec;
-  for (const char* f : {"run.json", "checkpoints", "train.jsonl", "model.safetensors"}) {
-    if (fs::exists(dir / f, ec)) return true;
-  }
-  return false;
-}
-
-/// Whether training wrote anything into a run directory besides run.json.
+/// Whether training wrote anything into a run directory (checkpoints, logs, the final model).
 bool holds_training_output(const fs::path& dir) {
   std::error_code ec;
   for (const char* f : {"checkpoints", "train.jsonl", "valid.jsonl", "model.safetensors"}) {
     if (fs::exists(dir / f, ec)) return true;
   }
   return false;
+}
+
+/// A run directory holds a run when it has a run.json or training output.
+bool holds_run(const fs::path& dir) {
+  std::error_code ec;
+  return fs::exists(run_file(dir), ec) || holds_training_output(dir);
 }
 
 /// The settings of the run to train: a fresh one from the options, or the saved one on
