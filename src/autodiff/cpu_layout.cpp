@@ -1,7 +1,6 @@
-// Explicit instantiation of Autodiff<Cpu>'s layout functions.
+// Autodiff<Cpu>: the recorded layout and indexing functions.
 #include "ember/autodiff/cpu.hpp"
 #include "ember/autodiff/impl.hpp"
 
-namespace ember::autodiff {
-template struct AdLayoutOps<Cpu>;
-}  // namespace ember::autodiff
+#define EMBER_AD_BACKEND ::ember::Cpu
+EMBER_IR_LAYOUT(EMBER_AD_INSTANTIATE, EMBER_AD_INSTANTIATE_N)

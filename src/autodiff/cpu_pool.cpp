@@ -1,7 +1,6 @@
-// Explicit instantiation of Autodiff<Cpu>'s pool functions.
+// Autodiff<Cpu>: the recorded pooling, interpolation and grid sampling.
 #include "ember/autodiff/cpu.hpp"
 #include "ember/autodiff/impl.hpp"
 
-namespace ember::autodiff {
-template struct AdPoolOps<Cpu>;
-}  // namespace ember::autodiff
+#define EMBER_AD_BACKEND ::ember::Cpu
+EMBER_IR_POOL(EMBER_AD_INSTANTIATE, EMBER_AD_INSTANTIATE_N)

@@ -1,7 +1,6 @@
-// Explicit instantiation of Autodiff<Cpu>'s reduce functions.
+// Autodiff<Cpu>: the recorded reductions, scans and sorts.
 #include "ember/autodiff/cpu.hpp"
 #include "ember/autodiff/impl.hpp"
 
-namespace ember::autodiff {
-template struct AdReduceOps<Cpu>;
-}  // namespace ember::autodiff
+#define EMBER_AD_BACKEND ::ember::Cpu
+EMBER_IR_REDUCE(EMBER_AD_INSTANTIATE, EMBER_AD_INSTANTIATE_N)

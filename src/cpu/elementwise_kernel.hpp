@@ -6,7 +6,7 @@
 // contiguous for every operand, then walks the output in rows of the innermost dim; the
 // row loops are specialised for unit-stride / broadcast-scalar operands and compiled three
 // times (baseline, AVX2+FMA, AVX-512) with `__attribute__((target))`, picked at run time
-// with `__builtin_cpu_supports`. The element functions come from ember/tensor/scalar_ops.hpp.
+// with `__builtin_cpu_supports`. The element functions are the rows of ember/ir/elementwise.hpp.
 #pragma once
 
 #include <array>
@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "ember/tensor/scalar_ops.hpp"
+#include "ember/ir/elementwise.hpp"
 #include "kernel.hpp"
 
 namespace ember::cpu::ew {
@@ -299,6 +299,14 @@ decltype(auto) visit_int(DType d, G&& g) {
     default:
       return g.template operator()<std::int64_t>();
   }
+}
+
+/// Emits fn<Op> for every row Op of ir::ElementwiseOps for which `Use<Op>` holds: the
+/// returned table of function pointers (null for the other rows) is stored in a variable with
+/// external linkage by each kernel file, which forces the instantiations.
+template <class Fn, template <class> class Ptr, class... Ops>
+constexpr auto instantiate_rows(ir::TypeList<Ops...>) {
+  return std::array<Fn, sizeof...(Ops)>{Ptr<Ops>::value...};
 }
 
 }  // namespace ember::cpu::ew

@@ -1,8 +1,9 @@
-// CPU element-wise kernels: unary float/int/bool ops, scalar forms and clamps.
+// CPU element-wise kernels: unary float/int/bool rows, tensor-scalar forms and clamps.
 // Speculating FP selects (no-trapping-math) lets GCC if-convert and vectorise the
-// branch-free element functions of scalar_ops.hpp; must precede every include.
+// branch-free element functions of ember/ir/scalar.hpp; must precede every include.
 #pragma GCC optimize("no-trapping-math")
 #include <cstdlib>
+#include <limits>
 
 #include "elementwise_kernel.hpp"
 #include "ember/cpu/ops_elementwise.hpp"
@@ -17,17 +18,31 @@ int simd_level() {
 
 }  // namespace ew
 
-namespace {
-
 template <class Op>
-CpuTensor float_unary(CpuTensor x) {
+CpuTensor ElementwiseOps::float_unary(CpuTensor x) {
+  static_assert(ir::is_row<Op, ir::Family::Unary, ir::kFloat>);
   const DType dt = x.dtype;
   return ew::visit_float(dt,
                          [&]<class T>() { return ew::unary_typed<T, T>(std::move(x), dt, Op{}); });
 }
 
 template <class Op>
-CpuTensor float_scalar(CpuTensor x, double s) {
+CpuTensor ElementwiseOps::int_unary(CpuTensor x) {
+  static_assert(ir::is_row<Op, ir::Family::Unary, ir::kInt>);
+  const DType dt = x.dtype;
+  return ew::visit_int(dt,
+                       [&]<class T>() { return ew::unary_typed<T, T>(std::move(x), dt, Op{}); });
+}
+
+template <class Op>
+CpuTensor ElementwiseOps::bool_unary(CpuTensor x) {
+  static_assert(ir::is_row<Op, ir::Family::Unary, ir::kBool>);
+  return ew::unary_typed<std::uint8_t, std::uint8_t>(std::move(x), DType::Bool, Op{});
+}
+
+template <class Op>
+CpuTensor ElementwiseOps::float_binary_scalar(CpuTensor x, double s) {
+  static_assert(ir::has_scalar_form<Op, ir::kFloat>);
   const DType dt = x.dtype;
   return ew::visit_float(dt, [&]<class T>() {
     using C = compute_t<T>;
@@ -37,14 +52,8 @@ CpuTensor float_scalar(CpuTensor x, double s) {
 }
 
 template <class Op>
-CpuTensor int_unary(CpuTensor x) {
-  const DType dt = x.dtype;
-  return ew::visit_int(dt,
-                       [&]<class T>() { return ew::unary_typed<T, T>(std::move(x), dt, Op{}); });
-}
-
-template <class Op>
-CpuTensor int_scalar(CpuTensor x, std::int64_t s) {
+CpuTensor ElementwiseOps::int_binary_scalar(CpuTensor x, std::int64_t s) {
+  static_assert(ir::has_scalar_form<Op, ir::kInt>);
   const DType dt = x.dtype;
   return ew::visit_int(dt, [&]<class T>() {
     const T c = static_cast<T>(s);
@@ -52,68 +61,98 @@ CpuTensor int_scalar(CpuTensor x, std::int64_t s) {
   });
 }
 
-}  // namespace
-
-#define EMBER_DEF_FU(name, Op)                          \
-  CpuTensor ElementwiseOps::float_##name(CpuTensor x) { \
-    return float_unary<scalar::Op>(std::move(x));       \
-  }
-#define EMBER_DEF_FS(name, Op)                                                 \
-  CpuTensor ElementwiseOps::float_##name##_scalar(CpuTensor lhs, double rhs) { \
-    return float_scalar<scalar::Op>(std::move(lhs), rhs);                      \
-  }
-#define EMBER_DEF_IU(name, Op)                        \
-  CpuTensor ElementwiseOps::int_##name(CpuTensor x) { \
-    return int_unary<scalar::Op>(std::move(x));       \
-  }
-#define EMBER_DEF_IS(name, Op)                                                     \
-  CpuTensor ElementwiseOps::int_##name##_scalar(CpuTensor lhs, std::int64_t rhs) { \
-    return int_scalar<scalar::Op>(std::move(lhs), rhs);                            \
-  }
-EMBER_EW_FLOAT_UNARY(EMBER_DEF_FU)
-EMBER_EW_FLOAT_SCALAR(EMBER_DEF_FS)
-EMBER_EW_INT_UNARY(EMBER_DEF_IU)
-EMBER_EW_INT_BINARY(EMBER_DEF_IS)
-#undef EMBER_DEF_FU
-#undef EMBER_DEF_FS
-#undef EMBER_DEF_IU
-#undef EMBER_DEF_IS
-
 CpuTensor ElementwiseOps::float_clamp(CpuTensor x, double min, double max) {
   const DType dt = x.dtype;
   return ew::visit_float(dt, [&]<class T>() {
     using C = compute_t<T>;
     const C lo = static_cast<C>(min), hi = static_cast<C>(max);
     return ew::unary_typed<T, T>(std::move(x), dt, [lo, hi](C v) {
-      return scalar::MinPair{}(scalar::MaxPair{}(v, lo), hi);
+      return ir::op::MinPair{}(ir::op::MaxPair{}(v, lo), hi);
     });
   });
-}
-CpuTensor ElementwiseOps::float_clamp_min(CpuTensor x, double min) {
-  return float_scalar<scalar::MaxPair>(std::move(x), min);
-}
-CpuTensor ElementwiseOps::float_clamp_max(CpuTensor x, double max) {
-  return float_scalar<scalar::MinPair>(std::move(x), max);
 }
 CpuTensor ElementwiseOps::int_clamp(CpuTensor x, std::int64_t min, std::int64_t max) {
   const DType dt = x.dtype;
   return ew::visit_int(dt, [&]<class T>() {
-    const T lo = static_cast<T>(min), hi = static_cast<T>(max);
+    // Bounds outside T's range saturate (clamp_min/clamp_max pass the int64 limits).
+    const auto sat = [](std::int64_t v) {
+      constexpr auto tlo = static_cast<std::int64_t>(std::numeric_limits<T>::lowest());
+      constexpr auto thi = static_cast<std::int64_t>(std::numeric_limits<T>::max());
+      return static_cast<T>(v < tlo ? tlo : (v > thi ? thi : v));
+    };
+    const T lo = sat(min), hi = sat(max);
     return ew::unary_typed<T, T>(std::move(x), dt, [lo, hi](T v) {
-      return scalar::MinPair{}(scalar::MaxPair{}(v, lo), hi);
+      return ir::op::MinPair{}(ir::op::MaxPair{}(v, lo), hi);
     });
   });
 }
-CpuTensor ElementwiseOps::int_clamp_min(CpuTensor x, std::int64_t min) {
-  return int_scalar<scalar::MaxPair>(std::move(x), min);
-}
-CpuTensor ElementwiseOps::int_clamp_max(CpuTensor x, std::int64_t max) {
-  return int_scalar<scalar::MinPair>(std::move(x), max);
-}
 
-CpuTensor ElementwiseOps::bool_not(CpuTensor x) {
-  return ew::unary_typed<std::uint8_t, std::uint8_t>(
-      std::move(x), DType::Bool, [](std::uint8_t v) { return static_cast<std::uint8_t>(v == 0); });
-}
+// ---- instantiations for every applicable row ------------------------------------------------
+namespace {
+using UnaryFn = CpuTensor (*)(CpuTensor);
+using FScalarFn = CpuTensor (*)(CpuTensor, double);
+using IScalarFn = CpuTensor (*)(CpuTensor, std::int64_t);
+template <class Op>
+struct FloatUnaryPtr {
+  static constexpr UnaryFn value = []() -> UnaryFn {
+    if constexpr (ir::is_row<Op, ir::Family::Unary, ir::kFloat>)
+      return &ElementwiseOps::float_unary<Op>;
+    else
+      return nullptr;
+  }();
+};
+template <class Op>
+struct IntUnaryPtr {
+  static constexpr UnaryFn value = []() -> UnaryFn {
+    if constexpr (ir::is_row<Op, ir::Family::Unary, ir::kInt>)
+      return &ElementwiseOps::int_unary<Op>;
+    else
+      return nullptr;
+  }();
+};
+template <class Op>
+struct BoolUnaryPtr {
+  static constexpr UnaryFn value = []() -> UnaryFn {
+    if constexpr (ir::is_row<Op, ir::Family::Unary, ir::kBool>)
+      return &ElementwiseOps::bool_unary<Op>;
+    else
+      return nullptr;
+  }();
+};
+template <class Op>
+struct FloatScalarPtr {
+  static constexpr FScalarFn value = []() -> FScalarFn {
+    if constexpr (Op::family == ir::Family::Binary && ir::has_scalar_form<Op, ir::kFloat>)
+      return &ElementwiseOps::float_binary_scalar<Op>;
+    else
+      return nullptr;
+  }();
+};
+template <class Op>
+struct IntScalarPtr {
+  static constexpr IScalarFn value = []() -> IScalarFn {
+    if constexpr (Op::family == ir::Family::Binary && ir::has_scalar_form<Op, ir::kInt>)
+      return &ElementwiseOps::int_binary_scalar<Op>;
+    else
+      return nullptr;
+  }();
+};
+}  // namespace
+
+extern const std::array<UnaryFn, ir::ElementwiseOps::size> kFloatUnaryKernels;
+extern const std::array<UnaryFn, ir::ElementwiseOps::size> kIntUnaryKernels;
+extern const std::array<UnaryFn, ir::ElementwiseOps::size> kBoolUnaryKernels;
+extern const std::array<FScalarFn, ir::ElementwiseOps::size> kFloatScalarKernels;
+extern const std::array<IScalarFn, ir::ElementwiseOps::size> kIntScalarKernels;
+const std::array<UnaryFn, ir::ElementwiseOps::size> kFloatUnaryKernels =
+    ew::instantiate_rows<UnaryFn, FloatUnaryPtr>(ir::ElementwiseOps{});
+const std::array<UnaryFn, ir::ElementwiseOps::size> kIntUnaryKernels =
+    ew::instantiate_rows<UnaryFn, IntUnaryPtr>(ir::ElementwiseOps{});
+const std::array<UnaryFn, ir::ElementwiseOps::size> kBoolUnaryKernels =
+    ew::instantiate_rows<UnaryFn, BoolUnaryPtr>(ir::ElementwiseOps{});
+const std::array<FScalarFn, ir::ElementwiseOps::size> kFloatScalarKernels =
+    ew::instantiate_rows<FScalarFn, FloatScalarPtr>(ir::ElementwiseOps{});
+const std::array<IScalarFn, ir::ElementwiseOps::size> kIntScalarKernels =
+    ew::instantiate_rows<IScalarFn, IntScalarPtr>(ir::ElementwiseOps{});
 
 }  // namespace ember::cpu

@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "ember/cpu/ops_indexing.hpp"
-#include "ember/tensor/data.hpp"
+#include "ember/core/data.hpp"
 #include "kernel.hpp"
 #include "reduce_simd.hpp"
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "ember/cpu/tensor.hpp"
-#include "ember/tensor/dtype.hpp"
+#include "ember/core/dtype.hpp"
 
 namespace ember::cpu {
 

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "ember/cpu/ops_linalg.hpp"
-#include "ember/tensor/data.hpp"
+#include "ember/core/data.hpp"
 #include "kernel.hpp"
 
 namespace ember::cpu {

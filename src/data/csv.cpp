@@ -9,7 +9,7 @@
 #include <limits>
 #include <sstream>
 
-#include "ember/tensor/error.hpp"
+#include "ember/core/error.hpp"
 
 namespace ember::data {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "ember/tensor/error.hpp"
+#include "ember/core/error.hpp"
 
 namespace ember::data {
 

@@ -11,7 +11,7 @@
 #include <memory>
 #include <system_error>
 
-#include "ember/tensor/error.hpp"
+#include "ember/core/error.hpp"
 
 namespace ember::data {
 

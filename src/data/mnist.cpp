@@ -9,7 +9,7 @@
 #include <sstream>
 #include <system_error>
 
-#include "ember/tensor/error.hpp"
+#include "ember/core/error.hpp"
 
 namespace ember::data {
 namespace {

@@ -268,56 +268,95 @@ R create(const char* op, const Device& device, Call call) {
   });
 }
 
+template <class T>
+inline constexpr bool kIsTensorArg =
+    kIsTensor<std::remove_cvref_t<T>> || IsOptTensor<std::remove_cvref_t<T>>::value ||
+    IsVecTensor<std::remove_cvref_t<T>>::value;
+
+/// The first ember::Device among the arguments (creation functions have one).
+inline const Device& device_arg() {
+  detail::fail<DeviceError>("dispatch", "a creation function without a device argument");
+}
+template <class T, class... A>
+const Device& device_arg(const T& x, const A&... rest) {
+  if constexpr (std::is_same_v<T, Device>)
+    return x;
+  else
+    return device_arg(rest...);
+}
+/// An argument with an ember::Device replaced by backend B's native device.
+template <class B, class T>
+decltype(auto) native_arg(const typename B::Device& native, T&& x) {
+  if constexpr (std::is_same_v<std::remove_cvref_t<T>, Device>)
+    return native;
+  else
+    return std::forward<T>(x);
+}
+
+/// How Dispatch runs the registry row with description D. By default: on the stack of the
+/// tensor operands (all on one device), or, for creation functions (no tensor operand), on
+/// the stack of the device argument with that stack's native device.
+template <class D>
+struct Run {
+  template <class R, class Call, class... A>
+  static R call(const char* op, Call c, A&&... a) {
+    if constexpr ((kIsTensorArg<A> || ...)) {
+      return forward<R>(op, c, std::forward<A>(a)...);
+    } else {
+      return create<R>(op, device_arg(a...), [&]<class B>(const typename B::Device& native) {
+        return c.template operator()<B>(native_arg<B>(native, a)...);
+      });
+    }
+  }
+};
+
 }  // namespace ember::dispatch
 
 /// A generic lambda calling B::fn with the (already unwrapped) arguments.
 #define EMBER_OP(fn) \
   []<class B_>(auto&&... a_) -> decltype(auto) { return B_::fn(std::forward<decltype(a_)>(a_)...); }
 
-// Definitions of Dispatch functions that forward their arguments unchanged to the same
-// function of the operands' stack: EMBER_DISPATCH_DEFn(result, name, parameter types...).
-#define EMBER_DISPATCH_DEF1(R, name, T1)                                               \
-  auto Dispatch::name(T1 a1)->R {                                                      \
-    return ::ember::dispatch::forward<R>(#name, EMBER_OP(name), std::forward<T1>(a1)); \
-  }
-#define EMBER_DISPATCH_DEF2(R, name, T1, T2)                                          \
-  auto Dispatch::name(T1 a1, T2 a2)->R {                                              \
-    return ::ember::dispatch::forward<R>(#name, EMBER_OP(name), std::forward<T1>(a1), \
-                                         std::forward<T2>(a2));                       \
-  }
-#define EMBER_DISPATCH_DEF3(R, name, T1, T2, T3)                                      \
-  auto Dispatch::name(T1 a1, T2 a2, T3 a3)->R {                                       \
-    return ::ember::dispatch::forward<R>(#name, EMBER_OP(name), std::forward<T1>(a1), \
-                                         std::forward<T2>(a2), std::forward<T3>(a3)); \
-  }
-#define EMBER_DISPATCH_DEF4(R, name, T1, T2, T3, T4)                                  \
-  auto Dispatch::name(T1 a1, T2 a2, T3 a3, T4 a4)->R {                                \
-    return ::ember::dispatch::forward<R>(#name, EMBER_OP(name), std::forward<T1>(a1), \
-                                         std::forward<T2>(a2), std::forward<T3>(a3),  \
-                                         std::forward<T4>(a4));                       \
-  }
-#define EMBER_DISPATCH_DEF5(R, name, T1, T2, T3, T4, T5)                              \
-  auto Dispatch::name(T1 a1, T2 a2, T3 a3, T4 a4, T5 a5)->R {                         \
-    return ::ember::dispatch::forward<R>(#name, EMBER_OP(name), std::forward<T1>(a1), \
-                                         std::forward<T2>(a2), std::forward<T3>(a3),  \
-                                         std::forward<T4>(a4), std::forward<T5>(a5)); \
-  }
-#define EMBER_DISPATCH_DEF6(R, name, T1, T2, T3, T4, T5, T6)                                     \
-  auto Dispatch::name(T1 a1, T2 a2, T3 a3, T4 a4, T5 a5, T6 a6)->R {                             \
-    return ::ember::dispatch::forward<R>(                                                        \
-        #name, EMBER_OP(name), std::forward<T1>(a1), std::forward<T2>(a2), std::forward<T3>(a3), \
-        std::forward<T4>(a4), std::forward<T5>(a5), std::forward<T6>(a6));                       \
+/// A generic lambda running B's optional `fn` when B has it, else Defaults<B>::fn (the front
+/// end's composite on B, src/dispatch/defaults.hpp).
+#define EMBER_OP_OR_DEFAULT(fn)                                                     \
+  []<class B_>(auto&&... a_) -> decltype(auto) {                                    \
+    if constexpr (requires { B_::fn(std::forward<decltype(a_)>(a_)...); })          \
+      return B_::fn(std::forward<decltype(a_)>(a_)...);                             \
+    else                                                                            \
+      return ::ember::dispatch::Defaults<B_>::fn(std::forward<decltype(a_)>(a_)...); \
   }
 
-/// Definition of a Dispatch function the front end needs but the backend contract lists as
-/// optional (no composite exists): every registered stack must define `fn`; a stack without
-/// it does not compile (no run-time fallback).
-#define EMBER_DISPATCH_OPTIONAL(R, fn, params, ...)                                    \
-  auto Dispatch::fn params->R {                                                        \
-    return ::ember::dispatch::forward<R>(                                              \
-        #fn,                                                                           \
-        []<class B_>(auto&&... a_) -> PrimitiveOf<B_, ::ember::dispatch::KindOfR<R>> { \
-          return B_::fn(std::forward<decltype(a_)>(a_)...);                            \
-        },                                                                             \
-        __VA_ARGS__);                                                                  \
+// Generated definitions of the registry's rows (one translation unit per family expands its
+// rows with these): REQ rows run B's function, OPT rows B's or the default; EXT rows are not
+// offered by Dispatch.
+#define EMBER_DISPATCH_DEFINE(Req, Res, Ret, name, Desc, Params) \
+  EMBER_DISPATCH_DEFINE_##Req(Ret, name, Desc, Params)
+#define EMBER_DISPATCH_DEFINE_REQ(Ret, name, Desc, Params)                                 \
+  auto Dispatch::name(EMBER_PP_PARAMS Params)->Ret {                                       \
+    return ::ember::dispatch::Run<::ember::ir::Desc>::template call<Ret>(                  \
+        #name, EMBER_OP(name), EMBER_PP_ARGS(EMBER_PP_FORWARD, EMBER_PP_UNPAREN Params)); \
   }
+#define EMBER_DISPATCH_DEFINE_OPT(Ret, name, Desc, Params)                                 \
+  auto Dispatch::name(EMBER_PP_PARAMS Params)->Ret {                                       \
+    return ::ember::dispatch::Run<::ember::ir::Desc>::template call<Ret>(                  \
+        #name, EMBER_OP_OR_DEFAULT(name),                                                  \
+        EMBER_PP_ARGS(EMBER_PP_FORWARD, EMBER_PP_UNPAREN Params));                         \
+  }
+#define EMBER_DISPATCH_DEFINE_EXT(Ret, name, Desc, Params)
+#define EMBER_DISPATCH_DEFINE_N(Req, Res, Ret, name, Desc, Params, Ns) \
+  EMBER_DISPATCH_DEFINE_N_##Req(Ret, name, Desc, Params, Ns)
+#define EMBER_DISPATCH_DEFINE_N_REQ(Ret, name, Desc, Params, Ns)                            \
+  template <std::size_t N>                                                                  \
+  auto Dispatch::name(EMBER_PP_PARAMS Params)->Ret {                                        \
+    return ::ember::dispatch::Run<::ember::ir::Desc<N>>::template call<Ret>(                \
+        #name, []<class B_>(auto&&... a_) -> decltype(auto) {                               \
+          return B_::template name<N>(std::forward<decltype(a_)>(a_)...);                   \
+        },                                                                                  \
+        EMBER_PP_ARGS(EMBER_PP_FORWARD, EMBER_PP_UNPAREN Params));                          \
+  }                                                                                         \
+  EMBER_IR_FOR_NS(Ns, EMBER_DISPATCH_INSTANCE, name)
+#define EMBER_DISPATCH_DEFINE_N_OPT EMBER_DISPATCH_DEFINE_N_REQ
+#define EMBER_DISPATCH_DEFINE_N_EXT(Ret, name, Desc, Params, Ns)
+/// An exported pointer to the instance makes the compiler emit it.
+#define EMBER_DISPATCH_INSTANCE(n, name) \
+  extern const auto kDispatchInstance_##name##_##n = &Dispatch::template name<n>;

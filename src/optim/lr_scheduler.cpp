@@ -5,7 +5,7 @@
 #include <cmath>
 #include <numbers>
 
-#include "ember/tensor/error.hpp"
+#include "ember/core/error.hpp"
 
 namespace ember::optim {
 

@@ -2,7 +2,7 @@
 #include "ember/optim/record.hpp"
 
 #include "ember/store/safetensors.hpp"
-#include "ember/tensor/error.hpp"
+#include "ember/core/error.hpp"
 
 namespace ember::optim {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "ember/store/file.hpp"
-#include "ember/tensor/error.hpp"
+#include "ember/core/error.hpp"
 
 namespace ember::store::internal {
 

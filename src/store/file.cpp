@@ -4,7 +4,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "ember/tensor/error.hpp"
+#include "ember/core/error.hpp"
 
 namespace ember::store {
 

@@ -23,8 +23,8 @@
 #include <utility>
 #include <vector>
 
-#include "ember/tensor/dtype.hpp"
-#include "ember/tensor/error.hpp"
+#include "ember/core/dtype.hpp"
+#include "ember/core/error.hpp"
 
 namespace ember::store::internal {
 

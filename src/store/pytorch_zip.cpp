@@ -3,7 +3,7 @@
 
 #include <zip.h>
 
-#include "ember/tensor/error.hpp"
+#include "ember/core/error.hpp"
 
 namespace ember::store::internal {
 

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <set>
 
-#include "ember/tensor/error.hpp"
+#include "ember/core/error.hpp"
 
 namespace ember::train {
 

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "ember/store/file.hpp"
-#include "ember/tensor/error.hpp"
+#include "ember/core/error.hpp"
 #include "ember/train/history.hpp"
 
 namespace ember::train {

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "ember/store/file.hpp"
-#include "ember/tensor/error.hpp"
+#include "ember/core/error.hpp"
 
 namespace ember::train {
 

@@ -8,7 +8,7 @@
 #include <limits>
 
 #include "ember/cpu/tensor.hpp"
-#include "ember/tensor/error.hpp"
+#include "ember/core/error.hpp"
 
 namespace ember::train {
 

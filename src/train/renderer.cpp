@@ -11,7 +11,7 @@
 #include <iostream>
 #include <mutex>
 
-#include "ember/tensor/error.hpp"
+#include "ember/core/error.hpp"
 
 namespace ember::train {
 

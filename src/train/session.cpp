@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "ember/store/file.hpp"
-#include "ember/tensor/error.hpp"
+#include "ember/core/error.hpp"
 
 namespace ember::train {
 

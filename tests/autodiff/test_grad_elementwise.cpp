@@ -80,6 +80,12 @@ TEST(GradElementwise, UnaryOps) {
   }
 }
 
+// expm1 (added with the op-description redesign): d/dx e^x - 1 = e^x, by finite differences.
+TEST(GradElementwise, Expm1) {
+  gradcheck<2>("expm1", [](const V2& x) { return x[0].expm1(); },
+               {random_data(kShape, 27, -3.0, 3.0)});
+}
+
 TEST(GradElementwise, PiecewiseConstantOpsHaveZeroGradient) {
   auto x = T2::from_data(off_integers(kShape, 30)).require_grad();
   auto y = x.round() + x.floor() * 2.0 + x.ceil() * 3.0 + x.trunc() * 4.0 + x.sign() * 5.0;

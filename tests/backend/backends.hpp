@@ -11,13 +11,16 @@
 #include "ember/dispatch/cpu.hpp"
 #include "ember/dispatch/dispatch.hpp"
 #include "ember/tensor/tensor.hpp"
+#include "checking_backend.hpp"
 
 namespace ember::test {
 
 /// Dispatch runs on the default device (EMBER_DEVICE, else cpu): the ctest entry
 /// ember_conformance_dispatch_autodiff reruns its cases with EMBER_DEVICE=cpu+autodiff.
-using ConformanceBackends =
-    ::testing::Types<ember::Cpu, ember::Autodiff<ember::Cpu>, ember::Dispatch>;
+/// Checking<Cpu> runs Cpu and asserts that every op description's infer (ember/ir) gives the
+/// shape and dtype of Cpu's result.
+using ConformanceBackends = ::testing::Types<ember::Cpu, ember::Autodiff<ember::Cpu>,
+                                             ember::Dispatch, Checking<ember::Cpu>>;
 
 /// Calls f.template operator()<B>() for every backend of the suite (for registering
 /// fixture-driven tests).
@@ -26,6 +29,7 @@ void for_each_backend(F&& f) {
   f.template operator()<ember::Cpu>();
   f.template operator()<ember::Autodiff<ember::Cpu>>();
   f.template operator()<ember::Dispatch>();
+  f.template operator()<Checking<ember::Cpu>>();
 }
 
 // ---- CPU storage of a primitive, for tests that build strided views by hand ----------------

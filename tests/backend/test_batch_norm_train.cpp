@@ -183,7 +183,7 @@ TEST(BatchNormTrainBackward, CpuKernelMatchesFormulas) {
           }
       }
       const auto make = [&](const std::vector<double>& v, const Shape& s) {
-        return Cpu::from_data(TensorData(v, s).convert(dt), {});
+        return Cpu::float_from_data(TensorData(v, s).convert(dt), {});
       };
       std::vector<double> st = r.mean;
       st.insert(st.end(), r.var.begin(), r.var.end());
@@ -192,10 +192,10 @@ TEST(BatchNormTrainBackward, CpuKernelMatchesFormulas) {
       const auto [gx, gp] = Cpu::float_batch_norm_train_backward(make(xv, xs), make(gv, xs),
                                                                  make(st, Shape{2, C}), w, eps);
       const Tolerance tol = dt == DType::F64 ? kF64 : Tolerance::rel_abs(1e-5, 1e-5);
-      expect_approx(Cpu::into_data(gx).convert(DType::F64), TensorData(dx, xs), tol);
+      expect_approx(Cpu::float_into_data(gx).convert(DType::F64), TensorData(dx, xs), tol);
       std::vector<double> dp = dw;
       dp.insert(dp.end(), db.begin(), db.end());
-      expect_approx(Cpu::into_data(gp).convert(DType::F64), TensorData(dp, Shape{2, C}), tol);
+      expect_approx(Cpu::float_into_data(gp).convert(DType::F64), TensorData(dp, Shape{2, C}), tol);
     }
   }
 }

@@ -138,7 +138,7 @@ TYPED_TEST(ConvTest, StridedInputMatchesContiguous) {
         for (int h = 0; h < 5; ++h)
           for (int ww = 0; ww < 6; ++ww)
             nhwc[((n * 5 + h) * 6 + ww) * 3 + c] = v[((n * 3 + c) * 5 + h) * 6 + ww];
-    CpuTensor p = Cpu::from_data(TensorData(nhwc, Shape{2, 5, 6, 3}), {});
+    CpuTensor p = Cpu::float_from_data(TensorData(nhwc, Shape{2, 5, 6, 3}), {});
     p.shape = Shape{2, 3, 5, 6};
     p.strides = {90, 1, 18, 3};
     ASSERT_FALSE(p.is_contiguous());
@@ -151,10 +151,10 @@ TYPED_TEST(ConvTest, ExpandedBiasAndOffsetView) {
   using B = TypeParam;
   if constexpr (std::is_same_v<B, Cpu>) {
     // A bias of stride 0 (one value expanded) and an input at a non-zero storage offset.
-    CpuTensor bias = Cpu::from_data(TensorData(std::vector<float>{2.0f}, Shape{1}), {});
+    CpuTensor bias = Cpu::float_from_data(TensorData(std::vector<float>{2.0f}, Shape{1}), {});
     bias.shape = Shape{3};
     bias.strides = {0};
-    CpuTensor big = Cpu::from_data(TensorData(std::vector<float>(1 + 2 * 4, 1.0f), Shape{9}), {});
+    CpuTensor big = Cpu::float_from_data(TensorData(std::vector<float>(1 + 2 * 4, 1.0f), Shape{9}), {});
     big.data<float>()[0] = 100.0f;
     big.offset = 1;
     big.shape = Shape{1, 2, 4};

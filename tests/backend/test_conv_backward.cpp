@@ -107,21 +107,21 @@ template <std::size_t K>
 CpuTensor x_backward(const CpuTensor& dy, const CpuTensor& w, const Shape& xs,
                      const ConvOptions<K>& o) {
   if constexpr (K == 1)
-    return Cpu::conv1d_x_backward(dy, w, xs, o);
+    return Cpu::conv_x_backward<1>(dy, w, xs, o);
   else if constexpr (K == 2)
-    return Cpu::conv2d_x_backward(dy, w, xs, o);
+    return Cpu::conv_x_backward<2>(dy, w, xs, o);
   else
-    return Cpu::conv3d_x_backward(dy, w, xs, o);
+    return Cpu::conv_x_backward<3>(dy, w, xs, o);
 }
 template <std::size_t K>
 CpuTensor weight_backward(const CpuTensor& x, const CpuTensor& dy, const Shape& ws,
                           const ConvOptions<K>& o) {
   if constexpr (K == 1)
-    return Cpu::conv1d_weight_backward(x, dy, ws, o);
+    return Cpu::conv_weight_backward<1>(x, dy, ws, o);
   else if constexpr (K == 2)
-    return Cpu::conv2d_weight_backward(x, dy, ws, o);
+    return Cpu::conv_weight_backward<2>(x, dy, ws, o);
   else
-    return Cpu::conv3d_weight_backward(x, dy, ws, o);
+    return Cpu::conv_weight_backward<3>(x, dy, ws, o);
 }
 
 /// Runs both functions for case `c` in dtype `dt` and compares with the f64 formulas.
@@ -139,15 +139,15 @@ void check_case(const Case<K>& c, DType dt, Tolerance tol, std::uint64_t seed) {
         gv[static_cast<std::size_t>(yi)] * xv[static_cast<std::size_t>(xi)];
   });
   const auto make = [&](const std::vector<double>& v, const Shape& s) {
-    return Cpu::from_data(TensorData(v, s).convert(dt), {});
+    return Cpu::float_from_data(TensorData(v, s).convert(dt), {});
   };
   const CpuTensor x = make(xv, c.xs), w = make(wv, c.ws), dy = make(gv, ys);
   const CpuTensor gx = x_backward<K>(dy, w, c.xs, c.o);
   const CpuTensor gw = weight_backward<K>(x, dy, c.ws, c.o);
   ASSERT_EQ(gx.dtype, dt);
   ASSERT_EQ(gw.dtype, dt);
-  expect_approx(Cpu::into_data(gx).convert(DType::F64), TensorData(dx, c.xs), tol);
-  expect_approx(Cpu::into_data(gw).convert(DType::F64), TensorData(dw, c.ws), tol);
+  expect_approx(Cpu::float_into_data(gx).convert(DType::F64), TensorData(dx, c.xs), tol);
+  expect_approx(Cpu::float_into_data(gw).convert(DType::F64), TensorData(dw, c.ws), tol);
 }
 
 template <std::size_t K>
@@ -232,9 +232,9 @@ TEST(ConvBackward, EmptyBatch) {
   const CpuTensor x = Cpu::float_full(Shape{0, 2, 5, 5}, 0.0, {}, DType::F32);
   const CpuTensor dy = Cpu::float_full(Shape{0, 3, 5, 5}, 0.0, {}, DType::F32);
   const CpuTensor w = Cpu::float_full(Shape{3, 2, 3, 3}, 1.0, {}, DType::F32);
-  EXPECT_EQ(Cpu::conv2d_x_backward(dy, w, Shape{0, 2, 5, 5}, o).shape, (Shape{0, 2, 5, 5}));
-  const CpuTensor gw = Cpu::conv2d_weight_backward(x, dy, Shape{3, 2, 3, 3}, o);
-  expect_approx(Cpu::into_data(gw), TensorData(std::vector<float>(54, 0.0f), Shape{3, 2, 3, 3}));
+  EXPECT_EQ(Cpu::conv_x_backward<2>(dy, w, Shape{0, 2, 5, 5}, o).shape, (Shape{0, 2, 5, 5}));
+  const CpuTensor gw = Cpu::conv_weight_backward<2>(x, dy, Shape{3, 2, 3, 3}, o);
+  expect_approx(Cpu::float_into_data(gw), TensorData(std::vector<float>(54, 0.0f), Shape{3, 2, 3, 3}));
 }
 
 // A permuted (channels-last) view as x and a transposed view as dy.
@@ -242,24 +242,24 @@ TEST(ConvBackward, NonContiguousInputs) {
   const Case<2> c{Shape{2, 3, 5, 6}, Shape{4, 3, 3, 3}, opts<2>(1, 1, 1, 1)};
   const Shape ys = c.ys();
   const auto xv = values(c.xs.numel(), 21), gv = values(ys.numel(), 22);
-  const CpuTensor x = Cpu::from_data(TensorData(xv, c.xs).convert(DType::F32), {});
-  const CpuTensor dy = Cpu::from_data(TensorData(gv, ys).convert(DType::F32), {});
+  const CpuTensor x = Cpu::float_from_data(TensorData(xv, c.xs).convert(DType::F32), {});
+  const CpuTensor dy = Cpu::float_from_data(TensorData(gv, ys).convert(DType::F32), {});
   const CpuTensor w =
-      Cpu::from_data(TensorData(values(c.ws.numel(), 23), c.ws).convert(DType::F32), {});
+      Cpu::float_from_data(TensorData(values(c.ws.numel(), 23), c.ws).convert(DType::F32), {});
   // Same values, stored [N, H, W, C] / [N, C, W, H] and viewed as NCHW.
   const auto stored_as = [](const CpuTensor& t, const std::vector<std::size_t>& perm,
                             const std::vector<std::size_t>& back) {
-    return Cpu::float_permute(Cpu::from_data(Cpu::into_data(Cpu::float_permute(t, perm)), {}),
+    return Cpu::float_permute(Cpu::float_from_data(Cpu::float_into_data(Cpu::float_permute(t, perm)), {}),
                               back);
   };
   const CpuTensor x_nhwc = stored_as(x, {0, 2, 3, 1}, {0, 3, 1, 2});
   const CpuTensor dy_t = stored_as(dy, {0, 1, 3, 2}, {0, 1, 3, 2});
   ASSERT_FALSE(x_nhwc.is_contiguous());
   ASSERT_FALSE(dy_t.is_contiguous());
-  expect_approx(Cpu::into_data(Cpu::conv2d_weight_backward(x_nhwc, dy_t, c.ws, c.o)),
-                Cpu::into_data(Cpu::conv2d_weight_backward(x, dy, c.ws, c.o)), kF32);
-  expect_approx(Cpu::into_data(Cpu::conv2d_x_backward(dy_t, w, c.xs, c.o)),
-                Cpu::into_data(Cpu::conv2d_x_backward(dy, w, c.xs, c.o)), kF32);
+  expect_approx(Cpu::float_into_data(Cpu::conv_weight_backward<2>(x_nhwc, dy_t, c.ws, c.o)),
+                Cpu::float_into_data(Cpu::conv_weight_backward<2>(x, dy, c.ws, c.o)), kF32);
+  expect_approx(Cpu::float_into_data(Cpu::conv_x_backward<2>(dy_t, w, c.xs, c.o)),
+                Cpu::float_into_data(Cpu::conv_x_backward<2>(dy, w, c.xs, c.o)), kF32);
 }
 
 // Autodiff<Cpu>'s conv and transposed-conv rules: a plain backward pass (the backend's

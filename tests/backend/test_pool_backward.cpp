@@ -44,12 +44,12 @@ void check(const PoolCase& c, DType dt, Tolerance tol, std::uint64_t seed) {
   SCOPED_TRACE(c.xs.to_string() + " k" + std::to_string(c.k[0]) + " s" + std::to_string(c.s[0]) +
                " p" + std::to_string(c.p[0]) + (c.ceil ? " ceil" : "") + " " +
                std::string(dtype_name(dt)));
-  const CpuTensor x = Cpu::from_data(TensorData(values(c.xs.numel(), seed), c.xs).convert(dt), {});
-  const auto [y, idx] = Cpu::float_max_pool2d_with_indices(x, c.k, c.s, c.p, {1, 1}, c.ceil);
+  const CpuTensor x = Cpu::float_from_data(TensorData(values(c.xs.numel(), seed), c.xs).convert(dt), {});
+  const auto [y, idx] = Cpu::float_max_pool_with_indices<2>(x, MaxPoolOptions<2>{c.k, c.s, c.p, {1, 1}, c.ceil});
   const Shape ys = y.shape;
   const auto gv = values(ys.numel(), seed + 1);
-  const CpuTensor g = Cpu::from_data(TensorData(gv, ys).convert(dt), {});
-  const auto iv = Cpu::into_data(idx).to_vec<std::int64_t>();
+  const CpuTensor g = Cpu::float_from_data(TensorData(gv, ys).convert(dt), {});
+  const auto iv = Cpu::float_into_data(idx).to_vec<std::int64_t>();
   const i64 planes = c.xs[0] * c.xs[1], hw = c.xs[2] * c.xs[3], ohw = ys[2] * ys[3];
   std::vector<double> ref(static_cast<std::size_t>(c.xs.numel()), 0.0);
   const auto gq = TensorData(gv, ys).convert(dt).convert(DType::F64).to_vec<double>();
@@ -57,9 +57,9 @@ void check(const PoolCase& c, DType dt, Tolerance tol, std::uint64_t seed) {
     for (i64 o = 0; o < ohw; ++o)
       ref[static_cast<std::size_t>(pl * hw + iv[static_cast<std::size_t>(pl * ohw + o)])] +=
           gq[static_cast<std::size_t>(pl * ohw + o)];
-  const CpuTensor dx = Cpu::float_max_pool2d_backward(g, idx, c.xs);
+  const CpuTensor dx = Cpu::float_max_pool_backward<2>(g, idx, c.xs);
   ASSERT_EQ(dx.dtype, dt);
-  expect_approx(Cpu::into_data(dx).convert(DType::F64), TensorData(ref, c.xs), tol);
+  expect_approx(Cpu::float_into_data(dx).convert(DType::F64), TensorData(ref, c.xs), tol);
 }
 
 const std::vector<PoolCase> kCases = {
@@ -84,7 +84,7 @@ TEST(MaxPoolBackward, MatchesFormula) {
 TEST(MaxPoolBackward, EmptyBatch) {
   const CpuTensor g = Cpu::float_full(Shape{0, 2, 3, 3}, 1.0, {}, DType::F32);
   const CpuTensor idx = Cpu::int_full(Shape{0, 2, 3, 3}, 0.0, {}, DType::I64);
-  EXPECT_EQ(Cpu::float_max_pool2d_backward(g, idx, Shape{0, 2, 6, 6}).shape, (Shape{0, 2, 6, 6}));
+  EXPECT_EQ(Cpu::float_max_pool_backward<2>(g, idx, Shape{0, 2, 6, 6}).shape, (Shape{0, 2, 6, 6}));
 }
 
 // Autodiff<Cpu>: a plain backward (the kernel) against a create_graph one (scatter-add).

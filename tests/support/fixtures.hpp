@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "ember/tensor/data.hpp"
+#include "ember/core/data.hpp"
 
 namespace ember::test {
 

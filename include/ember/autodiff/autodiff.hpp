@@ -16,41 +16,18 @@
 //
 // Compile time: the op definitions (ember/autodiff/impl/*.hpp) are compiled once into the
 // ember_autodiff library for Autodiff<Cpu>. For another backend, include
-// "ember/autodiff/impl.hpp" in one translation unit and instantiate the families there
-// (see src/autodiff/cpu_*.cpp), or include it everywhere.
+// "ember/autodiff/impl.hpp" in one translation unit and instantiate AdOps<B> there (see
+// src/autodiff/cpu_*.cpp), or include it everywhere.
 #pragma once
 
 #include <string>
 
 #include "ember/autodiff/graph.hpp"
-#include "ember/autodiff/ops_conv.hpp"
-#include "ember/autodiff/ops_core.hpp"
-#include "ember/autodiff/ops_elementwise.hpp"
-#include "ember/autodiff/ops_indexing.hpp"
-#include "ember/autodiff/ops_layout.hpp"
-#include "ember/autodiff/ops_linalg.hpp"
-#include "ember/autodiff/ops_norm.hpp"
-#include "ember/autodiff/ops_pool.hpp"
-#include "ember/autodiff/ops_reduce.hpp"
+#include "ember/autodiff/ops.hpp"
 #include "ember/autodiff/tensor.hpp"
 #include "ember/backend/autodiff.hpp"
 
 namespace ember {
-namespace autodiff {
-
-/// Every op of Autodiff<B>, shared by all checkpointing strategies.
-template <class B>
-struct AdOps : AdCoreOps<B>,
-               AdElementwiseOps<B>,
-               AdLayoutOps<B>,
-               AdIndexingOps<B>,
-               AdReduceOps<B>,
-               AdLinalgOps<B>,
-               AdConvOps<B>,
-               AdPoolOps<B>,
-               AdNormOps<B> {};
-
-}  // namespace autodiff
 
 template <class B, class S = autodiff::NoCheckpointing>
 struct Autodiff : autodiff::AdOps<B> {
@@ -92,7 +69,7 @@ struct Autodiff : autodiff::AdOps<B> {
   /// requires_grad_() on a tensor that requires grad.
   static FloatTensor float_require_grad(const FloatTensor& t) {
     if (t.node) return t;
-    return autodiff::AdCoreOps<B>::make_leaf(t.inner, t.checkpointing || S::enabled);
+    return autodiff::AdOps<B>::make_leaf(t.inner, t.checkpointing || S::enabled);
   }
 
  private:

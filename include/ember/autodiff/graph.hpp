@@ -16,7 +16,8 @@
 #include <utility>
 #include <vector>
 
-#include "ember/tensor/error.hpp"
+#include "ember/ir/type.hpp"
+#include "ember/core/error.hpp"
 
 namespace ember::autodiff {
 
@@ -89,11 +90,8 @@ struct BalancedCheckpointing {
   static constexpr bool enabled = true;
 };
 
-/// How an op is treated under checkpointing.
-enum class Bound : std::uint8_t {
-  Memory,   ///< cheap to recompute (element-wise, layout): output not kept
-  Compute,  ///< expensive (matmul, conv, reductions, sort): output kept
-};
+/// How an op is treated under checkpointing (the op description's `bound`, ember/ir).
+using ir::Bound;
 
 inline std::uint64_t next_node_id() {
   static std::atomic<std::uint64_t> counter{1};

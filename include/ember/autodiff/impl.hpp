@@ -1,9 +1,13 @@
-// All of Autodiff<B>'s op definitions. Include this (in one translation unit, with explicit
-// instantiations of the AdXxxOps<B> families, or everywhere) to use Autodiff with a backend
-// other than Cpu; Autodiff<Cpu> is compiled into the ember_autodiff library.
+// All of Autodiff<B>'s op definitions. Include this (in one translation unit per family, with
+// the explicit instantiations below, as src/autodiff/cpu_*.cpp does for Autodiff<Cpu>, or
+// everywhere) to use Autodiff with a backend other than Cpu.
+//
+//   #define EMBER_AD_BACKEND MyBackend
+//   EMBER_IR_REDUCE(EMBER_AD_INSTANTIATE, EMBER_AD_INSTANTIATE_N)   // one family's rules
 #pragma once
 
 #include "ember/autodiff/impl/conv.hpp"
+#include "ember/autodiff/impl/conv_deform.hpp"
 #include "ember/autodiff/impl/core.hpp"
 #include "ember/autodiff/impl/elementwise.hpp"
 #include "ember/autodiff/impl/indexing.hpp"
@@ -12,3 +16,29 @@
 #include "ember/autodiff/impl/norm.hpp"
 #include "ember/autodiff/impl/pool.hpp"
 #include "ember/autodiff/impl/reduce.hpp"
+
+// Explicit instantiation of the recorded REQ rows (result class F) of AdOps<EMBER_AD_BACKEND>.
+#define EMBER_AD_INSTANTIATE(Req, Res, Ret, name, Desc, Params) \
+  EMBER_AD_INSTANTIATE_##Req##_##Res(Ret, name, Params)
+#define EMBER_AD_INSTANTIATE_REQ_F(Ret, name, Params) \
+  template auto ::ember::autodiff::AdOps<EMBER_AD_BACKEND>::name(EMBER_PP_PARAMS Params)->Ret;
+#define EMBER_AD_INSTANTIATE_REQ_C(Ret, name, Params)
+#define EMBER_AD_INSTANTIATE_REQ_N(Ret, name, Params)
+#define EMBER_AD_INSTANTIATE_OPT_F(Ret, name, Params)
+#define EMBER_AD_INSTANTIATE_OPT_N(Ret, name, Params)
+#define EMBER_AD_INSTANTIATE_EXT_F(Ret, name, Params)
+#define EMBER_AD_INSTANTIATE_EXT_N(Ret, name, Params)
+#define EMBER_AD_INSTANTIATE_N(Req, Res, Ret, name, Desc, Params, Ns) \
+  EMBER_AD_INSTANTIATE_N_##Req##_##Res(Ret, name, Params, Ns)
+// Template rows: an exported pointer to each instance makes the compiler emit it.
+#define EMBER_AD_INSTANTIATE_N_ONE(n, Ret, name, Params) \
+  extern const auto kAdInstance_##name##_##n =             \
+      &::ember::autodiff::AdOps<EMBER_AD_BACKEND>::template name<n>;
+#define EMBER_AD_INSTANTIATE_N_REQ_F(Ret, name, Params, Ns) \
+  EMBER_IR_FOR_NS(Ns, EMBER_AD_INSTANTIATE_N_ONE, Ret, name, Params)
+#define EMBER_AD_INSTANTIATE_N_REQ_C(Ret, name, Params, Ns)
+#define EMBER_AD_INSTANTIATE_N_REQ_N(Ret, name, Params, Ns)
+#define EMBER_AD_INSTANTIATE_N_OPT_F(Ret, name, Params, Ns)
+#define EMBER_AD_INSTANTIATE_N_OPT_N(Ret, name, Params, Ns)
+#define EMBER_AD_INSTANTIATE_N_EXT_F(Ret, name, Params, Ns)
+#define EMBER_AD_INSTANTIATE_N_EXT_N(Ret, name, Params, Ns)

@@ -36,7 +36,5 @@
 
 namespace ember {
 
-template <class B>
-concept ActivationBackend = CoreBackend<B>;
 
 }  // namespace ember

@@ -30,43 +30,9 @@
 #include <vector>
 
 #include "ember/backend/core.hpp"
-#include "ember/tensor/slice.hpp"
+#include "ember/core/slice.hpp"
 
 namespace ember {
 
-/// How select_assign / scatter combine the new values with the existing ones.
-enum class IndexUpdate : std::uint8_t {
-  Assign,  ///< replace (torch.index_copy / scatter); duplicates: the last one wins
-  Add,     ///< accumulate (torch.index_add / scatter_add); duplicates all add up
-};
-
-template <class B>
-concept IndexingBackend = CoreBackend<B> &&
-    requires(const typename B::FloatTensor& f, const typename B::IntTensor& i,
-             const typename B::BoolTensor& b, const std::vector<SliceRange>& ranges,
-             std::size_t dim, IndexUpdate up, DType dt) {
-  { B::float_slice_assign(f, ranges, f) } -> std::same_as<typename B::FloatTensor>;
-  { B::int_slice_assign(i, ranges, i) } -> std::same_as<typename B::IntTensor>;
-  { B::bool_slice_assign(b, ranges, b) } -> std::same_as<typename B::BoolTensor>;
-  { B::float_select(f, dim, i) } -> std::same_as<typename B::FloatTensor>;
-  { B::int_select(i, dim, i) } -> std::same_as<typename B::IntTensor>;
-  { B::bool_select(b, dim, i) } -> std::same_as<typename B::BoolTensor>;
-  { B::float_select_assign(f, dim, i, f, up) } -> std::same_as<typename B::FloatTensor>;
-  { B::int_select_assign(i, dim, i, i, up) } -> std::same_as<typename B::IntTensor>;
-  { B::bool_select_assign(b, dim, i, b, up) } -> std::same_as<typename B::BoolTensor>;
-  { B::float_gather(dim, f, i) } -> std::same_as<typename B::FloatTensor>;
-  { B::int_gather(dim, i, i) } -> std::same_as<typename B::IntTensor>;
-  { B::bool_gather(dim, b, i) } -> std::same_as<typename B::BoolTensor>;
-  { B::float_scatter(dim, f, i, f, up) } -> std::same_as<typename B::FloatTensor>;
-  { B::int_scatter(dim, i, i, i, up) } -> std::same_as<typename B::IntTensor>;
-  { B::bool_scatter(dim, b, i, b, up) } -> std::same_as<typename B::BoolTensor>;
-  { B::float_mask_where(f, b, f) } -> std::same_as<typename B::FloatTensor>;
-  { B::int_mask_where(i, b, i) } -> std::same_as<typename B::IntTensor>;
-  { B::bool_mask_where(b, b, b) } -> std::same_as<typename B::BoolTensor>;
-  { B::float_mask_fill(f, b, 0.0) } -> std::same_as<typename B::FloatTensor>;
-  { B::int_mask_fill(i, b, 0.0) } -> std::same_as<typename B::IntTensor>;
-  { B::bool_mask_fill(b, b, 0.0) } -> std::same_as<typename B::BoolTensor>;
-  { B::bool_argwhere(b, dt) } -> std::same_as<typename B::IntTensor>;
-};
 
 }  // namespace ember

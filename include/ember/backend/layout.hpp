@@ -40,37 +40,9 @@
 #include <vector>
 
 #include "ember/backend/core.hpp"
-#include "ember/tensor/slice.hpp"
+#include "ember/core/slice.hpp"
 
 namespace ember {
 
-/// Padding modes of Tensor::pad (torch.nn.functional.pad's "constant", "reflect",
-/// "replicate").
-enum class PadMode { Constant, Reflect, Edge };
-
-template <class B>
-concept LayoutBackend = CoreBackend<B> &&
-    requires(const typename B::FloatTensor& f, const typename B::IntTensor& i,
-             const typename B::BoolTensor& b, const std::vector<std::size_t>& axes,
-             const Shape& shape, const std::vector<SliceRange>& ranges,
-             const std::vector<typename B::FloatTensor>& fs,
-             const std::vector<typename B::IntTensor>& is,
-             const std::vector<typename B::BoolTensor>& bs) {
-  { B::float_permute(f, axes) } -> std::same_as<typename B::FloatTensor>;
-  { B::int_permute(i, axes) } -> std::same_as<typename B::IntTensor>;
-  { B::bool_permute(b, axes) } -> std::same_as<typename B::BoolTensor>;
-  { B::float_expand(f, shape) } -> std::same_as<typename B::FloatTensor>;
-  { B::int_expand(i, shape) } -> std::same_as<typename B::IntTensor>;
-  { B::bool_expand(b, shape) } -> std::same_as<typename B::BoolTensor>;
-  { B::float_slice(f, ranges) } -> std::same_as<typename B::FloatTensor>;
-  { B::int_slice(i, ranges) } -> std::same_as<typename B::IntTensor>;
-  { B::bool_slice(b, ranges) } -> std::same_as<typename B::BoolTensor>;
-  { B::float_flip(f, axes) } -> std::same_as<typename B::FloatTensor>;
-  { B::int_flip(i, axes) } -> std::same_as<typename B::IntTensor>;
-  { B::bool_flip(b, axes) } -> std::same_as<typename B::BoolTensor>;
-  { B::float_cat(fs, std::size_t{0}) } -> std::same_as<typename B::FloatTensor>;
-  { B::int_cat(is, std::size_t{0}) } -> std::same_as<typename B::IntTensor>;
-  { B::bool_cat(bs, std::size_t{0}) } -> std::same_as<typename B::BoolTensor>;
-};
 
 }  // namespace ember

@@ -30,11 +30,5 @@ namespace ember {
 //   float_cosine_similarity(lhs, rhs, std::size_t dim, double eps) -> FloatTensor
 //     same rank, broadcast-compatible shapes; the broadcast shape with `dim` of size 1:
 //     sum(x1 * x2) / (max(||x1||, eps) * max(||x2||, eps)) along dim (torch's kernel).
-template <class B>
-concept LinalgBackend = CoreBackend<B> &&
-    requires(const typename B::FloatTensor& f, const typename B::IntTensor& i) {
-  { B::float_matmul(f, f) } -> std::same_as<typename B::FloatTensor>;
-  { B::int_matmul(i, i) } -> std::same_as<typename B::IntTensor>;
-};
 
 }  // namespace ember

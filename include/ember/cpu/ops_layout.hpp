@@ -12,7 +12,7 @@
 
 #include "ember/backend/layout.hpp"
 #include "ember/cpu/tensor.hpp"
-#include "ember/tensor/slice.hpp"
+#include "ember/core/slice.hpp"
 
 namespace ember::cpu {
 
@@ -39,65 +39,5 @@ CpuTensor pad_copy(const CpuTensor& t,
                    const std::vector<std::pair<std::int64_t, std::int64_t>>& pads, PadMode mode,
                    double value);
 
-struct LayoutOps {
-  using P = CpuTensor;
-
-  static P float_permute(P t, const std::vector<std::size_t>& a) {
-    return permute_view(std::move(t), a);
-  }
-  static P int_permute(P t, const std::vector<std::size_t>& a) {
-    return permute_view(std::move(t), a);
-  }
-  static P bool_permute(P t, const std::vector<std::size_t>& a) {
-    return permute_view(std::move(t), a);
-  }
-  static P float_expand(P t, const Shape& s) { return expand_view(std::move(t), s); }
-  static P int_expand(P t, const Shape& s) { return expand_view(std::move(t), s); }
-  static P bool_expand(P t, const Shape& s) { return expand_view(std::move(t), s); }
-  static P float_slice(P t, const std::vector<SliceRange>& r) {
-    return slice_view(std::move(t), r);
-  }
-  static P int_slice(P t, const std::vector<SliceRange>& r) { return slice_view(std::move(t), r); }
-  static P bool_slice(P t, const std::vector<SliceRange>& r) { return slice_view(std::move(t), r); }
-  static P float_flip(P t, const std::vector<std::size_t>& a) { return flip_view(std::move(t), a); }
-  static P int_flip(P t, const std::vector<std::size_t>& a) { return flip_view(std::move(t), a); }
-  static P bool_flip(P t, const std::vector<std::size_t>& a) { return flip_view(std::move(t), a); }
-  static P float_cat(const std::vector<P>& ts, std::size_t dim) { return cat_copy(ts, dim); }
-  static P int_cat(const std::vector<P>& ts, std::size_t dim) { return cat_copy(ts, dim); }
-  static P bool_cat(const std::vector<P>& ts, std::size_t dim) { return cat_copy(ts, dim); }
-  static P float_unfold(P t, std::size_t dim, std::int64_t size, std::int64_t step) {
-    return unfold_view(std::move(t), dim, size, step);
-  }
-  static P int_unfold(P t, std::size_t dim, std::int64_t size, std::int64_t step) {
-    return unfold_view(std::move(t), dim, size, step);
-  }
-  static P bool_unfold(P t, std::size_t dim, std::int64_t size, std::int64_t step) {
-    return unfold_view(std::move(t), dim, size, step);
-  }
-  static P float_squeeze_dims(P t, const std::vector<std::size_t>& d) {
-    return squeeze_view(std::move(t), d);
-  }
-  static P int_squeeze_dims(P t, const std::vector<std::size_t>& d) {
-    return squeeze_view(std::move(t), d);
-  }
-  static P bool_squeeze_dims(P t, const std::vector<std::size_t>& d) {
-    return squeeze_view(std::move(t), d);
-  }
-  static P float_unsqueeze_dims(P t, const std::vector<std::size_t>& d) {
-    return unsqueeze_view(std::move(t), d);
-  }
-  static P int_unsqueeze_dims(P t, const std::vector<std::size_t>& d) {
-    return unsqueeze_view(std::move(t), d);
-  }
-  static P bool_unsqueeze_dims(P t, const std::vector<std::size_t>& d) {
-    return unsqueeze_view(std::move(t), d);
-  }
-  using Pads = std::vector<std::pair<std::int64_t, std::int64_t>>;
-  static P float_pad(const P& t, const Pads& p, PadMode m, double v) {
-    return pad_copy(t, p, m, v);
-  }
-  static P int_pad(const P& t, const Pads& p, PadMode m, double v) { return pad_copy(t, p, m, v); }
-  static P bool_pad(const P& t, const Pads& p, PadMode m, double v) { return pad_copy(t, p, m, v); }
-};
 
 }  // namespace ember::cpu

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "ember/tensor/dtype.hpp"
-#include "ember/tensor/shape.hpp"
+#include "ember/core/dtype.hpp"
+#include "ember/core/shape.hpp"
 
 namespace ember {
 

@@ -11,7 +11,7 @@
 
 #include "ember/data/image.hpp"
 #include "ember/dispatch/dispatch.hpp"
-#include "ember/tensor/data.hpp"
+#include "ember/core/data.hpp"
 #include "ember/tensor/tensor.hpp"
 
 namespace ember::data {

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "ember/data/rng.hpp"
-#include "ember/tensor/error.hpp"
+#include "ember/core/error.hpp"
 
 namespace ember::data {
 

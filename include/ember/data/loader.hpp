@@ -40,7 +40,7 @@
 #include "ember/data/dataset.hpp"
 #include "ember/data/rng.hpp"
 #include "ember/data/scheduler.hpp"
-#include "ember/tensor/error.hpp"
+#include "ember/core/error.hpp"
 
 namespace ember::data {
 

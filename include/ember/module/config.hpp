@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "ember/module/macros.hpp"
-#include "ember/tensor/error.hpp"
+#include "ember/core/error.hpp"
 
 /// std::optional fields of configs: null (or an absent key) is nullopt.
 template <class T>

@@ -24,9 +24,9 @@
 #include <string>
 #include <vector>
 
-#include "ember/tensor/distribution.hpp"
-#include "ember/tensor/error.hpp"
-#include "ember/tensor/shape.hpp"
+#include "ember/core/distribution.hpp"
+#include "ember/core/error.hpp"
+#include "ember/core/shape.hpp"
 #include "ember/tensor/tensor.hpp"
 
 namespace ember::nn {

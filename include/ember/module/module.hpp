@@ -40,7 +40,7 @@
 
 #include "ember/module/macros.hpp"
 #include "ember/module/param.hpp"
-#include "ember/tensor/data.hpp"
+#include "ember/core/data.hpp"
 
 namespace ember::nn {
 

@@ -23,7 +23,7 @@
 #include <utility>
 
 #include "ember/backend/autodiff.hpp"
-#include "ember/tensor/error.hpp"
+#include "ember/core/error.hpp"
 #include "ember/tensor/tensor.hpp"
 
 namespace ember::nn {

@@ -22,8 +22,8 @@
 #include "ember/module/module.hpp"
 #include "ember/nn/linear.hpp"
 #include "ember/tensor/activation.hpp"
-#include "ember/tensor/distribution.hpp"
-#include "ember/tensor/error.hpp"
+#include "ember/core/distribution.hpp"
+#include "ember/core/error.hpp"
 #include "ember/tensor/tensor.hpp"
 
 /// Defines the activation module `Name` without settings: forward(x) = `expr` (any shape ->

@@ -7,8 +7,8 @@
 
 #include "ember/module/config.hpp"
 #include "ember/module/module.hpp"
-#include "ember/tensor/distribution.hpp"
-#include "ember/tensor/error.hpp"
+#include "ember/core/distribution.hpp"
+#include "ember/core/error.hpp"
 #include "ember/tensor/tensor.hpp"
 
 namespace ember::nn {

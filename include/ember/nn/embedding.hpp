@@ -12,7 +12,7 @@
 #include "ember/module/config.hpp"
 #include "ember/module/initializer.hpp"
 #include "ember/module/module.hpp"
-#include "ember/tensor/error.hpp"
+#include "ember/core/error.hpp"
 #include "ember/tensor/module/nn.hpp"
 #include "ember/tensor/tensor.hpp"
 

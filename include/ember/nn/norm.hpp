@@ -17,7 +17,7 @@
 #include "ember/dispatch/dispatch.hpp"
 #include "ember/module/config.hpp"
 #include "ember/module/module.hpp"
-#include "ember/tensor/error.hpp"
+#include "ember/core/error.hpp"
 #include "ember/tensor/module/nn.hpp"
 #include "ember/tensor/tensor.hpp"
 

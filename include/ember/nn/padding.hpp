@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "ember/module/config.hpp"
-#include "ember/tensor/error.hpp"
+#include "ember/core/error.hpp"
 #include "ember/tensor/tensor.hpp"
 
 namespace ember::nn {

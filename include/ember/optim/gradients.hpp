@@ -18,7 +18,7 @@
 
 #include "ember/backend/autodiff.hpp"
 #include "ember/module/module.hpp"
-#include "ember/tensor/error.hpp"
+#include "ember/core/error.hpp"
 #include "ember/tensor/tensor.hpp"
 
 namespace ember::optim {

@@ -33,7 +33,7 @@
 #include "ember/optim/config.hpp"
 #include "ember/optim/gradients.hpp"
 #include "ember/optim/record.hpp"
-#include "ember/tensor/data.hpp"
+#include "ember/core/data.hpp"
 
 namespace ember::optim {
 

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "ember/tensor/data.hpp"
+#include "ember/core/data.hpp"
 
 namespace ember::optim {
 

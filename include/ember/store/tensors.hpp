@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "ember/tensor/data.hpp"
+#include "ember/core/data.hpp"
 
 namespace ember::store {
 

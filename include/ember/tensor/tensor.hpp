@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "ember/backend/backend.hpp"
-#include "ember/tensor/data.hpp"
+#include "ember/core/data.hpp"
 #include "ember/tensor/fwd.hpp"
 #include "ember/tensor/ops/autodiff.hpp"
 #include "ember/tensor/ops/elementwise.hpp"
@@ -468,9 +468,6 @@ class Tensor : public detail::ElementwiseApi<B, D, K>,
 
 /// "Tensor { shape: [2, 3], dtype: f32, device: cpu, values: [[1, 2, 3], [4, 5, 6]] }";
 /// values are elided in the middle when the tensor has more than 1000 elements.
-std::string format_tensor_values(const TensorData& data, std::size_t edge_items = 3,
-                                 std::size_t threshold = 1000);
-
 template <class B, std::size_t D, class K>
 std::ostream& operator<<(std::ostream& os, const Tensor<B, D, K>& t) {
   return os << "Tensor { shape: " << t.shape() << ", dtype: " << t.dtype()

@@ -25,7 +25,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ember/tensor/data.hpp"
+#include "ember/core/data.hpp"
 
 namespace ember::train {
 

@@ -68,7 +68,7 @@ AP<B> mask_to_float(const typename B::BoolTensor& mask, const AP<B>& like) {
 /// `g` where `mask` holds, 0 elsewhere.
 template <class B>
 AP<B> keep_where(AP<B> g, const typename B::BoolTensor& mask) {
-  return O<B>::float_mask_fill(std::move(g), B::bool_not(mask), 0.0);
+  return O<B>::float_mask_fill(std::move(g), B::template bool_unary<ir::op::Not>(mask), 0.0);
 }
 
 /// Records an op whose backward rule is not written yet: forward works, backward through

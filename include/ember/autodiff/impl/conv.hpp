@@ -29,50 +29,14 @@ namespace ember::autodiff {
 
 namespace rules {
 
-/// AdOps' convKd for K = N.
+/// AdOps' conv<N> / conv_transpose<N> without bias.
 template <class B, std::size_t N>
 AP<B> conv_call(const AP<B>& x, const AP<B>& w, const ConvOptions<N>& o) {
-  if constexpr (N == 1)
-    return O<B>::conv1d(x, w, std::nullopt, o);
-  else if constexpr (N == 2)
-    return O<B>::conv2d(x, w, std::nullopt, o);
-  else
-    return O<B>::conv3d(x, w, std::nullopt, o);
+  return O<B>::template conv<N>(x, w, std::nullopt, o);
 }
-/// AdOps' conv_transposeKd for K = N.
 template <class B, std::size_t N>
 AP<B> conv_transpose_call(const AP<B>& x, const AP<B>& w, const ConvTransposeOptions<N>& o) {
-  if constexpr (N == 1)
-    return O<B>::conv_transpose1d(x, w, std::nullopt, o);
-  else if constexpr (N == 2)
-    return O<B>::conv_transpose2d(x, w, std::nullopt, o);
-  else
-    return O<B>::conv_transpose3d(x, w, std::nullopt, o);
-}
-/// B's convKd / conv_transposeKd on inner values (the recorded forward).
-template <class B, std::size_t N>
-typename B::FloatTensor conv_inner(const typename B::FloatTensor& x,
-                                   const typename B::FloatTensor& w,
-                                   const std::optional<typename B::FloatTensor>& b,
-                                   const ConvOptions<N>& o) {
-  if constexpr (N == 1)
-    return B::conv1d(x, w, b, o);
-  else if constexpr (N == 2)
-    return B::conv2d(x, w, b, o);
-  else
-    return B::conv3d(x, w, b, o);
-}
-template <class B, std::size_t N>
-typename B::FloatTensor conv_transpose_inner(const typename B::FloatTensor& x,
-                                             const typename B::FloatTensor& w,
-                                             const std::optional<typename B::FloatTensor>& b,
-                                             const ConvTransposeOptions<N>& o) {
-  if constexpr (N == 1)
-    return B::conv_transpose1d(x, w, b, o);
-  else if constexpr (N == 2)
-    return B::conv_transpose2d(x, w, b, o);
-  else
-    return B::conv_transpose3d(x, w, b, o);
+  return O<B>::template conv_transpose<N>(x, w, std::nullopt, o);
 }
 
 /// Whether a gradient computed from `a` and `b` may come straight from B's kernels: the
@@ -83,33 +47,18 @@ bool direct_grad(const AP<B>& a, const AP<B>& b) {
   return !grad_enabled() || (!a.node && !b.node);
 }
 
-/// B's convKd_x_backward for K = N (B must satisfy HasConvBackward<B, N>).
+/// B's conv_x_backward<N> / conv_weight_backward<N> (B must satisfy HasConvBackward<B, N>).
 template <class B, std::size_t N>
 AP<B> conv_x_backward_inner(const AP<B>& dy, const AP<B>& w, const Shape& xs,
                             const ConvOptions<N>& o) {
-  typename B::FloatTensor r = [&] {
-    if constexpr (N == 1)
-      return B::conv1d_x_backward(dy.inner, w.inner, xs, o);
-    else if constexpr (N == 2)
-      return B::conv2d_x_backward(dy.inner, w.inner, xs, o);
-    else
-      return B::conv3d_x_backward(dy.inner, w.inner, xs, o);
-  }();
-  return AP<B>{std::move(r), nullptr, dy.checkpointing};
+  return AP<B>{B::template conv_x_backward<N>(dy.inner, w.inner, xs, o), nullptr,
+               dy.checkpointing};
 }
-/// B's convKd_weight_backward for K = N (B must satisfy HasConvBackward<B, N>).
 template <class B, std::size_t N>
 AP<B> conv_weight_backward_inner(const AP<B>& x, const AP<B>& dy, const Shape& ws,
                                  const ConvOptions<N>& o) {
-  typename B::FloatTensor r = [&] {
-    if constexpr (N == 1)
-      return B::conv1d_weight_backward(x.inner, dy.inner, ws, o);
-    else if constexpr (N == 2)
-      return B::conv2d_weight_backward(x.inner, dy.inner, ws, o);
-    else
-      return B::conv3d_weight_backward(x.inner, dy.inner, ws, o);
-  }();
-  return AP<B>{std::move(r), nullptr, dy.checkpointing};
+  return AP<B>{B::template conv_weight_backward<N>(x.inner, dy.inner, ws, o), nullptr,
+               dy.checkpointing};
 }
 
 /// `t` cropped to the first `dims` entries of each dim (no-op when already that shape).
@@ -202,7 +151,7 @@ AP<B> conv_record(const char* name, const AP<B>& x, const AP<B>& w,
       [opt, has_bias](std::vector<typename B::FloatTensor>& v) {
         std::optional<typename B::FloatTensor> b;
         if (has_bias) b = v[2];
-        return conv_inner<B, N>(v[0], v[1], b, opt);
+        return B::template conv<N>(v[0], v[1], b, opt);
       },
       [opt, xs, ws, has_bias](BackwardContext<B>& c) {
         const Shape gs = shape_of<B>(c.grad);
@@ -258,7 +207,7 @@ AP<B> conv_transpose_record(const char* name, const AP<B>& x, const AP<B>& w,
       [opt, has_bias](std::vector<typename B::FloatTensor>& v) {
         std::optional<typename B::FloatTensor> b;
         if (has_bias) b = v[2];
-        return conv_transpose_inner<B, N>(v[0], v[1], b, opt);
+        return B::template conv_transpose<N>(v[0], v[1], b, opt);
       },
       [opt, xs, ws, has_bias](BackwardContext<B>& c) {
         ConvOptions<N> o;
@@ -291,40 +240,20 @@ AP<B> conv_transpose_record(const char* name, const AP<B>& x, const AP<B>& w,
 }  // namespace rules
 
 template <class B>
-AdTensor<B> AdConvOps<B>::conv1d(const AP& x, const AP& w, const OptAP& b,
-                                 const ConvOptions<1>& opt) {
-  return rules::conv_record<B, 1>("conv1d", x, w, b, opt);
+template <std::size_t N>
+AdTensor<B> AdOps<B>::conv(const F& x, const F& w, const OptF& b, const ConvOptions<N>& opt) {
+  return rules::conv_record<B, N>(ir::Conv<N>::name, x, w, b, opt);
 }
 template <class B>
-AdTensor<B> AdConvOps<B>::conv2d(const AP& x, const AP& w, const OptAP& b,
-                                 const ConvOptions<2>& opt) {
-  return rules::conv_record<B, 2>("conv2d", x, w, b, opt);
-}
-template <class B>
-AdTensor<B> AdConvOps<B>::conv3d(const AP& x, const AP& w, const OptAP& b,
-                                 const ConvOptions<3>& opt) {
-  return rules::conv_record<B, 3>("conv3d", x, w, b, opt);
-}
-template <class B>
-AdTensor<B> AdConvOps<B>::conv_transpose1d(const AP& x, const AP& w, const OptAP& b,
-                                           const ConvTransposeOptions<1>& opt) {
-  return rules::conv_transpose_record<B, 1>("conv_transpose1d", x, w, b, opt);
-}
-template <class B>
-AdTensor<B> AdConvOps<B>::conv_transpose2d(const AP& x, const AP& w, const OptAP& b,
-                                           const ConvTransposeOptions<2>& opt) {
-  return rules::conv_transpose_record<B, 2>("conv_transpose2d", x, w, b, opt);
-}
-template <class B>
-AdTensor<B> AdConvOps<B>::conv_transpose3d(const AP& x, const AP& w, const OptAP& b,
-                                           const ConvTransposeOptions<3>& opt) {
-  return rules::conv_transpose_record<B, 3>("conv_transpose3d", x, w, b, opt);
+template <std::size_t N>
+AdTensor<B> AdOps<B>::conv_transpose(const F& x, const F& w, const OptF& b,
+                                     const ConvTransposeOptions<N>& opt) {
+  return rules::conv_transpose_record<B, N>(ir::ConvTranspose<N>::name, x, w, b, opt);
 }
 
 // unfold4d and fold4d are adjoint linear maps (torch.nn.functional.unfold/fold).
 template <class B>
-AdTensor<B> AdConvOps<B>::unfold4d(const AP& x, const std::array<std::int64_t, 2>& kernel,
-                                   const UnfoldOptions& opt) {
+AdTensor<B> AdOps<B>::unfold4d(const F& x, const Arr2& kernel, const UnfoldOptions& opt) {
   const Shape xs = B::float_shape(x.inner);
   const std::array<std::int64_t, 2> size{xs[2], xs[3]};
   return Recorder<B>::unary(
@@ -336,9 +265,7 @@ AdTensor<B> AdConvOps<B>::unfold4d(const AP& x, const std::array<std::int64_t, 2
 }
 
 template <class B>
-AdTensor<B> AdConvOps<B>::fold4d(const AP& x, const std::array<std::int64_t, 2>& output_size,
-                                 const std::array<std::int64_t, 2>& kernel,
-                                 const UnfoldOptions& opt) {
+AdTensor<B> AdOps<B>::fold4d(const F& x, const Arr2& output_size, const Arr2& kernel, const UnfoldOptions& opt) {
   return Recorder<B>::unary(
       "fold4d", Bound::Memory, kSaveNothing, x,
       [output_size, kernel, opt](typename B::FloatTensor v) {

@@ -6,7 +6,7 @@
 namespace ember::autodiff {
 
 template <class B>
-AdTensor<B> AdCoreOps<B>::float_to_device(AP t, const Dev& dev) {
+AdTensor<B> AdOps<B>::float_to_device(F t, const Dev& dev) {
   const Dev from = B::float_device(t.inner);
   return Recorder<B>::unary(
       "to_device", Bound::Memory, kSaveNothing, std::move(t),
@@ -15,7 +15,7 @@ AdTensor<B> AdCoreOps<B>::float_to_device(AP t, const Dev& dev) {
 }
 
 template <class B>
-AdTensor<B> AdCoreOps<B>::float_reshape(AP t, const Shape& shape) {
+AdTensor<B> AdOps<B>::float_reshape(F t, const Shape& shape) {
   const Shape in = B::float_shape(t.inner);
   return Recorder<B>::unary(
       "reshape", Bound::Memory, kSaveNothing, std::move(t),
@@ -24,7 +24,7 @@ AdTensor<B> AdCoreOps<B>::float_reshape(AP t, const Shape& shape) {
 }
 
 template <class B>
-AdTensor<B> AdCoreOps<B>::float_cast(AP t, DType dtype) {
+AdTensor<B> AdOps<B>::float_cast(F t, DType dtype) {
   const DType in = B::float_dtype(t.inner);
   return Recorder<B>::unary(
       "cast", Bound::Memory, kSaveNothing, std::move(t),
@@ -33,7 +33,7 @@ AdTensor<B> AdCoreOps<B>::float_cast(AP t, DType dtype) {
 }
 
 template <class B>
-Gradients<B> AdCoreOps<B>::float_backward(const AP& t, bool create_graph) {
+Gradients<B> AdOps<B>::float_backward(const AP& t, bool create_graph) {
   return Recorder<B>::backward(t, create_graph);
 }
 

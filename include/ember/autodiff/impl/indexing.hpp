@@ -7,8 +7,7 @@
 namespace ember::autodiff {
 
 template <class B>
-AdTensor<B> AdIndexingOps<B>::float_slice_assign(AP t, const std::vector<SliceRange>& ranges,
-                                                 AP values) {
+AdTensor<B> AdOps<B>::float_slice_assign(F t, const Ranges& ranges, F values) {
   const Shape vs = B::float_shape(values.inner);
   return Recorder<B>::binary(
       "slice_assign", Bound::Memory, kSaveNothing, std::move(t), std::move(values),
@@ -25,7 +24,7 @@ AdTensor<B> AdIndexingOps<B>::float_slice_assign(AP t, const std::vector<SliceRa
 }
 
 template <class B>
-AdTensor<B> AdIndexingOps<B>::float_select(AP t, std::size_t dim, const IP& indices) {
+AdTensor<B> AdOps<B>::float_select(const F& t, usize dim, const I& indices) {
   const Shape in = B::float_shape(t.inner);
   return Recorder<B>::unary(
       "select", Bound::Memory, kSaveNothing, std::move(t),
@@ -37,8 +36,7 @@ AdTensor<B> AdIndexingOps<B>::float_select(AP t, std::size_t dim, const IP& indi
 }
 
 template <class B>
-AdTensor<B> AdIndexingOps<B>::float_select_assign(AP t, std::size_t dim, const IP& indices,
-                                                  AP values, IndexUpdate update) {
+AdTensor<B> AdOps<B>::float_select_assign(F t, usize dim, const I& indices, const F& values, IndexUpdate update) {
   const Shape vs = B::float_shape(values.inner);
   return Recorder<B>::binary(
       "select_assign", Bound::Memory, kSaveNothing, std::move(t), std::move(values),
@@ -60,7 +58,7 @@ AdTensor<B> AdIndexingOps<B>::float_select_assign(AP t, std::size_t dim, const I
 }
 
 template <class B>
-AdTensor<B> AdIndexingOps<B>::float_gather(std::size_t dim, AP t, const IP& indices) {
+AdTensor<B> AdOps<B>::float_gather(usize dim, const F& t, const I& indices) {
   const Shape in = B::float_shape(t.inner);
   return Recorder<B>::unary(
       "gather", Bound::Memory, kSaveNothing, std::move(t),
@@ -72,8 +70,7 @@ AdTensor<B> AdIndexingOps<B>::float_gather(std::size_t dim, AP t, const IP& indi
 }
 
 template <class B>
-AdTensor<B> AdIndexingOps<B>::float_scatter(std::size_t dim, AP t, const IP& indices, AP values,
-                                            IndexUpdate update) {
+AdTensor<B> AdOps<B>::float_scatter(usize dim, F t, const I& indices, const F& values, IndexUpdate update) {
   const Shape vs = B::float_shape(values.inner);
   const Shape is = B::int_shape(indices);
   return Recorder<B>::binary(
@@ -105,7 +102,7 @@ AdTensor<B> AdIndexingOps<B>::float_scatter(std::size_t dim, AP t, const IP& ind
 }
 
 template <class B>
-AdTensor<B> AdIndexingOps<B>::float_mask_where(AP t, const BP& mask, AP values) {
+AdTensor<B> AdOps<B>::float_mask_where(F t, const Bo& mask, const F& values) {
   const Shape ts = B::float_shape(t.inner), vs = B::float_shape(values.inner);
   return Recorder<B>::binary(
       "mask_where", Bound::Memory, kSaveNothing, std::move(t), std::move(values),
@@ -120,7 +117,7 @@ AdTensor<B> AdIndexingOps<B>::float_mask_where(AP t, const BP& mask, AP values) 
 }
 
 template <class B>
-AdTensor<B> AdIndexingOps<B>::float_mask_fill(AP t, const BP& mask, double value) {
+AdTensor<B> AdOps<B>::float_mask_fill(F t, const Bo& mask, double value) {
   return Recorder<B>::unary(
       "mask_fill", Bound::Memory, kSaveNothing, std::move(t),
       [mask, value](typename B::FloatTensor x) {

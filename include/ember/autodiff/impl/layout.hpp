@@ -9,7 +9,7 @@
 namespace ember::autodiff {
 
 template <class B>
-AdTensor<B> AdLayoutOps<B>::float_permute(AP t, const std::vector<std::size_t>& axes) {
+AdTensor<B> AdOps<B>::float_permute(F t, const Axes& axes) {
   std::vector<std::size_t> inverse(axes.size());
   for (std::size_t i = 0; i < axes.size(); ++i) inverse[axes[i]] = i;
   return Recorder<B>::unary(
@@ -19,7 +19,7 @@ AdTensor<B> AdLayoutOps<B>::float_permute(AP t, const std::vector<std::size_t>& 
 }
 
 template <class B>
-AdTensor<B> AdLayoutOps<B>::float_expand(AP t, const Shape& shape) {
+AdTensor<B> AdOps<B>::float_expand(F t, const Shape& shape) {
   const Shape in = B::float_shape(t.inner);
   return Recorder<B>::unary(
       "expand", Bound::Memory, kSaveNothing, std::move(t),
@@ -36,7 +36,7 @@ AdTensor<B> AdLayoutOps<B>::float_expand(AP t, const Shape& shape) {
 }
 
 template <class B>
-AdTensor<B> AdLayoutOps<B>::float_slice(AP t, const std::vector<SliceRange>& ranges) {
+AdTensor<B> AdOps<B>::float_slice(F t, const Ranges& ranges) {
   const Shape in = B::float_shape(t.inner);
   return Recorder<B>::unary(
       "slice", Bound::Memory, kSaveNothing, std::move(t),
@@ -48,7 +48,7 @@ AdTensor<B> AdLayoutOps<B>::float_slice(AP t, const std::vector<SliceRange>& ran
 }
 
 template <class B>
-AdTensor<B> AdLayoutOps<B>::float_flip(AP t, const std::vector<std::size_t>& axes) {
+AdTensor<B> AdOps<B>::float_flip(F t, const Axes& axes) {
   return Recorder<B>::unary(
       "flip", Bound::Memory, kSaveNothing, std::move(t),
       [axes](typename B::FloatTensor x) { return B::float_flip(std::move(x), axes); },
@@ -56,7 +56,7 @@ AdTensor<B> AdLayoutOps<B>::float_flip(AP t, const std::vector<std::size_t>& axe
 }
 
 template <class B>
-AdTensor<B> AdLayoutOps<B>::float_cat(const std::vector<AP>& tensors, std::size_t dim) {
+AdTensor<B> AdOps<B>::float_cat(const VecF& tensors, usize dim) {
   std::vector<std::int64_t> sizes;
   sizes.reserve(tensors.size());
   for (const AP& t : tensors) sizes.push_back(B::float_shape(t.inner)[dim]);

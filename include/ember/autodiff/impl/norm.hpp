@@ -37,24 +37,24 @@ std::vector<AP<B>> batch_norm_train_grads_composite(const AP<B>& x, const AP<B>&
   const double m = static_cast<double>(n * s);
   const Shape s3{n, c, s}, cv{1, c, 1};
   AP<B> x3 = Ops::float_reshape(x, s3), g3 = Ops::float_reshape(dy, s3);
-  AP<B> mean = Ops::float_div_scalar(sum_channels<B>(x3), m);
-  AP<B> xc = Ops::float_sub(x3, mean);
-  AP<B> var = Ops::float_div_scalar(sum_channels<B>(Ops::float_mul(xc, xc)), m);
-  AP<B> invstd = Ops::float_powf_scalar(Ops::float_add_scalar(var, eps), -0.5);
-  AP<B> xhat = Ops::float_mul(xc, invstd);
+  AP<B> mean = Ops::template float_binary_scalar<ir::op::Div>(sum_channels<B>(x3), m);
+  AP<B> xc = Ops::template float_binary<ir::op::Sub>(x3, mean);
+  AP<B> var = Ops::template float_binary_scalar<ir::op::Div>(sum_channels<B>(Ops::template float_binary<ir::op::Mul>(xc, xc)), m);
+  AP<B> invstd = Ops::template float_binary_scalar<ir::op::Pow>(Ops::template float_binary_scalar<ir::op::Add>(var, eps), -0.5);
+  AP<B> xhat = Ops::template float_binary<ir::op::Mul>(xc, invstd);
   AP<B> db = sum_channels<B>(g3);
-  AP<B> dw = sum_channels<B>(Ops::float_mul(g3, xhat));
-  AP<B> k = weight ? Ops::float_mul(invstd, Ops::float_reshape(*weight, cv)) : invstd;
-  AP<B> inner = Ops::float_sub(Ops::float_sub(g3, Ops::float_div_scalar(db, m)),
-                               Ops::float_mul(xhat, Ops::float_div_scalar(dw, m)));
-  AP<B> dx = Ops::float_reshape(Ops::float_mul(k, inner), xs);
+  AP<B> dw = sum_channels<B>(Ops::template float_binary<ir::op::Mul>(g3, xhat));
+  AP<B> k = weight ? Ops::template float_binary<ir::op::Mul>(invstd, Ops::float_reshape(*weight, cv)) : invstd;
+  AP<B> inner = Ops::template float_binary<ir::op::Sub>(Ops::template float_binary<ir::op::Sub>(g3, Ops::template float_binary_scalar<ir::op::Div>(db, m)),
+                               Ops::template float_binary<ir::op::Mul>(xhat, Ops::template float_binary_scalar<ir::op::Div>(dw, m)));
+  AP<B> dx = Ops::float_reshape(Ops::template float_binary<ir::op::Mul>(k, inner), xs);
   return {std::move(dx), Ops::float_reshape(dw, Shape{c}), Ops::float_reshape(db, Shape{c})};
 }
 
 }  // namespace rules
 
 template <class B>
-std::pair<AdTensor<B>, AdTensor<B>> AdNormOps<B>::float_batch_norm_train(
+std::pair<AdTensor<B>, AdTensor<B>> AdOps<B>::float_batch_norm_train(
     const AP& x, const OptAP& weight, const OptAP& bias, double eps) requires HasBatchNormTrain<B> {
   using IP = typename B::FloatTensor;
   std::pair<IP, IP> fwd = B::float_batch_norm_train(x.inner, rules::inner_opt<B>(weight),

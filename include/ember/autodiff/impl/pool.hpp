@@ -77,10 +77,10 @@ AP<B> pool_max_record(const char* op, const AP<B>& x, typename B::FloatTensor ou
       op, Bound::Compute, kSaveNothing, {x}, [out](std::vector<IP>&) { return out; },
       [xs, idx, flat, N, C](BackwardContext<B>& c) {
         using O = AdOps<B>;
-        if constexpr (HasMaxPoolBackward<B>) {
+        if constexpr (HasMaxPoolBackward<B, 2>) {
           // B's kernel when the result need not be differentiable (indices are constants).
           if (!grad_enabled() || !c.grad.node) {
-            c.set(0, AP<B>{B::float_max_pool2d_backward(c.grad.inner, idx, xs), nullptr,
+            c.set(0, AP<B>{B::template float_max_pool_backward<2>(c.grad.inner, idx, xs), nullptr,
                            c.grad.checkpointing});
             return;
           }
@@ -93,68 +93,107 @@ AP<B> pool_max_record(const char* op, const AP<B>& x, typename B::FloatTensor ou
       });
 }
 
+/// The 2d options of a 1d pool run as a 2d pool of [B, C, 1, L].
+inline MaxPoolOptions<2> as_2d(const MaxPoolOptions<1>& o) {
+  return {{1, o.kernel[0]}, {1, o.stride[0]}, {0, o.padding[0]}, {1, o.dilation[0]}, o.ceil_mode};
+}
+inline AvgPoolOptions<2> as_2d(const AvgPoolOptions<1>& o) {
+  return {{1, o.kernel[0]}, {1, o.stride[0]}, {0, o.padding[0]}, o.count_include_pad, o.ceil_mode};
+}
+/// [B, C, L] <-> [B, C, 1, L] (recorded, so 1d pools are differentiated as 2d ones).
+template <class B>
+AP<B> lift_1d(const AP<B>& x) {
+  const Shape s = shape_of<B>(x);
+  return O<B>::float_reshape(x, Shape({s[0], s[1], 1, s[2]}));
+}
+template <class B>
+AP<B> drop_1d(AP<B> x) {
+  const Shape s = shape_of<B>(x);
+  return O<B>::float_reshape(std::move(x), Shape({s[0], s[1], s[3]}));
+}
+
 }  // namespace rules
 
 template <class B>
-AdTensor<B> AdPoolOps<B>::float_max_pool2d(const AP& x, PoolArg2 k, PoolArg2 s, PoolArg2 p,
-                                           PoolArg2 d, bool ceil_mode) {
-  if (!x.node || !grad_enabled()) {
-    return AP{B::float_max_pool2d(x.inner, k, s, p, d, ceil_mode), nullptr,
-              x.checkpointing || checkpointing_scope_active()};
+template <std::size_t N>
+AdTensor<B> AdOps<B>::float_max_pool(const F& x, const MaxPoolOptions<N>& o) {
+  if constexpr (N == 1) {
+    return rules::drop_1d<B>(float_max_pool<2>(rules::lift_1d<B>(x), rules::as_2d(o)));
+  } else {
+    if (!x.node || !grad_enabled()) {
+      return AP{B::template float_max_pool<2>(x.inner, o), nullptr,
+                x.checkpointing || checkpointing_scope_active()};
+    }
+    auto [out, idx] = B::template float_max_pool_with_indices<2>(x.inner, o);
+    return rules::pool_max_record<B>("max_pool2d", x, std::move(out), idx);
   }
-  auto [out, idx] = B::float_max_pool2d_with_indices(x.inner, k, s, p, d, ceil_mode);
-  return rules::pool_max_record<B>("max_pool2d", x, std::move(out), idx);
 }
 
 template <class B>
-std::pair<AdTensor<B>, typename B::IntTensor> AdPoolOps<B>::float_max_pool2d_with_indices(
-    const AP& x, PoolArg2 k, PoolArg2 s, PoolArg2 p, PoolArg2 d, bool ceil_mode) {
-  auto [out, idx] = B::float_max_pool2d_with_indices(x.inner, k, s, p, d, ceil_mode);
-  if (!x.node || !grad_enabled()) {
-    return {AP{std::move(out), nullptr, x.checkpointing || checkpointing_scope_active()},
-            std::move(idx)};
+template <std::size_t N>
+std::pair<AdTensor<B>, typename B::IntTensor> AdOps<B>::float_max_pool_with_indices(
+    const F& x, const MaxPoolOptions<N>& o) {
+  if constexpr (N == 1) {
+    auto [v, i] = float_max_pool_with_indices<2>(rules::lift_1d<B>(x), rules::as_2d(o));
+    const Shape is = B::int_shape(i);
+    return {rules::drop_1d<B>(std::move(v)), B::int_reshape(i, Shape({is[0], is[1], is[3]}))};
+  } else {
+    auto [out, idx] = B::template float_max_pool_with_indices<2>(x.inner, o);
+    if (!x.node || !grad_enabled()) {
+      return {AP{std::move(out), nullptr, x.checkpointing || checkpointing_scope_active()},
+              std::move(idx)};
+    }
+    AP r = rules::pool_max_record<B>("max_pool2d_with_indices", x, std::move(out), idx);
+    return {std::move(r), std::move(idx)};
   }
-  AP r = rules::pool_max_record<B>("max_pool2d_with_indices", x, std::move(out), idx);
-  return {std::move(r), std::move(idx)};
 }
 
 // avg_pool2d's divisor is a product of per-axis counts (PyTorch: (hend - hstart) *
 // (wend - wstart), clipped to the padded input with count_include_pad, to the input
 // without), so the op is separable.
 template <class B>
-AdTensor<B> AdPoolOps<B>::float_avg_pool2d(const AP& x, PoolArg2 k, PoolArg2 s, PoolArg2 p,
-                                           bool count_include_pad, bool ceil_mode) {
-  using IP = typename B::FloatTensor;
-  return rules::pool_separable<B>(
-      "avg_pool2d", x, B::float_avg_pool2d(x.inner, k, s, p, count_include_pad, ceil_mode),
-      [=](const IP& e) {
-        return B::float_avg_pool2d(e, {k[0], 1}, {s[0], 1}, {p[0], 0}, count_include_pad,
-                                   ceil_mode);
-      },
-      [=](const IP& e) {
-        return B::float_avg_pool2d(e, {1, k[1]}, {1, s[1]}, {0, p[1]}, count_include_pad,
-                                   ceil_mode);
-      });
+template <std::size_t N>
+AdTensor<B> AdOps<B>::float_avg_pool(const F& x, const AvgPoolOptions<N>& o) {
+  if constexpr (N == 1) {
+    return rules::drop_1d<B>(float_avg_pool<2>(rules::lift_1d<B>(x), rules::as_2d(o)));
+  } else {
+    const auto k = o.kernel, s = o.stride, p = o.padding;
+    const bool cip = o.count_include_pad, ceil_mode = o.ceil_mode;
+    return rules::pool_separable<B>(
+        "avg_pool2d", x, B::template float_avg_pool<2>(x.inner, o),
+        [=](const IP& e) {
+          return B::template float_avg_pool<2>(
+              e, AvgPoolOptions<2>{{k[0], 1}, {s[0], 1}, {p[0], 0}, cip, ceil_mode});
+        },
+        [=](const IP& e) {
+          return B::template float_avg_pool<2>(
+              e, AvgPoolOptions<2>{{1, k[1]}, {1, s[1]}, {0, p[1]}, cip, ceil_mode});
+        });
+  }
 }
 
 template <class B>
-AdTensor<B> AdPoolOps<B>::float_adaptive_avg_pool2d(const AP& x, PoolArg2 output_size) {
-  using IP = typename B::FloatTensor;
-  return rules::pool_separable<B>(
-      "adaptive_avg_pool2d", x, B::float_adaptive_avg_pool2d(x.inner, output_size),
-      [=](const IP& e) {
-        return B::float_adaptive_avg_pool2d(e, {output_size[0], 1});
-      },
-      [=](const IP& e) {
-        return B::float_adaptive_avg_pool2d(e, {1, output_size[1]});
-      });
+template <std::size_t N>
+AdTensor<B> AdOps<B>::float_adaptive_avg_pool(const F& x, const Dims<N>& out) {
+  if constexpr (N == 1) {
+    return rules::drop_1d<B>(
+        float_adaptive_avg_pool<2>(rules::lift_1d<B>(x), Dims<2>{1, out[0]}));
+  } else {
+    return rules::pool_separable<B>(
+        "adaptive_avg_pool2d", x, B::template float_adaptive_avg_pool<2>(x.inner, out),
+        [=](const IP& e) {
+          return B::template float_adaptive_avg_pool<2>(e, Dims<2>{out[0], 1});
+        },
+        [=](const IP& e) {
+          return B::template float_adaptive_avg_pool<2>(e, Dims<2>{1, out[1]});
+        });
+  }
 }
 
 // A size-1 axis resampled to size 1 is the identity in every mode (nearest: same size;
 // bilinear: source 0, weight 1; bicubic: the taps at 0 have weights 0, 1, 0, 0).
 template <class B>
-AdTensor<B> AdPoolOps<B>::float_interpolate(const AP& x, PoolArg2 output_size,
-                                            InterpolateOptions options) {
+AdTensor<B> AdOps<B>::float_interpolate(const F& x, const Arr2& output_size, InterpolateOptions options) {
   using IP = typename B::FloatTensor;
   return rules::pool_separable<B>(
       "interpolate", x, B::float_interpolate(x.inner, output_size, options),

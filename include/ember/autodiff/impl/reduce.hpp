@@ -96,8 +96,8 @@ typename B::IntTensor reduce_scan_indices(const typename B::FloatTensor& x,
   Shape as(std::vector<std::int64_t>(s.rank(), 1));
   as[dim] = s[dim];
   auto ar = B::int_reshape(B::int_arange(0, s[dim], 1, B::float_device(x), DType::I64), as);
-  auto hit = B::bool_or(B::float_equal(x, out), B::float_is_nan(x));
-  return B::int_cummax(B::int_mul(B::bool_into_int(hit, DType::I64), ar),
+  auto hit = B::template bool_binary<ir::op::Or>(B::template float_compare<ir::op::Equal>(x, out), B::template float_predicate<ir::op::IsNan>(x));
+  return B::int_cummax(B::template int_binary<ir::op::Mul>(B::bool_into_int(hit, DType::I64), ar),
                        static_cast<std::int64_t>(dim));
 }
 
@@ -122,10 +122,10 @@ AP<B> reduce_cumprod_backward_differentiable(const AP<B>& x, const AP<B>& g, std
     if (k + 1 < n) {
       auto after =
           O<B>::float_cumprod(O<B>::float_slice(x, reduce_ranges(s, dim, k + 1, n - k - 1)), sdim);
-      omitted = O<B>::float_cat({before, O<B>::float_mul(after, before)}, dim);
+      omitted = O<B>::float_cat({before, O<B>::template float_binary<ir::op::Mul>(after, before)}, dim);
     }
     parts.push_back(O<B>::float_sum_dim(
-        O<B>::float_mul(O<B>::float_slice(g, reduce_ranges(s, dim, k, n - k)), omitted), sdim));
+        O<B>::template float_binary<ir::op::Mul>(O<B>::float_slice(g, reduce_ranges(s, dim, k, n - k)), omitted), sdim));
   }
   return O<B>::float_cat(parts, dim);
 }
@@ -133,7 +133,7 @@ AP<B> reduce_cumprod_backward_differentiable(const AP<B>& x, const AP<B>& g, std
 }  // namespace rules
 
 template <class B>
-AdTensor<B> AdReduceOps<B>::float_sum_dim(AP x, i64 dim) {
+AdTensor<B> AdOps<B>::float_sum_dim(const F& x, i64 dim) {
   const Shape in = B::float_shape(x.inner);
   return Recorder<B>::unary(
       "sum_dim", Bound::Compute, kSaveNothing, std::move(x),
@@ -142,21 +142,21 @@ AdTensor<B> AdReduceOps<B>::float_sum_dim(AP x, i64 dim) {
 }
 
 template <class B>
-AdTensor<B> AdReduceOps<B>::float_mean_dim(AP x, i64 dim) {
+AdTensor<B> AdOps<B>::float_mean_dim(const F& x, i64 dim) {
   const Shape in = B::float_shape(x.inner);
   const double n = static_cast<double>(in[static_cast<std::size_t>(dim)]);
   return Recorder<B>::unary(
       "mean_dim", Bound::Compute, kSaveNothing, std::move(x),
       [dim](typename B::FloatTensor v) { return B::float_mean_dim(v, dim); },
       [in, n](BackwardContext<B>& c) {
-        c.set(0, AdOps<B>::float_expand(AdOps<B>::float_div_scalar(c.grad, n), in));
+        c.set(0, AdOps<B>::float_expand(AdOps<B>::template float_binary_scalar<ir::op::Div>(c.grad, n), in));
       });
 }
 
 // d prod / d x_i = product of the others = (exclusive product from the left) x (exclusive
 // product from the right): exact with zeros (PyTorch's prod_backward gives the same values).
 template <class B>
-AdTensor<B> AdReduceOps<B>::float_prod_dim(AP x, i64 dim) {
+AdTensor<B> AdOps<B>::float_prod_dim(const F& x, i64 dim) {
   const Shape in = B::float_shape(x.inner);
   const auto d = static_cast<std::size_t>(dim);
   return Recorder<B>::unary(
@@ -174,48 +174,78 @@ AdTensor<B> AdReduceOps<B>::float_prod_dim(AP x, i64 dim) {
         auto right = O::float_flip(
             rules::reduce_shift_in_ones<B>(O::float_cumprod(O::float_flip(xv, axes), dim), d),
             axes);
-        c.set(0, O::float_mul(O::float_mul(left, right), c.grad));
+        c.set(0, O::template float_binary<ir::op::Mul>(O::template float_binary<ir::op::Mul>(left, right), c.grad));
       });
 }
 
 template <class B>
-AdTensor<B> AdReduceOps<B>::float_max_abs_dim(AP x, i64 dim) {
+AdTensor<B> AdOps<B>::float_max_abs_dim(const F& x, i64 dim) {
   auto out = B::float_max_abs_dim(x.inner, dim);
   if (!rules::reduce_tracks<B>(x)) return rules::reduce_untracked<B>(x, std::move(out));
   const auto d = static_cast<std::size_t>(dim);
-  auto idx = B::float_max_dim_with_indices(B::float_abs(x.inner), dim).second;
-  const AP sign{B::float_sign(B::float_gather(d, x.inner, idx)), nullptr, x.checkpointing};
+  auto idx = B::float_max_dim_with_indices(B::template float_unary<ir::op::Abs>(x.inner), dim).second;
+  const AP sign{B::template float_unary<ir::op::Sign>(B::float_gather(d, x.inner, idx)), nullptr, x.checkpointing};
   const Shape in = B::float_shape(x.inner);
   return Recorder<B>::unary(
       "max_abs_dim", Bound::Compute, kSaveNothing, std::move(x),
       [out](const typename B::FloatTensor&) { return out; },
       [in, d, idx, sign](BackwardContext<B>& c) {
-        c.set(0, rules::reduce_scatter_back<B>(AdOps<B>::float_mul(c.grad, sign), in, d, idx));
+        c.set(0, rules::reduce_scatter_back<B>(AdOps<B>::template float_binary<ir::op::Mul>(c.grad, sign), in, d, idx));
       });
 }
 
-#define EMBER_AD_SELECTING(name, params, args, dimexpr)                                        \
-  template <class B>                                                                           \
-  std::pair<AdTensor<B>, typename B::IntTensor> AdReduceOps<B>::float_##name params {          \
-    auto [values, indices] = B::float_##name args;                                             \
-    if (!rules::reduce_tracks<B>(x))                                                           \
-      return {rules::reduce_untracked<B>(x, std::move(values)), std::move(indices)};           \
-    AP out = rules::reduce_record_selected<B>(#name, std::move(x), std::move(values), indices, \
-                                              static_cast<std::size_t>(dimexpr));              \
-    return {std::move(out), std::move(indices)};                                               \
-  }
-EMBER_AD_SELECTING(max_dim_with_indices, (AP x, i64 dim), (x.inner, dim), dim)
-EMBER_AD_SELECTING(min_dim_with_indices, (AP x, i64 dim), (x.inner, dim), dim)
-EMBER_AD_SELECTING(sort_with_indices, (AP x, i64 dim, bool descending), (x.inner, dim, descending),
-                   dim)
-EMBER_AD_SELECTING(topk_with_indices, (AP x, i64 k, i64 dim), (x.inner, k, dim), dim)
-EMBER_AD_SELECTING(median_dim_with_indices, (AP x, i64 dim), (x.inner, dim), dim)
-#undef EMBER_AD_SELECTING
+namespace rules {
+/// Records an op that selects elements along `dim` (max/min/median/sort/topk with indices):
+/// the gradient goes back to the selected positions.
+template <class B>
+std::pair<AP<B>, typename B::IntTensor> record_selecting(const char* name, const AP<B>& x,
+                                                         typename B::FloatTensor values,
+                                                         typename B::IntTensor indices,
+                                                         std::int64_t dim) {
+  if (!reduce_tracks<B>(x)) return {reduce_untracked<B>(x, std::move(values)), std::move(indices)};
+  AP<B> out = reduce_record_selected<B>(name, x, std::move(values), indices,
+                                        static_cast<std::size_t>(dim));
+  return {std::move(out), std::move(indices)};
+}
+}  // namespace rules
+
+template <class B>
+std::pair<AdTensor<B>, typename B::IntTensor> AdOps<B>::float_max_dim_with_indices(const F& x,
+                                                                                    i64 dim) {
+  auto [v, i] = B::float_max_dim_with_indices(x.inner, dim);
+  return rules::record_selecting<B>("max_dim_with_indices", x, std::move(v), std::move(i), dim);
+}
+template <class B>
+std::pair<AdTensor<B>, typename B::IntTensor> AdOps<B>::float_min_dim_with_indices(const F& x,
+                                                                                    i64 dim) {
+  auto [v, i] = B::float_min_dim_with_indices(x.inner, dim);
+  return rules::record_selecting<B>("min_dim_with_indices", x, std::move(v), std::move(i), dim);
+}
+template <class B>
+std::pair<AdTensor<B>, typename B::IntTensor> AdOps<B>::float_sort_with_indices(const F& x,
+                                                                                 i64 dim,
+                                                                                 bool descending) {
+  auto [v, i] = B::float_sort_with_indices(x.inner, dim, descending);
+  return rules::record_selecting<B>("sort_with_indices", x, std::move(v), std::move(i), dim);
+}
+template <class B>
+std::pair<AdTensor<B>, typename B::IntTensor> AdOps<B>::float_topk_with_indices(const F& x,
+                                                                                 i64 k, i64 dim) {
+  auto [v, i] = B::float_topk_with_indices(x.inner, k, dim);
+  return rules::record_selecting<B>("topk_with_indices", x, std::move(v), std::move(i), dim);
+}
+template <class B>
+std::pair<AdTensor<B>, typename B::IntTensor> AdOps<B>::float_median_dim_with_indices(
+    const F& x, i64 dim) {
+  auto [v, i] = B::float_median_dim_with_indices(x.inner, dim);
+  return rules::record_selecting<B>("median_dim_with_indices", x, std::move(v), std::move(i),
+                                    dim);
+}
 
 // var = sum((x - mean)^2) / (n - correction): d var / dx = 2 (x - mean) / (n - correction)
 // (var_backward); d mean / dx = 1 / n. Each output has its own node.
 template <class B>
-std::pair<AdTensor<B>, AdTensor<B>> AdReduceOps<B>::float_var_mean(AP x, i64 dim, i64 correction) {
+std::pair<AdTensor<B>, AdTensor<B>> AdOps<B>::float_var_mean(const F& x, i64 dim, i64 correction) {
   auto vm = B::float_var_mean(x.inner, dim, correction);
   typename B::FloatTensor var = std::move(vm.first), mean = std::move(vm.second);
   if (!rules::reduce_tracks<B>(x)) {
@@ -231,21 +261,21 @@ std::pair<AdTensor<B>, AdTensor<B>> AdReduceOps<B>::float_var_mean(AP x, i64 dim
       [dim, denom](BackwardContext<B>& c) {
         using O = AdOps<B>;
         const auto xv = c.input(0);
-        auto centered = O::float_sub(xv, O::float_mean_dim(xv, dim));
-        c.set(0, O::float_mul(O::float_mul_scalar(centered, 2.0 / denom), c.grad));
+        auto centered = O::template float_binary<ir::op::Sub>(xv, O::float_mean_dim(xv, dim));
+        c.set(0, O::template float_binary<ir::op::Mul>(O::template float_binary_scalar<ir::op::Mul>(centered, 2.0 / denom), c.grad));
       });
   AP m = Recorder<B>::unary(
       "var_mean(mean)", Bound::Compute, kSaveNothing, std::move(x),
       [mean](const typename B::FloatTensor&) { return mean; },
       [in, n](BackwardContext<B>& c) {
-        c.set(0, AdOps<B>::float_expand(AdOps<B>::float_div_scalar(c.grad, n), in));
+        c.set(0, AdOps<B>::float_expand(AdOps<B>::template float_binary_scalar<ir::op::Div>(c.grad, n), in));
       });
   return {std::move(v), std::move(m)};
 }
 
 // cumsum: the gradient is the reversed cumulative sum of the output gradient.
 template <class B>
-AdTensor<B> AdReduceOps<B>::float_cumsum(AP x, i64 dim) {
+AdTensor<B> AdOps<B>::float_cumsum(const F& x, i64 dim) {
   const auto d = static_cast<std::size_t>(dim);
   return Recorder<B>::unary(
       "cumsum", Bound::Compute, kSaveNothing, std::move(x),
@@ -257,7 +287,7 @@ AdTensor<B> AdReduceOps<B>::float_cumsum(AP x, i64 dim) {
 // With zeros, per line with first zero at z: positions before z use that formula; z gets
 // prod_{j < z} x_j * sum_{k >= z} g_k prod_{z < j <= k} x_j; positions after z get 0.
 template <class B>
-AdTensor<B> AdReduceOps<B>::float_cumprod(AP x, i64 dim) {
+AdTensor<B> AdOps<B>::float_cumprod(const F& x, i64 dim) {
   const auto d = static_cast<std::size_t>(dim);
   return Recorder<B>::unary(
       "cumprod", Bound::Compute, Saves{1u, true}, std::move(x),
@@ -266,15 +296,15 @@ AdTensor<B> AdReduceOps<B>::float_cumprod(AP x, i64 dim) {
         using O = AdOps<B>;
         const auto xv = c.input(0);
         const auto& g = c.grad;
-        const auto zero = B::float_equal_elem(xv.inner, 0.0);
+        const auto zero = B::template float_compare_scalar<ir::op::Equal>(xv.inner, 0.0);
         const Shape s = B::float_shape(xv.inner);
         const bool has_zero =
             s.numel() > 0 &&
             B::bool_into_data(B::bool_any_dim(B::bool_reshape(zero, Shape{s.numel()}), 0))
                     .value_as_double(0) != 0.0;
-        auto gout = [&] { return rules::reduce_reverse_cumsum<B>(O::float_mul(g, c.output()), d); };
+        auto gout = [&] { return rules::reduce_reverse_cumsum<B>(O::template float_binary<ir::op::Mul>(g, c.output()), d); };
         if (!has_zero) {
-          c.set(0, O::float_div(gout(), xv));
+          c.set(0, O::template float_binary<ir::op::Div>(gout(), xv));
           return;
         }
         if (grad_enabled()) {
@@ -284,26 +314,26 @@ AdTensor<B> AdReduceOps<B>::float_cumprod(AP x, i64 dim) {
           return;
         }
         const auto count = B::int_cumsum(B::bool_into_int(zero, DType::I64), dim);
-        const auto before = B::int_equal_elem(count, 0);
-        const auto not_before = B::bool_not(before);
-        const auto first = B::bool_and(zero, B::int_equal_elem(count, 1));
+        const auto before = B::template int_compare_scalar<ir::op::Equal>(count, 0);
+        const auto not_before = B::template bool_unary<ir::op::Not>(before);
+        const auto first = B::template bool_binary<ir::op::And>(zero, B::template int_compare_scalar<ir::op::Equal>(count, 1));
         // Before the first zero.
         auto x_before = O::float_mask_fill(xv, not_before, 1.0);
-        auto ga = O::float_mask_fill(O::float_div(gout(), x_before), not_before, 0.0);
+        auto ga = O::float_mask_fill(O::template float_binary<ir::op::Div>(gout(), x_before), not_before, 0.0);
         // At the first zero: prod_{j<z} x_j = cumprod(x_before)_z.
-        auto after = O::float_mask_fill(xv, B::bool_or(before, first), 1.0);
+        auto after = O::float_mask_fill(xv, B::template bool_binary<ir::op::Or>(before, first), 1.0);
         auto tail =
-            rules::reduce_reverse_cumsum<B>(O::float_mul(g, O::float_cumprod(after, dim)), d);
-        auto gz = O::float_mask_fill(O::float_mul(O::float_cumprod(x_before, dim), tail),
-                                     B::bool_not(first), 0.0);
-        c.set(0, O::float_add(ga, gz));
+            rules::reduce_reverse_cumsum<B>(O::template float_binary<ir::op::Mul>(g, O::float_cumprod(after, dim)), d);
+        auto gz = O::float_mask_fill(O::template float_binary<ir::op::Mul>(O::float_cumprod(x_before, dim), tail),
+                                     B::template bool_unary<ir::op::Not>(first), 0.0);
+        c.set(0, O::template float_binary<ir::op::Add>(ga, gz));
       });
 }
 
 // cummax / cummin: the gradient of each output goes to the position its value came from
 // (cummaxmin_backward: scatter_add with torch.cummax's indices).
 template <class B>
-AdTensor<B> AdReduceOps<B>::float_cummax(AP x, i64 dim) {
+AdTensor<B> AdOps<B>::float_cummax(const F& x, i64 dim) {
   auto out = B::float_cummax(x.inner, dim);
   if (!rules::reduce_tracks<B>(x)) return rules::reduce_untracked<B>(x, std::move(out));
   const auto d = static_cast<std::size_t>(dim);
@@ -312,7 +342,7 @@ AdTensor<B> AdReduceOps<B>::float_cummax(AP x, i64 dim) {
                                           d);
 }
 template <class B>
-AdTensor<B> AdReduceOps<B>::float_cummin(AP x, i64 dim) {
+AdTensor<B> AdOps<B>::float_cummin(const F& x, i64 dim) {
   auto out = B::float_cummin(x.inner, dim);
   if (!rules::reduce_tracks<B>(x)) return rules::reduce_untracked<B>(x, std::move(out));
   const auto d = static_cast<std::size_t>(dim);

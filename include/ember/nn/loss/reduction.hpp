@@ -24,7 +24,7 @@
 #include "ember/module/config.hpp"
 #include "ember/module/module.hpp"
 #include "ember/module/param.hpp"
-#include "ember/tensor/error.hpp"
+#include "ember/core/error.hpp"
 #include "ember/tensor/tensor.hpp"
 
 namespace ember::nn::loss {

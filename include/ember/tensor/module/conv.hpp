@@ -175,7 +175,7 @@ Tensor<B, 3> conv1d(const Tensor<B, 3>& x, const Tensor<B, 3>& weight,
                     const detail::OptBias<B>& bias, const ConvOptions<1>& options = {}) {
   detail::check_operand_dtypes("conv1d", x, weight, bias);
   detail::check_conv<1>("conv1d", x.shape(), weight.shape(), detail::shape_of(bias), options);
-  return Tensor<B, 3>(B::conv1d(x.primitive(), weight.primitive(), detail::prim_of(bias), options));
+  return Tensor<B, 3>(B::template conv<1>(x.primitive(), weight.primitive(), detail::prim_of(bias), options));
 }
 
 /// 2d convolution (torch.nn.functional.conv2d):
@@ -186,7 +186,7 @@ Tensor<B, 4> conv2d(const Tensor<B, 4>& x, const Tensor<B, 4>& weight,
                     const detail::OptBias<B>& bias, const ConvOptions<2>& options = {}) {
   detail::check_operand_dtypes("conv2d", x, weight, bias);
   detail::check_conv<2>("conv2d", x.shape(), weight.shape(), detail::shape_of(bias), options);
-  return Tensor<B, 4>(B::conv2d(x.primitive(), weight.primitive(), detail::prim_of(bias), options));
+  return Tensor<B, 4>(B::template conv<2>(x.primitive(), weight.primitive(), detail::prim_of(bias), options));
 }
 
 /// 3d convolution (torch.nn.functional.conv3d):
@@ -197,7 +197,7 @@ Tensor<B, 5> conv3d(const Tensor<B, 5>& x, const Tensor<B, 5>& weight,
                     const detail::OptBias<B>& bias, const ConvOptions<3>& options = {}) {
   detail::check_operand_dtypes("conv3d", x, weight, bias);
   detail::check_conv<3>("conv3d", x.shape(), weight.shape(), detail::shape_of(bias), options);
-  return Tensor<B, 5>(B::conv3d(x.primitive(), weight.primitive(), detail::prim_of(bias), options));
+  return Tensor<B, 5>(B::template conv<3>(x.primitive(), weight.primitive(), detail::prim_of(bias), options));
 }
 
 // ---- transposed convolution ---------------------------------------------------------------
@@ -214,7 +214,7 @@ Tensor<B, 3> conv_transpose1d(const Tensor<B, 3>& x, const Tensor<B, 3>& weight,
   detail::check_conv_transpose<1>("conv_transpose1d", x.shape(), weight.shape(),
                                   detail::shape_of(bias), options);
   return Tensor<B, 3>(
-      B::conv_transpose1d(x.primitive(), weight.primitive(), detail::prim_of(bias), options));
+      B::template conv_transpose<1>(x.primitive(), weight.primitive(), detail::prim_of(bias), options));
 }
 
 /// 2d transposed convolution (torch.nn.functional.conv_transpose2d):
@@ -227,7 +227,7 @@ Tensor<B, 4> conv_transpose2d(const Tensor<B, 4>& x, const Tensor<B, 4>& weight,
   detail::check_conv_transpose<2>("conv_transpose2d", x.shape(), weight.shape(),
                                   detail::shape_of(bias), options);
   return Tensor<B, 4>(
-      B::conv_transpose2d(x.primitive(), weight.primitive(), detail::prim_of(bias), options));
+      B::template conv_transpose<2>(x.primitive(), weight.primitive(), detail::prim_of(bias), options));
 }
 
 /// 3d transposed convolution (torch.nn.functional.conv_transpose3d):
@@ -240,7 +240,7 @@ Tensor<B, 5> conv_transpose3d(const Tensor<B, 5>& x, const Tensor<B, 5>& weight,
   detail::check_conv_transpose<3>("conv_transpose3d", x.shape(), weight.shape(),
                                   detail::shape_of(bias), options);
   return Tensor<B, 5>(
-      B::conv_transpose3d(x.primitive(), weight.primitive(), detail::prim_of(bias), options));
+      B::template conv_transpose<3>(x.primitive(), weight.primitive(), detail::prim_of(bias), options));
 }
 
 // ---- deformable convolution ---------------------------------------------------------------

@@ -80,23 +80,6 @@ void check_pool1d(const char* op, const Tensor<B, D, Float>& x, std::int64_t k, 
   check_pool_axis(op, shape, 2, k, s, p, d, ceil_mode);
 }
 
-template <class B, std::size_t D>
-Tensor<B, 4, Float> as_2d(const Tensor<B, D, Float>& x) {
-  const Shape s = x.shape();
-  return Tensor<B, 4, Float>(B::float_reshape(x.primitive(), Shape({s[0], s[1], 1, s[2]})));
-}
-
-template <class B, class K>
-Tensor<B, 3, K> from_2d(const PrimitiveOf<B, K>& p) {
-  if constexpr (std::is_same_v<K, Float>) {
-    const Shape s = B::float_shape(p);
-    return Tensor<B, 3, K>(B::float_reshape(p, Shape({s[0], s[1], s[3]})));
-  } else {
-    const Shape s = B::int_shape(p);
-    return Tensor<B, 3, K>(B::int_reshape(p, Shape({s[0], s[1], s[3]})));
-  }
-}
-
 }  // namespace pool_detail
 
 /// 2-d max pooling, torch.nn.functional.max_pool2d.
@@ -112,7 +95,8 @@ Tensor<B, D, Float> max_pool2d(const Tensor<B, D, Float>& x, PoolArg2 kernel_siz
   pool_detail::check_pool2d("max_pool2d", x, kernel_size, stride, padding, dilation, ceil_mode);
   if constexpr (D == 4) {
     return Tensor<B, D, Float>(
-        B::float_max_pool2d(x.primitive(), kernel_size, stride, padding, dilation, ceil_mode));
+        B::template float_max_pool<2>(
+            x.primitive(), MaxPoolOptions<2>{kernel_size, stride, padding, dilation, ceil_mode}));
   } else {
     return x;  // unreachable: check_pool2d throws
   }
@@ -128,8 +112,8 @@ std::pair<Tensor<B, D, Float>, Tensor<B, D, Int>> max_pool2d_with_indices(
   pool_detail::check_pool2d("max_pool2d_with_indices", x, kernel_size, stride, padding, dilation,
                             ceil_mode);
   if constexpr (D == 4) {
-    auto [v, i] = B::float_max_pool2d_with_indices(x.primitive(), kernel_size, stride, padding,
-                                                   dilation, ceil_mode);
+    auto [v, i] = B::template float_max_pool_with_indices<2>(
+        x.primitive(), MaxPoolOptions<2>{kernel_size, stride, padding, dilation, ceil_mode});
     return {Tensor<B, D, Float>(std::move(v)), Tensor<B, D, Int>(std::move(i))};
   } else {
     return {x, Tensor<B, D, Int>::zeros(x.shape())};  // unreachable
@@ -144,9 +128,8 @@ Tensor<B, D, Float> max_pool1d(const Tensor<B, D, Float>& x, std::int64_t kernel
                                std::int64_t dilation = 1, bool ceil_mode = false) {
   pool_detail::check_pool1d("max_pool1d", x, kernel_size, stride, padding, dilation, ceil_mode);
   if constexpr (D == 3) {
-    return pool_detail::from_2d<B, Float>(
-        B::float_max_pool2d(pool_detail::as_2d(x).primitive(), {1, kernel_size}, {1, stride},
-                            {0, padding}, {1, dilation}, ceil_mode));
+    return Tensor<B, D, Float>(B::template float_max_pool<1>(
+        x.primitive(), MaxPoolOptions<1>{{kernel_size}, {stride}, {padding}, {dilation}, ceil_mode}));
   } else {
     return x;
   }
@@ -160,10 +143,9 @@ std::pair<Tensor<B, D, Float>, Tensor<B, D, Int>> max_pool1d_with_indices(
   pool_detail::check_pool1d("max_pool1d_with_indices", x, kernel_size, stride, padding, dilation,
                             ceil_mode);
   if constexpr (D == 3) {
-    auto [v, i] =
-        B::float_max_pool2d_with_indices(pool_detail::as_2d(x).primitive(), {1, kernel_size},
-                                         {1, stride}, {0, padding}, {1, dilation}, ceil_mode);
-    return {pool_detail::from_2d<B, Float>(v), pool_detail::from_2d<B, Int>(i)};
+    auto [v, i] = B::template float_max_pool_with_indices<1>(
+        x.primitive(), MaxPoolOptions<1>{{kernel_size}, {stride}, {padding}, {dilation}, ceil_mode});
+    return {Tensor<B, D, Float>(std::move(v)), Tensor<B, D, Int>(std::move(i))};
   } else {
     return {x, Tensor<B, D, Int>::zeros(x.shape())};
   }
@@ -181,8 +163,9 @@ Tensor<B, D, Float> avg_pool2d(const Tensor<B, D, Float>& x, PoolArg2 kernel_siz
                                bool ceil_mode = false) {
   pool_detail::check_pool2d("avg_pool2d", x, kernel_size, stride, padding, {1, 1}, ceil_mode);
   if constexpr (D == 4) {
-    return Tensor<B, D, Float>(B::float_avg_pool2d(x.primitive(), kernel_size, stride, padding,
-                                                   count_include_pad, ceil_mode));
+    return Tensor<B, D, Float>(B::template float_avg_pool<2>(
+        x.primitive(),
+        AvgPoolOptions<2>{kernel_size, stride, padding, count_include_pad, ceil_mode}));
   } else {
     return x;
   }
@@ -196,9 +179,9 @@ Tensor<B, D, Float> avg_pool1d(const Tensor<B, D, Float>& x, std::int64_t kernel
                                bool count_include_pad = true, bool ceil_mode = false) {
   pool_detail::check_pool1d("avg_pool1d", x, kernel_size, stride, padding, 1, ceil_mode);
   if constexpr (D == 3) {
-    return pool_detail::from_2d<B, Float>(
-        B::float_avg_pool2d(pool_detail::as_2d(x).primitive(), {1, kernel_size}, {1, stride},
-                            {0, padding}, count_include_pad, ceil_mode));
+    return Tensor<B, D, Float>(B::template float_avg_pool<1>(
+        x.primitive(),
+        AvgPoolOptions<1>{{kernel_size}, {stride}, {padding}, count_include_pad, ceil_mode}));
   } else {
     return x;
   }
@@ -219,7 +202,7 @@ Tensor<B, D, Float> adaptive_avg_pool2d(const Tensor<B, D, Float>& x, PoolArg2 o
                                     ")");
   }
   if constexpr (D == 4) {
-    return Tensor<B, D, Float>(B::float_adaptive_avg_pool2d(x.primitive(), output_size));
+    return Tensor<B, D, Float>(B::template float_adaptive_avg_pool<2>(x.primitive(), output_size));
   } else {
     return x;
   }
@@ -237,8 +220,8 @@ Tensor<B, D, Float> adaptive_avg_pool1d(const Tensor<B, D, Float>& x, std::int64
                                     " must be positive (input of shape ", shape, ")");
   }
   if constexpr (D == 3) {
-    return pool_detail::from_2d<B, Float>(
-        B::float_adaptive_avg_pool2d(pool_detail::as_2d(x).primitive(), {1, output_size}));
+    return Tensor<B, D, Float>(
+        B::template float_adaptive_avg_pool<1>(x.primitive(), ir::Dims<1>{output_size}));
   } else {
     return x;
   }

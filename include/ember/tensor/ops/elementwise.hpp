@@ -21,9 +21,10 @@
 #include <utility>
 #include <vector>
 
-#include "ember/tensor/data.hpp"
+#include "ember/core/data.hpp"
 #include "ember/tensor/fwd.hpp"
-#include "ember/tensor/shape.hpp"
+#include "ember/core/shape.hpp"
+#include "ember/ir/elementwise.hpp"
 
 namespace ember::detail {
 
@@ -38,84 +39,61 @@ template <class K>
 using ScalarOf = std::conditional_t<std::is_same_v<K, Float>, double,
                                     std::conditional_t<std::is_same_v<K, Int>, std::int64_t, bool>>;
 
-// One method pair (const& / &&) per op. Unary: Float only (FUN) or Float and Int (NUM).
-#define EMBER_EW_UNARY_FLOAT(name)                                               \
-  Tensor<B, D, K> name() const& requires std::same_as<K, Float> {                \
-    return Tensor<B, D, K>(B::float_##name(self().into_primitive()));            \
-  }                                                                              \
-  Tensor<B, D, K> name() && requires std::same_as<K, Float> {                    \
-    return Tensor<B, D, K>(B::float_##name(std::move(self()).into_primitive())); \
+// One method pair (const& / &&) per op, calling the backend's generic element-wise function
+// with the op's row of the element-wise table (ember/ir/elementwise.hpp).
+// Unary: Float only (FLOAT) or Float and Int (NUM).
+#define EMBER_EW_UNARY_FLOAT(name, Op)                                                      \
+  Tensor<B, D, K> name() const& requires std::same_as<K, Float> {                           \
+    return Tensor<B, D, K>(B::template float_unary<ir::op::Op>(self().into_primitive()));   \
+  }                                                                                         \
+  Tensor<B, D, K> name() && requires std::same_as<K, Float> {                               \
+    return Tensor<B, D, K>(                                                                 \
+        B::template float_unary<ir::op::Op>(std::move(self()).into_primitive()));           \
   }
-#define EMBER_EW_UNARY_NUM(name)                                              \
-  Tensor<B, D, K> name() const& requires NumericKind<K> {                     \
-    return Tensor<B, D, K>(unary_##name(self().into_primitive()));            \
-  }                                                                           \
-  Tensor<B, D, K> name() && requires NumericKind<K> {                         \
-    return Tensor<B, D, K>(unary_##name(std::move(self()).into_primitive())); \
-  }                                                                           \
-  static Primitive unary_##name(Primitive p) {                                \
-    if constexpr (std::is_same_v<K, Float>)                                   \
-      return B::float_##name(std::move(p));                                   \
-    else                                                                      \
-      return B::int_##name(std::move(p));                                     \
+#define EMBER_EW_UNARY_NUM(name, Op)                                                          \
+  Tensor<B, D, K> name() const& requires NumericKind<K> {                                     \
+    return Tensor<B, D, K>(unary_prim<ir::op::Op>(self().into_primitive()));                  \
+  }                                                                                           \
+  Tensor<B, D, K> name() && requires NumericKind<K> {                                         \
+    return Tensor<B, D, K>(unary_prim<ir::op::Op>(std::move(self()).into_primitive()));       \
   }
-// Binary: REQ restricts the kind; CALL(a, b) is the backend call on promoted primitives.
-#define EMBER_EW_BINARY(name, REQ, CALL)                                                           \
-  Tensor<B, D, K> name(Tensor<B, D, K> rhs) const& requires REQ {                                  \
-    auto pr = prepare(#name, self().into_primitive(), std::move(rhs).into_primitive());            \
-    auto& a = pr.first;                                                                            \
-    auto& b = pr.second;                                                                           \
-    return Tensor<B, D, K>(CALL);                                                                  \
-  }                                                                                                \
-  Tensor<B, D, K> name(Tensor<B, D, K> rhs) && requires REQ {                                      \
+// Binary: REQ restricts the kind; Op is the row; the operands are checked and promoted first.
+#define EMBER_EW_BINARY(name, REQ, Op)                                                           \
+  Tensor<B, D, K> name(Tensor<B, D, K> rhs) const& requires REQ {                                \
+    auto pr = prepare(#name, self().into_primitive(), std::move(rhs).into_primitive());          \
+    return Tensor<B, D, K>(binary_prim<ir::op::Op>(std::move(pr.first), std::move(pr.second)));  \
+  }                                                                                              \
+  Tensor<B, D, K> name(Tensor<B, D, K> rhs) && requires REQ {                                    \
     auto pr = prepare(#name, std::move(self()).into_primitive(), std::move(rhs).into_primitive()); \
-    auto& a = pr.first;                                                                            \
-    auto& b = pr.second;                                                                           \
-    return Tensor<B, D, K>(CALL);                                                                  \
+    return Tensor<B, D, K>(binary_prim<ir::op::Op>(std::move(pr.first), std::move(pr.second)));  \
   }
-#define EMBER_EW_NUM_CALL(fname, iname)                    \
-  [&] {                                                    \
-    if constexpr (std::is_same_v<K, Float>)                \
-      return B::float_##fname(std::move(a), std::move(b)); \
-    else                                                   \
-      return B::int_##iname(std::move(a), std::move(b));   \
-  }()
 // Scalar form: name(s) with s double for Float, int64 for Int.
-#define EMBER_EW_SCALAR(name, REQ, CHECK, CALL)             \
-  Tensor<B, D, K> name(ScalarOf<K> s) const& requires REQ { \
-    CHECK;                                                  \
-    auto a = self().into_primitive();                       \
-    return Tensor<B, D, K>(CALL);                           \
-  }                                                         \
-  Tensor<B, D, K> name(ScalarOf<K> s) && requires REQ {     \
-    CHECK;                                                  \
-    auto a = std::move(self()).into_primitive();            \
-    return Tensor<B, D, K>(CALL);                           \
+#define EMBER_EW_SCALAR(name, REQ, CHECK, Op)                                                \
+  Tensor<B, D, K> name(ScalarOf<K> s) const& requires REQ {                                  \
+    CHECK;                                                                                   \
+    return Tensor<B, D, K>(scalar_prim<ir::op::Op>(self().into_primitive(), s));             \
+  }                                                                                          \
+  Tensor<B, D, K> name(ScalarOf<K> s) && requires REQ {                                      \
+    CHECK;                                                                                   \
+    return Tensor<B, D, K>(scalar_prim<ir::op::Op>(std::move(self()).into_primitive(), s));  \
   }
-#define EMBER_EW_NUM_SCALAR_CALL(fname, iname)  \
-  [&] {                                         \
-    if constexpr (std::is_same_v<K, Float>)     \
-      return B::float_##fname(std::move(a), s); \
-    else                                        \
-      return B::int_##iname(std::move(a), s);   \
-  }()
-#define EMBER_EW_CMP_METHOD(name)                                               \
-  /** Element-wise comparison -> Bool (broadcasts, promotes). */                \
-  Tensor<B, D, Bool> name(const Tensor<B, D, K>& rhs) const {                   \
-    auto pr = prepare(#name, self().into_primitive(), rhs.into_primitive());    \
-    if constexpr (std::is_same_v<K, Float>)                                     \
-      return Tensor<B, D, Bool>(B::float_##name(pr.first, pr.second));          \
-    else if constexpr (std::is_same_v<K, Int>)                                  \
-      return Tensor<B, D, Bool>(B::int_##name(pr.first, pr.second));            \
-    else                                                                        \
-      return bool_compare_##name(std::move(pr.first), std::move(pr.second));    \
-  }                                                                             \
-  /** Comparison with a scalar -> Bool. */                                      \
-  Tensor<B, D, Bool> name##_elem(ScalarOf<K> s) const requires NumericKind<K> { \
-    if constexpr (std::is_same_v<K, Float>)                                     \
-      return Tensor<B, D, Bool>(B::float_##name##_elem(self().primitive(), s)); \
-    else                                                                        \
-      return Tensor<B, D, Bool>(B::int_##name##_elem(self().primitive(), s));   \
+#define EMBER_EW_CMP_METHOD(name, Op)                                                 \
+  /** Element-wise comparison -> Bool (broadcasts, promotes). */                      \
+  Tensor<B, D, Bool> name(const Tensor<B, D, K>& rhs) const {                         \
+    auto pr = prepare(#name, self().into_primitive(), rhs.into_primitive());          \
+    if constexpr (std::is_same_v<K, Bool> && !(ir::op::Op::kinds & ir::kBool))        \
+      return bool_compare_##name(std::move(pr.first), std::move(pr.second));          \
+    else                                                                              \
+      return Tensor<B, D, Bool>(compare_prim<ir::op::Op>(pr.first, pr.second));       \
+  }                                                                                   \
+  /** Comparison with a scalar -> Bool. */                                            \
+  Tensor<B, D, Bool> name##_elem(ScalarOf<K> s) const requires NumericKind<K> {       \
+    if constexpr (std::is_same_v<K, Float>)                                           \
+      return Tensor<B, D, Bool>(                                                      \
+          B::template float_compare_scalar<ir::op::Op>(self().primitive(), s));       \
+    else                                                                              \
+      return Tensor<B, D, Bool>(                                                      \
+          B::template int_compare_scalar<ir::op::Op>(self().primitive(), s));         \
   }
 
 template <class B, std::size_t D, class K>
@@ -127,80 +105,80 @@ class ElementwiseApi {
   // Shapes: [..] -> [..]; dtype kept. Float-only ops are unavailable on Int (compile error).
   // Formulas as torch.<name>; f32 exp/log/log1p/tanh/erf are polynomial approximations
   // (<= 4 ulp, see ember/tensor/scalar_ops.hpp).
-  EMBER_EW_UNARY_NUM(neg)
-  EMBER_EW_UNARY_NUM(abs)
+  EMBER_EW_UNARY_NUM(neg, Neg)
+  EMBER_EW_UNARY_NUM(abs, Abs)
   /// -1, 0 or 1 (NaN gives 0, as torch.sign).
-  EMBER_EW_UNARY_NUM(sign)
-  EMBER_EW_UNARY_NUM(square)
+  EMBER_EW_UNARY_NUM(sign, Sign)
+  EMBER_EW_UNARY_NUM(square, Square)
   /// 1 / x.
-  EMBER_EW_UNARY_FLOAT(recip)
-  EMBER_EW_UNARY_FLOAT(exp)
-  EMBER_EW_UNARY_FLOAT(log)
-  EMBER_EW_UNARY_FLOAT(log1p)
-  EMBER_EW_UNARY_FLOAT(sqrt)
-  EMBER_EW_UNARY_FLOAT(erf)
-  EMBER_EW_UNARY_FLOAT(sin)
-  EMBER_EW_UNARY_FLOAT(cos)
-  EMBER_EW_UNARY_FLOAT(tan)
-  EMBER_EW_UNARY_FLOAT(sinh)
-  EMBER_EW_UNARY_FLOAT(cosh)
-  EMBER_EW_UNARY_FLOAT(tanh)
-  EMBER_EW_UNARY_FLOAT(asin)
-  EMBER_EW_UNARY_FLOAT(acos)
-  EMBER_EW_UNARY_FLOAT(atan)
-  EMBER_EW_UNARY_FLOAT(asinh)
-  EMBER_EW_UNARY_FLOAT(acosh)
-  EMBER_EW_UNARY_FLOAT(atanh)
+  EMBER_EW_UNARY_FLOAT(recip, Recip)
+  EMBER_EW_UNARY_FLOAT(exp, Exp)
+  EMBER_EW_UNARY_FLOAT(log, Log)
+  EMBER_EW_UNARY_FLOAT(log1p, Log1p)
+  EMBER_EW_UNARY_FLOAT(sqrt, Sqrt)
+  EMBER_EW_UNARY_FLOAT(erf, Erf)
+  EMBER_EW_UNARY_FLOAT(sin, Sin)
+  EMBER_EW_UNARY_FLOAT(cos, Cos)
+  EMBER_EW_UNARY_FLOAT(tan, Tan)
+  EMBER_EW_UNARY_FLOAT(sinh, Sinh)
+  EMBER_EW_UNARY_FLOAT(cosh, Cosh)
+  EMBER_EW_UNARY_FLOAT(tanh, Tanh)
+  EMBER_EW_UNARY_FLOAT(asin, Asin)
+  EMBER_EW_UNARY_FLOAT(acos, Acos)
+  EMBER_EW_UNARY_FLOAT(atan, Atan)
+  EMBER_EW_UNARY_FLOAT(asinh, Asinh)
+  EMBER_EW_UNARY_FLOAT(acosh, Acosh)
+  EMBER_EW_UNARY_FLOAT(atanh, Atanh)
   /// Round half to even (torch.round).
-  EMBER_EW_UNARY_FLOAT(round)
-  EMBER_EW_UNARY_FLOAT(floor)
-  EMBER_EW_UNARY_FLOAT(ceil)
-  EMBER_EW_UNARY_FLOAT(trunc)
+  EMBER_EW_UNARY_FLOAT(round, Round)
+  EMBER_EW_UNARY_FLOAT(floor, Floor)
+  EMBER_EW_UNARY_FLOAT(ceil, Ceil)
+  EMBER_EW_UNARY_FLOAT(trunc, Trunc)
+  /// e^x - 1, accurate for small |x| (torch.expm1).
+  EMBER_EW_UNARY_FLOAT(expm1, Expm1)
 
   /// Bitwise NOT of an Int tensor.
   Tensor<B, D, K> bitwise_not() const& requires std::same_as<K, Int> {
-    return Tensor<B, D, K>(B::int_bitwise_not(self().into_primitive()));
+    return Tensor<B, D, K>(B::template int_unary<ir::op::BitwiseNot>(self().into_primitive()));
   }
   Tensor<B, D, K> bitwise_not() && requires std::same_as<K, Int> {
-    return Tensor<B, D, K>(B::int_bitwise_not(std::move(self()).into_primitive()));
+    return Tensor<B, D, K>(B::template int_unary<ir::op::BitwiseNot>(std::move(self()).into_primitive()));
   }
   /// Logical NOT of a Bool tensor.
   Tensor<B, D, K> bool_not() const& requires std::same_as<K, Bool> {
-    return Tensor<B, D, K>(B::bool_not(self().into_primitive()));
+    return Tensor<B, D, K>(B::template bool_unary<ir::op::Not>(self().into_primitive()));
   }
   Tensor<B, D, K> bool_not() && requires std::same_as<K, Bool> {
-    return Tensor<B, D, K>(B::bool_not(std::move(self()).into_primitive()));
+    return Tensor<B, D, K>(B::template bool_unary<ir::op::Not>(std::move(self()).into_primitive()));
   }
 
   // ---- binary (broadcasting, promoting) ----------------------------------------------------
   // [a..] op [b..] -> broadcast shape; throws ShapeError when not broadcast-compatible.
-  EMBER_EW_BINARY(add, NumericKind<K>, EMBER_EW_NUM_CALL(add, add))
-  EMBER_EW_BINARY(sub, NumericKind<K>, EMBER_EW_NUM_CALL(sub, sub))
-  EMBER_EW_BINARY(mul, NumericKind<K>, EMBER_EW_NUM_CALL(mul, mul))
+  EMBER_EW_BINARY(add, NumericKind<K>, Add)
+  EMBER_EW_BINARY(sub, NumericKind<K>, Sub)
+  EMBER_EW_BINARY(mul, NumericKind<K>, Mul)
   /// Float: true division. Int: floor division (a zero divisor element gives 0).
-  EMBER_EW_BINARY(div, NumericKind<K>, EMBER_EW_NUM_CALL(div, div))
+  EMBER_EW_BINARY(div, NumericKind<K>, Div)
   /// Remainder with the divisor's sign (torch.remainder).
-  EMBER_EW_BINARY(remainder, NumericKind<K>, EMBER_EW_NUM_CALL(remainder, remainder))
+  EMBER_EW_BINARY(remainder, NumericKind<K>, Remainder)
   /// Element-wise maximum / minimum (NaN propagates, torch.maximum/minimum).
-  EMBER_EW_BINARY(max_pair, NumericKind<K>, EMBER_EW_NUM_CALL(max_pair, max_pair))
-  EMBER_EW_BINARY(min_pair, NumericKind<K>, EMBER_EW_NUM_CALL(min_pair, min_pair))
+  EMBER_EW_BINARY(max_pair, NumericKind<K>, MaxPair)
+  EMBER_EW_BINARY(min_pair, NumericKind<K>, MinPair)
   /// a^b (Float, torch.pow).
-  EMBER_EW_BINARY(powf, FloatKind<K>, B::float_powf(std::move(a), std::move(b)))
-  EMBER_EW_BINARY(atan2, FloatKind<K>, B::float_atan2(std::move(a), std::move(b)))
-  EMBER_EW_BINARY(hypot, FloatKind<K>, B::float_hypot(std::move(a), std::move(b)))
+  EMBER_EW_BINARY(powf, FloatKind<K>, Pow)
+  EMBER_EW_BINARY(atan2, FloatKind<K>, Atan2)
+  EMBER_EW_BINARY(hypot, FloatKind<K>, Hypot)
   /// C fmod: remainder with the dividend's sign (torch.fmod).
-  EMBER_EW_BINARY(fmod, FloatKind<K>, B::float_fmod(std::move(a), std::move(b)))
-  EMBER_EW_BINARY(bitwise_and, IntKind<K>, B::int_bitwise_and(std::move(a), std::move(b)))
-  EMBER_EW_BINARY(bitwise_or, IntKind<K>, B::int_bitwise_or(std::move(a), std::move(b)))
-  EMBER_EW_BINARY(bitwise_xor, IntKind<K>, B::int_bitwise_xor(std::move(a), std::move(b)))
+  EMBER_EW_BINARY(fmod, FloatKind<K>, Fmod)
+  EMBER_EW_BINARY(bitwise_and, IntKind<K>, BitAnd)
+  EMBER_EW_BINARY(bitwise_or, IntKind<K>, BitOr)
+  EMBER_EW_BINARY(bitwise_xor, IntKind<K>, BitXor)
   /// Shifts (a count < 0 or >= the bit width gives 0, or -1 for >> of a negative value).
-  EMBER_EW_BINARY(bitwise_left_shift, IntKind<K>,
-                  B::int_bitwise_left_shift(std::move(a), std::move(b)))
-  EMBER_EW_BINARY(bitwise_right_shift, IntKind<K>,
-                  B::int_bitwise_right_shift(std::move(a), std::move(b)))
-  EMBER_EW_BINARY(bool_and, BoolKind<K>, B::bool_and(std::move(a), std::move(b)))
-  EMBER_EW_BINARY(bool_or, BoolKind<K>, B::bool_or(std::move(a), std::move(b)))
-  EMBER_EW_BINARY(bool_xor, BoolKind<K>, B::bool_xor(std::move(a), std::move(b)))
+  EMBER_EW_BINARY(bitwise_left_shift, IntKind<K>, ShiftLeft)
+  EMBER_EW_BINARY(bitwise_right_shift, IntKind<K>, ShiftRight)
+  EMBER_EW_BINARY(bool_and, BoolKind<K>, And)
+  EMBER_EW_BINARY(bool_or, BoolKind<K>, Or)
+  EMBER_EW_BINARY(bool_xor, BoolKind<K>, Xor)
 
   /// Float ^ Int tensor (exponent converted to this dtype) or Int ^ Int (integer power;
   /// a negative exponent element gives 1 / a truncated: 1, +-1 or 0).
@@ -214,33 +192,47 @@ class ElementwiseApi {
   // ---- scalar forms ----------------------------------------------------------------------
   // The scalar is double for Float, int64 for Int; computed in the tensor's compute type.
   EMBER_EW_SCALAR(add_scalar, NumericKind<K>, check_int_scalar("add_scalar", s),
-                  EMBER_EW_NUM_SCALAR_CALL(add_scalar, add_scalar))
+                  Add)
   EMBER_EW_SCALAR(sub_scalar, NumericKind<K>, check_int_scalar("sub_scalar", s),
-                  EMBER_EW_NUM_SCALAR_CALL(sub_scalar, sub_scalar))
+                  Sub)
   EMBER_EW_SCALAR(mul_scalar, NumericKind<K>, check_int_scalar("mul_scalar", s),
-                  EMBER_EW_NUM_SCALAR_CALL(mul_scalar, mul_scalar))
+                  Mul)
   /// Throws ValueError for an Int tensor and a zero divisor.
   EMBER_EW_SCALAR(div_scalar, NumericKind<K>, check_int_divisor("div_scalar", s),
-                  EMBER_EW_NUM_SCALAR_CALL(div_scalar, div_scalar))
+                  Div)
   /// Throws ValueError for an Int tensor and a zero divisor.
   EMBER_EW_SCALAR(remainder_scalar, NumericKind<K>, check_int_divisor("remainder_scalar", s),
-                  EMBER_EW_NUM_SCALAR_CALL(remainder_scalar, remainder_scalar))
-  EMBER_EW_SCALAR(powf_scalar, FloatKind<K>, (void)0, B::float_powf_scalar(std::move(a), s))
-  EMBER_EW_SCALAR(fmod_scalar, FloatKind<K>, (void)0, B::float_fmod_scalar(std::move(a), s))
-  EMBER_EW_SCALAR(clamp_min, NumericKind<K>, check_int_scalar("clamp_min", s),
-                  EMBER_EW_NUM_SCALAR_CALL(clamp_min, clamp_min))
-  EMBER_EW_SCALAR(clamp_max, NumericKind<K>, check_int_scalar("clamp_max", s),
-                  EMBER_EW_NUM_SCALAR_CALL(clamp_max, clamp_max))
+                  Remainder)
+  EMBER_EW_SCALAR(powf_scalar, FloatKind<K>, (void)0, Pow)
+  EMBER_EW_SCALAR(fmod_scalar, FloatKind<K>, (void)0, Fmod)
+  /// max(x, min) (torch.clamp_min): clamp with no upper bound.
+  Tensor<B, D, K> clamp_min(ScalarOf<K> s) const& requires NumericKind<K> {
+    check_int_scalar("clamp_min", s);
+    return Tensor<B, D, K>(clamp_prim(self().into_primitive(), s, highest()));
+  }
+  Tensor<B, D, K> clamp_min(ScalarOf<K> s) && requires NumericKind<K> {
+    check_int_scalar("clamp_min", s);
+    return Tensor<B, D, K>(clamp_prim(std::move(self()).into_primitive(), s, highest()));
+  }
+  /// min(x, max) (torch.clamp_max): clamp with no lower bound.
+  Tensor<B, D, K> clamp_max(ScalarOf<K> s) const& requires NumericKind<K> {
+    check_int_scalar("clamp_max", s);
+    return Tensor<B, D, K>(clamp_prim(self().into_primitive(), lowest(), s));
+  }
+  Tensor<B, D, K> clamp_max(ScalarOf<K> s) && requires NumericKind<K> {
+    check_int_scalar("clamp_max", s);
+    return Tensor<B, D, K>(clamp_prim(std::move(self()).into_primitive(), lowest(), s));
+  }
   EMBER_EW_SCALAR(bitwise_and_scalar, IntKind<K>, check_int_scalar("bitwise_and_scalar", s),
-                  B::int_bitwise_and_scalar(std::move(a), s))
+                  BitAnd)
   EMBER_EW_SCALAR(bitwise_or_scalar, IntKind<K>, check_int_scalar("bitwise_or_scalar", s),
-                  B::int_bitwise_or_scalar(std::move(a), s))
+                  BitOr)
   EMBER_EW_SCALAR(bitwise_xor_scalar, IntKind<K>, check_int_scalar("bitwise_xor_scalar", s),
-                  B::int_bitwise_xor_scalar(std::move(a), s))
+                  BitXor)
   EMBER_EW_SCALAR(bitwise_left_shift_scalar, IntKind<K>, (void)0,
-                  B::int_bitwise_left_shift_scalar(std::move(a), s))
+                  ShiftLeft)
   EMBER_EW_SCALAR(bitwise_right_shift_scalar, IntKind<K>, (void)0,
-                  B::int_bitwise_right_shift_scalar(std::move(a), s))
+                  ShiftRight)
 
   /// x^n with an integer exponent. Int tensors: throws ValueError for n < 0 (as PyTorch).
   Tensor<B, D, K> powi_scalar(std::int64_t n) const& requires NumericKind<K> {
@@ -278,21 +270,21 @@ class ElementwiseApi {
 #undef EMBER_EW_RSCALAR
 
   // ---- comparisons -> Bool ------------------------------------------------------------------
-  EMBER_EW_CMP_METHOD(equal)
-  EMBER_EW_CMP_METHOD(not_equal)
-  EMBER_EW_CMP_METHOD(greater)
-  EMBER_EW_CMP_METHOD(greater_equal)
-  EMBER_EW_CMP_METHOD(lower)
-  EMBER_EW_CMP_METHOD(lower_equal)
+  EMBER_EW_CMP_METHOD(equal, Equal)
+  EMBER_EW_CMP_METHOD(not_equal, NotEqual)
+  EMBER_EW_CMP_METHOD(greater, Greater)
+  EMBER_EW_CMP_METHOD(greater_equal, GreaterEqual)
+  EMBER_EW_CMP_METHOD(lower, Lower)
+  EMBER_EW_CMP_METHOD(lower_equal, LowerEqual)
 
   Tensor<B, D, Bool> is_nan() const requires std::same_as<K, Float> {
-    return Tensor<B, D, Bool>(B::float_is_nan(self().primitive()));
+    return Tensor<B, D, Bool>(B::template float_predicate<ir::op::IsNan>(self().primitive()));
   }
   Tensor<B, D, Bool> is_inf() const requires std::same_as<K, Float> {
-    return Tensor<B, D, Bool>(B::float_is_inf(self().primitive()));
+    return Tensor<B, D, Bool>(B::template float_predicate<ir::op::IsInf>(self().primitive()));
   }
   Tensor<B, D, Bool> is_finite() const requires std::same_as<K, Float> {
-    return Tensor<B, D, Bool>(B::float_is_finite(self().primitive()));
+    return Tensor<B, D, Bool>(B::template float_predicate<ir::op::IsFinite>(self().primitive()));
   }
 
   /// |a - b| <= atol + rtol * |b| (finite difference), or a == b; NaNs equal when
@@ -420,18 +412,20 @@ class ElementwiseApi {
       return std::move(self()).powf(e.float_(self().dtype()));
     } else {
       auto pr = prepare("powi", std::move(self()).into_primitive(), e.into_primitive());
-      return Tensor<B, D, K>(B::int_powi(std::move(pr.first), std::move(pr.second)));
+      return Tensor<B, D, K>(
+          B::template int_binary<ir::op::Pow>(std::move(pr.first), std::move(pr.second)));
     }
   }
   Tensor<B, D, K> powi_scalar_impl(std::int64_t n) && {
     if constexpr (std::is_same_v<K, Float>) {
-      return Tensor<B, D, K>(
-          B::float_powf_scalar(std::move(self()).into_primitive(), static_cast<double>(n)));
+      return Tensor<B, D, K>(B::template float_binary_scalar<ir::op::Pow>(
+          std::move(self()).into_primitive(), static_cast<double>(n)));
     } else {
       if (n < 0)
         fail<ValueError>("powi_scalar", "integers to negative integer powers are not allowed (", n,
                          ", tensor of shape ", self().shape(), ")");
-      return Tensor<B, D, K>(B::int_powi_scalar(std::move(self()).into_primitive(), n));
+      return Tensor<B, D, K>(
+          B::template int_binary_scalar<ir::op::Pow>(std::move(self()).into_primitive(), n));
     }
   }
   static Primitive clamp_prim(Primitive p, ScalarOf<K> min, ScalarOf<K> max) {
@@ -440,26 +434,73 @@ class ElementwiseApi {
     else
       return B::int_clamp(std::move(p), min, max);
   }
+  /// The unbounded ends of clamp_min / clamp_max.
+  static ScalarOf<K> highest() {
+    if constexpr (std::is_same_v<K, Float>)
+      return std::numeric_limits<double>::infinity();
+    else
+      return std::numeric_limits<std::int64_t>::max();
+  }
+  static ScalarOf<K> lowest() {
+    if constexpr (std::is_same_v<K, Float>)
+      return -std::numeric_limits<double>::infinity();
+    else
+      return std::numeric_limits<std::int64_t>::min();
+  }
+  // Generic calls of the backend's element-wise functions for kind K.
+  template <class Op>
+  static Primitive unary_prim(Primitive p) {
+    if constexpr (std::is_same_v<K, Float>)
+      return B::template float_unary<Op>(std::move(p));
+    else if constexpr (std::is_same_v<K, Int>)
+      return B::template int_unary<Op>(std::move(p));
+    else
+      return B::template bool_unary<Op>(std::move(p));
+  }
+  template <class Op>
+  static Primitive binary_prim(Primitive a, Primitive b) {
+    if constexpr (std::is_same_v<K, Float>)
+      return B::template float_binary<Op>(std::move(a), std::move(b));
+    else if constexpr (std::is_same_v<K, Int>)
+      return B::template int_binary<Op>(std::move(a), std::move(b));
+    else
+      return B::template bool_binary<Op>(std::move(a), std::move(b));
+  }
+  template <class Op>
+  static Primitive scalar_prim(Primitive a, ScalarOf<K> s) {
+    if constexpr (std::is_same_v<K, Float>)
+      return B::template float_binary_scalar<Op>(std::move(a), s);
+    else
+      return B::template int_binary_scalar<Op>(std::move(a), s);
+  }
+  template <class Op>
+  static PrimitiveOf<B, Bool> compare_prim(const Primitive& a, const Primitive& b) {
+    if constexpr (std::is_same_v<K, Float>)
+      return B::template float_compare<Op>(a, b);
+    else if constexpr (std::is_same_v<K, Int>)
+      return B::template int_compare<Op>(a, b);
+    else
+      return B::template bool_compare<Op>(a, b);
+  }
 #define EMBER_EW_BOOL_CMP(name, fn)                                         \
   static Tensor<B, D, Bool> bool_compare_##name(Primitive a, Primitive b) { \
     return Tensor<B, D, Bool>(fn);                                          \
   }
-  EMBER_EW_BOOL_CMP(equal, B::bool_equal(std::move(a), std::move(b)))
-  EMBER_EW_BOOL_CMP(not_equal, B::bool_not_equal(std::move(a), std::move(b)))
   // Bool ordering as integers 0 < 1.
-  EMBER_EW_BOOL_CMP(greater, B::bool_and(std::move(a), B::bool_not(std::move(b))))
-  EMBER_EW_BOOL_CMP(greater_equal, B::bool_or(std::move(a), B::bool_not(std::move(b))))
-  EMBER_EW_BOOL_CMP(lower, B::bool_and(B::bool_not(std::move(a)), std::move(b)))
-  EMBER_EW_BOOL_CMP(lower_equal, B::bool_or(B::bool_not(std::move(a)), std::move(b)))
+  EMBER_EW_BOOL_CMP(greater, B::template bool_binary<ir::op::And>(std::move(a), not_(std::move(b))))
+  EMBER_EW_BOOL_CMP(greater_equal,
+                    B::template bool_binary<ir::op::Or>(std::move(a), not_(std::move(b))))
+  EMBER_EW_BOOL_CMP(lower, B::template bool_binary<ir::op::And>(not_(std::move(a)), std::move(b)))
+  EMBER_EW_BOOL_CMP(lower_equal,
+                    B::template bool_binary<ir::op::Or>(not_(std::move(a)), std::move(b)))
+  static Primitive not_(Primitive p) { return B::template bool_unary<ir::op::Not>(std::move(p)); }
 #undef EMBER_EW_BOOL_CMP
 };
 
 #undef EMBER_EW_UNARY_FLOAT
 #undef EMBER_EW_UNARY_NUM
 #undef EMBER_EW_BINARY
-#undef EMBER_EW_NUM_CALL
 #undef EMBER_EW_SCALAR
-#undef EMBER_EW_NUM_SCALAR_CALL
 #undef EMBER_EW_CMP_METHOD
 
 }  // namespace ember::detail

@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "ember/backend/indexing.hpp"
-#include "ember/tensor/data.hpp"
+#include "ember/core/data.hpp"
 #include "ember/tensor/fwd.hpp"
-#include "ember/tensor/slice.hpp"
+#include "ember/core/slice.hpp"
 
 namespace ember::detail {
 

@@ -23,7 +23,7 @@
 
 #include "ember/tensor/fwd.hpp"
 #include "ember/tensor/ops/layout_prim.hpp"
-#include "ember/tensor/slice.hpp"
+#include "ember/core/slice.hpp"
 
 namespace ember::detail {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "ember/backend/layout.hpp"
-#include "ember/tensor/slice.hpp"
+#include "ember/core/slice.hpp"
 
 // Calls B::<kind>_<fn>(args...) for the kind K of the enclosing template.
 #define EMBER_LAYOUT_CALL(fn, ...)             \

@@ -10,7 +10,7 @@
 #include <cstdint>
 
 #include "ember/tensor/fwd.hpp"
-#include "ember/tensor/shape.hpp"
+#include "ember/core/shape.hpp"
 
 namespace ember::detail {
 

@@ -12,8 +12,8 @@
 #include <limits>
 #include <vector>
 
-#include "ember/tensor/error.hpp"
-#include "ember/tensor/shape.hpp"
+#include "ember/core/error.hpp"
+#include "ember/core/shape.hpp"
 
 namespace ember {
 

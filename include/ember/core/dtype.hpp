@@ -8,7 +8,7 @@
 #include <string_view>
 #include <type_traits>
 
-#include "ember/tensor/error.hpp"
+#include "ember/core/error.hpp"
 
 namespace ember {
 

@@ -1,4 +1,4 @@
-#include "ember/tensor/shape.hpp"
+#include "ember/core/shape.hpp"
 
 #include <sstream>
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "ember/tensor/error.hpp"
+#include "ember/core/error.hpp"
 
 namespace ember {
 

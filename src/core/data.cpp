@@ -1,9 +1,8 @@
-#include "ember/tensor/data.hpp"
+#include "ember/core/data.hpp"
 
 #include <cmath>
 #include <sstream>
 
-#include "ember/tensor/tensor.hpp"
 
 namespace ember {
 

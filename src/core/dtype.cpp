@@ -1,4 +1,4 @@
-#include "ember/tensor/dtype.hpp"
+#include "ember/core/dtype.hpp"
 
 #include <cmath>
 #include <string>

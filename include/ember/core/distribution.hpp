@@ -20,6 +20,8 @@ struct Distribution {
   static Distribution normal(double mean, double std) { return {Kind::Normal, mean, std}; }
   /// 1 with probability p, else 0. Throws ValueError from the front end if p not in [0, 1].
   static Distribution bernoulli(double p) { return {Kind::Bernoulli, p, 0.0}; }
+
+  bool operator==(const Distribution&) const = default;
 };
 
 }  // namespace ember

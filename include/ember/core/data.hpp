@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "ember/tensor/dtype.hpp"
-#include "ember/tensor/error.hpp"
-#include "ember/tensor/shape.hpp"
+#include "ember/core/dtype.hpp"
+#include "ember/core/error.hpp"
+#include "ember/core/shape.hpp"
 
 namespace ember {
 
@@ -53,6 +53,10 @@ class TensorData {
   DType dtype() const { return dtype_; }
   std::int64_t numel() const { return shape_.numel(); }
   const std::vector<std::uint8_t>& bytes() const { return bytes_; }
+  /// Same dtype, shape and bytes.
+  bool operator==(const TensorData& o) const {
+    return dtype_ == o.dtype_ && shape_ == o.shape_ && bytes_ == o.bytes_;
+  }
   std::vector<std::uint8_t>& bytes_mut() { return bytes_; }
   std::vector<std::uint8_t> into_bytes() && { return std::move(bytes_); }
 
@@ -141,5 +145,10 @@ std::vector<T> TensorData::to_vec() const {
   });
   return out;
 }
+
+/// The values of `data` as nested brackets ("[[1, 2, 3], [4, 5, 6]]"), elided in the middle
+/// (edge_items per dim kept) when there are more than `threshold` elements.
+std::string format_tensor_values(const TensorData& data, std::size_t edge_items = 3,
+                                 std::size_t threshold = 1000);
 
 }  // namespace ember

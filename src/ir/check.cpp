@@ -1,0 +1,56 @@
+// Shared checks of the op descriptions' infer functions.
+#include "ember/core/error.hpp"
+#include "ember/ir/desc.hpp"
+
+namespace ember::ir::check {
+
+void dim(const char* op, std::int64_t dim, std::size_t rank) {
+  if (dim < 0 || static_cast<std::size_t>(dim) >= rank)
+    ember::detail::fail<ShapeError>(op, "dim ", dim, " is out of range for rank ", rank);
+}
+
+void rank(const char* op, const TensorType& t, std::size_t want, const char* what) {
+  if (t.shape.rank() != want)
+    ember::detail::fail<ShapeError>(op, "expected a rank-", want, " ", what, ", got shape ",
+                                    t.shape);
+}
+
+void same_dtype(const char* op, const TensorType& a, const TensorType& b) {
+  if (a.dtype != b.dtype)
+    ember::detail::fail<DTypeError>(op, "operands have different dtypes: ", a.dtype, " and ",
+                                    b.dtype);
+}
+
+void float_dtype(const char* op, const TensorType& t, const char* what) {
+  if (!is_float(t.dtype))
+    ember::detail::fail<DTypeError>(op, what, " must have a float dtype, got ", t.dtype);
+}
+void int_dtype(const char* op, const TensorType& t, const char* what) {
+  if (!is_int(t.dtype))
+    ember::detail::fail<DTypeError>(op, what, " must have an int dtype, got ", t.dtype);
+}
+void bool_dtype(const char* op, const TensorType& t, const char* what) {
+  if (!is_bool(t.dtype))
+    ember::detail::fail<DTypeError>(op, what, " must be a bool tensor, got ", t.dtype);
+}
+
+Shape broadcast(const char* op, const Shape& a, const Shape& b) {
+  return broadcast_shapes(op, a, b);
+}
+
+}  // namespace ember::ir::check
+
+#include "ember/ir/elementwise_ir.hpp"
+
+namespace ember::ir {
+
+TensorType infer_broadcast(const char* op, const TensorType& a, const TensorType& b,
+                           std::optional<DType> result_dtype) {
+  if (a.shape.rank() != b.shape.rank())
+    ember::detail::fail<ShapeError>(op, "operands of ranks ", a.shape.rank(), " and ",
+                                    b.shape.rank());
+  check::same_dtype(op, a, b);
+  return {broadcast_shapes(op, a.shape, b.shape), result_dtype.value_or(a.dtype)};
+}
+
+}  // namespace ember::ir
