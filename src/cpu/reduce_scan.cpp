@@ -4,7 +4,7 @@
 #include <cmath>
 #include <type_traits>
 
-#include "ember/cpu/ops_reduce.hpp"
+#include "ember/cpu/cpu.hpp"
 #include "reduce_common.hpp"
 
 namespace ember::cpu {
@@ -74,7 +74,55 @@ CpuTensor scan(const CpuTensor& x, i64 dim) {
   return out;
 }
 
+/// Running max / min along dim with the index it came from (PyTorch's cummax_cummin_helper:
+/// an element replaces the running value when it is NaN, or when the running value is not NaN
+/// and the element is >= (<=) it, so ties and NaN take the later index).
+template <bool Max>
+std::pair<CpuTensor, CpuTensor> scan_with_indices(const CpuTensor& x, i64 dim) {
+  CpuTensor out = alloc(x.shape, x.dtype);
+  CpuTensor idx = alloc(x.shape, DType::I64);
+  if (x.numel() == 0) return {out, idx};
+  rd::visit_numeric(x.dtype, [&]<class T>() {
+    using C = compute_t<T>;
+    const rd::Lines L = rd::make_lines(x, dim);
+    T* o = out.data<T>();
+    i64* ix = idx.data<i64>();
+    rd::for_lines<T>(x, L, [&](i64 j, const T* p, i64 s, i64 n) {
+      T* q = o + L.out_base(j);
+      i64* qi = ix + L.out_base(j);
+      const i64 os = L.inner;
+      C best = static_cast<C>(p[0]);
+      i64 at = 0;
+      for (i64 k = 0; k < n; ++k) {
+        const C v = static_cast<C>(p[k * s]);
+        bool take = Max ? v >= best : v <= best;
+        if constexpr (rd::is_fp<T>) take = v != v || (best == best && take);
+        if (take) {
+          best = v;
+          at = k;
+        }
+        q[k * os] = from_acc<T>(best);
+        qi[k * os] = at;
+      }
+    });
+  });
+  return {std::move(out), std::move(idx)};
+}
+
 }  // namespace
+
+std::pair<CpuTensor, CpuTensor> Ops::float_cummax_with_indices(const F& x, i64 dim) {
+  return scan_with_indices<true>(x, dim);
+}
+std::pair<CpuTensor, CpuTensor> Ops::int_cummax_with_indices(const I& x, i64 dim) {
+  return scan_with_indices<true>(x, dim);
+}
+std::pair<CpuTensor, CpuTensor> Ops::float_cummin_with_indices(const F& x, i64 dim) {
+  return scan_with_indices<false>(x, dim);
+}
+std::pair<CpuTensor, CpuTensor> Ops::int_cummin_with_indices(const I& x, i64 dim) {
+  return scan_with_indices<false>(x, dim);
+}
 
 CpuTensor ReduceOps::cumsum(const CpuTensor& x, i64 dim) {
   return scan<Scan::Sum>(x, dim);

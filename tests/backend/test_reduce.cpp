@@ -577,3 +577,55 @@ TYPED_TEST(ReduceTest, LongRowArgmaxTiesAcrossLanesTakeLowestIndex) {
   EXPECT_TRUE(std::isnan(mv.into_scalar()));
   EXPECT_EQ(mi.into_scalar(), 100);
 }
+
+// ---- cummax / cummin with indices (added with the op-description redesign) ----------------
+TYPED_TEST(ReduceTest, CummaxCumminWithIndices) {
+  using B = TypeParam;
+  const auto x = Tensor<B, 2>::from_floats({{1, 3, 2, 3, 0}, {5, 4, 6, 1, 6}});
+  const auto [mv, mi] = x.cummax_with_indices(1);
+  EXPECT_EQ(mv.template to_vec<float>(), (std::vector<float>{1, 3, 3, 3, 3, 5, 5, 6, 6, 6}));
+  // Ties take the later index (torch.cummax).
+  EXPECT_EQ(mi.template to_vec<std::int64_t>(),
+            (std::vector<std::int64_t>{0, 1, 1, 3, 3, 0, 0, 2, 2, 4}));
+  EXPECT_EQ(mi.dtype(), DType::I64);
+  const auto [nv, ni] = x.cummin_with_indices(-1);
+  EXPECT_EQ(nv.template to_vec<float>(), (std::vector<float>{1, 1, 1, 1, 0, 5, 4, 4, 1, 1}));
+  EXPECT_EQ(ni.template to_vec<std::int64_t>(),
+            (std::vector<std::int64_t>{0, 0, 0, 0, 4, 0, 1, 1, 3, 3}));
+  // Along dim 0.
+  const auto [cv, ci] = x.cummax_with_indices(0);
+  EXPECT_EQ(cv.template to_vec<float>(), (std::vector<float>{1, 3, 2, 3, 0, 5, 4, 6, 3, 6}));
+  EXPECT_EQ(ci.template to_vec<std::int64_t>(),
+            (std::vector<std::int64_t>{0, 0, 0, 0, 0, 1, 1, 1, 0, 1}));
+  // NaN propagates and takes the index of the latest NaN.
+  const auto [qv, qi] = F1<B>::from_floats({1, kNaN, 3, kNaN, 0}).cummax_with_indices(0);
+  const auto q = qv.template to_vec<double>();
+  EXPECT_EQ(q[0], 1.0);
+  for (std::size_t k = 1; k < q.size(); ++k) EXPECT_TRUE(std::isnan(q[k])) << k;
+  EXPECT_EQ(qi.template to_vec<std::int64_t>(), (std::vector<std::int64_t>{0, 1, 1, 3, 3}));
+  // Ints.
+  const auto [iv, ii] = I1<B>::from_ints({2, 2, 1, 5}).cummax_with_indices(0);
+  EXPECT_EQ(iv.template to_vec<std::int64_t>(), (std::vector<std::int64_t>{2, 2, 2, 5}));
+  EXPECT_EQ(ii.template to_vec<std::int64_t>(), (std::vector<std::int64_t>{0, 1, 1, 3}));
+  const auto [jv, ji] = I1<B>::from_ints({2, 2, 1, 5}).cummin_with_indices(0);
+  EXPECT_EQ(jv.template to_vec<std::int64_t>(), (std::vector<std::int64_t>{2, 2, 1, 1}));
+  EXPECT_EQ(ji.template to_vec<std::int64_t>(), (std::vector<std::int64_t>{0, 1, 2, 2}));
+  // Empty and errors.
+  const auto empty = Tensor<B, 2>::zeros(Shape{2, 0}).cummax_with_indices(1);
+  EXPECT_EQ(empty.second.shape(), (Shape{2, 0}));
+  EMBER_EXPECT_THROW_MSG(x.cummax_with_indices(2), ShapeError, "[cummax_with_indices] dim 2");
+  // The gradient goes to the element each running value came from: d sum(w * cummax(x)) / dx.
+  if constexpr (AutodiffBackend<B>) {
+    if constexpr (std::is_same_v<B, Dispatch>) {
+      if (!Device::default_().is_autodiff()) return;
+    }
+    const auto xg = x.require_grad();
+    const auto w = Tensor<B, 2>::from_floats({{1, 2, 3, 4, 5}, {1, 2, 3, 4, 5}});
+    const auto gmax = xg.cummax_with_indices(1).first.mul(w).sum().backward();
+    EXPECT_EQ(xg.grad(gmax)->template to_vec<float>(),
+              (std::vector<float>{1, 5, 0, 9, 0, 3, 0, 7, 0, 5}));
+    const auto gmin = xg.cummin_with_indices(1).first.mul(w).sum().backward();
+    EXPECT_EQ(xg.grad(gmin)->template to_vec<float>(),
+              (std::vector<float>{10, 0, 0, 0, 5, 1, 5, 0, 9, 0}));
+  }
+}

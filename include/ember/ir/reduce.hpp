@@ -110,6 +110,23 @@ struct CumMin : Scan {
   TensorType infer(const TensorType& x) const { return scan(name, x); }
 };
 
+/// torch.cummax / torch.cummin: (running max / min along dim, i64 index of the element it came
+/// from). Ties take the later index; NaN propagates and takes the index of the latest NaN.
+struct CumMaxWithIndices : Scan {
+  static constexpr const char* name = "cummax_with_indices";
+  TensorTypes2 infer(const TensorType& x) const {
+    const TensorType v = scan(name, x);
+    return {v, {v.shape, DType::I64}};
+  }
+};
+struct CumMinWithIndices : Scan {
+  static constexpr const char* name = "cummin_with_indices";
+  TensorTypes2 infer(const TensorType& x) const {
+    const TensorType v = scan(name, x);
+    return {v, {v.shape, DType::I64}};
+  }
+};
+
 /// Stable sort along dim (NaN is the largest value) -> (values, i64 indices).
 struct SortWithIndices {
   static constexpr const char* name = "sort_with_indices";
@@ -154,6 +171,8 @@ struct VarMean {
   X(REQ, F, F, float_cumprod, CumProd, (const F&, i64)) \
   X(REQ, F, F, float_cummax, CumMax, (const F&, i64)) \
   X(REQ, F, F, float_cummin, CumMin, (const F&, i64)) \
+  X(REQ, F, FI, float_cummax_with_indices, CumMaxWithIndices, (const F&, i64)) \
+  X(REQ, F, FI, float_cummin_with_indices, CumMinWithIndices, (const F&, i64)) \
   X(REQ, F, FI, float_sort_with_indices, SortWithIndices, (const F&, i64, bool)) \
   X(REQ, F, FI, float_topk_with_indices, TopkWithIndices, (const F&, i64, i64)) \
   X(REQ, F, FF, float_var_mean, VarMean, (const F&, i64, i64)) \
@@ -175,6 +194,8 @@ struct VarMean {
   X(REQ, N, I, int_cumprod, CumProd, (const I&, i64)) \
   X(REQ, N, I, int_cummax, CumMax, (const I&, i64)) \
   X(REQ, N, I, int_cummin, CumMin, (const I&, i64)) \
+  X(REQ, N, II, int_cummax_with_indices, CumMaxWithIndices, (const I&, i64)) \
+  X(REQ, N, II, int_cummin_with_indices, CumMinWithIndices, (const I&, i64)) \
   X(REQ, N, II, int_sort_with_indices, SortWithIndices, (const I&, i64, bool)) \
   X(REQ, N, II, int_topk_with_indices, TopkWithIndices, (const I&, i64, i64)) \
   X(REQ, N, Bo, int_any_dim, AnyDim, (const I&, i64)) \

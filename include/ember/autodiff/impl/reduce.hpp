@@ -234,6 +234,20 @@ std::pair<AdTensor<B>, typename B::IntTensor> AdOps<B>::float_topk_with_indices(
   auto [v, i] = B::float_topk_with_indices(x.inner, k, dim);
   return rules::record_selecting<B>("topk_with_indices", x, std::move(v), std::move(i), dim);
 }
+// cummax / cummin with indices: the gradient goes to the element each running value came from
+// (torch's cummaxmin_backward).
+template <class B>
+std::pair<AdTensor<B>, typename B::IntTensor> AdOps<B>::float_cummax_with_indices(const F& x,
+                                                                                   i64 dim) {
+  auto [v, i] = B::float_cummax_with_indices(x.inner, dim);
+  return rules::record_selecting<B>("cummax_with_indices", x, std::move(v), std::move(i), dim);
+}
+template <class B>
+std::pair<AdTensor<B>, typename B::IntTensor> AdOps<B>::float_cummin_with_indices(const F& x,
+                                                                                   i64 dim) {
+  auto [v, i] = B::float_cummin_with_indices(x.inner, dim);
+  return rules::record_selecting<B>("cummin_with_indices", x, std::move(v), std::move(i), dim);
+}
 template <class B>
 std::pair<AdTensor<B>, typename B::IntTensor> AdOps<B>::float_median_dim_with_indices(
     const F& x, i64 dim) {

@@ -125,6 +125,20 @@ class ReduceApi {
                                     nd_nonempty("max_dim_with_indices", dim));
     return {T(std::move(v)), TI(std::move(i))};
   }
+  /// (running max along `dim`, the i64 index it came from) (torch.cummax): ties take the later
+  /// index; NaN propagates and takes the index of the latest NaN. The gradient flows to those
+  /// indices. Throws ShapeError if dim is out of range.
+  std::pair<T, TI> cummax_with_indices(std::int64_t dim) const requires kNumeric {
+    auto [v, i] = EMBER_REDUCE_CALL(cummax_with_indices, self().primitive(),
+                                    nd("cummax_with_indices", dim));
+    return {T(std::move(v)), TI(std::move(i))};
+  }
+  /// (running min along `dim`, its index) (torch.cummin); as cummax_with_indices.
+  std::pair<T, TI> cummin_with_indices(std::int64_t dim) const requires kNumeric {
+    auto [v, i] = EMBER_REDUCE_CALL(cummin_with_indices, self().primitive(),
+                                    nd("cummin_with_indices", dim));
+    return {T(std::move(v)), TI(std::move(i))};
+  }
   /// (min along dim, its index). Throws ShapeError if dim is out of range or empty.
   std::pair<T, TI> min_dim_with_indices(std::int64_t dim) const requires kNumeric {
     auto [v, i] = EMBER_REDUCE_CALL(min_dim_with_indices, self().primitive(),
