@@ -130,6 +130,18 @@ struct Run<ir::DeviceOf> {
 
 namespace ember {
 
+bool Dispatch::bool_check_none(const Bo& bad, const char* op) {
+  return dispatch::forward<bool>(
+      "bool_check_none",
+      [op]<class B>(const typename B::BoolTensor& p) {
+        if constexpr (requires { B::bool_check_none(p, op); })
+          return B::bool_check_none(p, op);
+        else
+          return false;
+      },
+      bad);
+}
+
 EMBER_IR_CORE(EMBER_DISPATCH_DEFINE, EMBER_DISPATCH_DEFINE_N)
 
 }  // namespace ember

@@ -242,4 +242,51 @@ void throw_device_mismatch(const char* op, const Device& a, const Device& b) {
 }
 
 }  // namespace dispatch
+// ---- runtime services ------------------------------------------------------------------------
+
+namespace {
+/// Runs f.template operator()<B>(native device) on the backend of `device`'s stack.
+template <class R, class Fn>
+R on_stack(const char* op, const Device& device, Fn f) {
+  return dispatch::create<R>(op, device, f);
+}
+}  // namespace
+
+MemoryStats memory_stats(const Device& device) {
+  return on_stack<MemoryStats>("memory_stats", device, []<class B>(const typename B::Device& d) {
+    if constexpr (requires { B::memory_stats(d); })
+      return B::memory_stats(d);
+    else
+      return MemoryStats{};
+  });
+}
+
+void reset_peak_memory(const Device& device) {
+  on_stack<int>("reset_peak_memory", device, []<class B>(const typename B::Device& d) {
+    if constexpr (requires { B::reset_peak_memory(d); }) B::reset_peak_memory(d);
+    return 0;
+  });
+}
+
+void set_num_threads(const Device& device, int n) {
+  if (n < 1) detail::fail<ValueError>("set_num_threads", "thread count ", n, " must be >= 1");
+  on_stack<int>("set_num_threads", device, [&]<class B>(const typename B::Device&) {
+    if constexpr (requires { B::set_num_threads(n); })
+      B::set_num_threads(n);
+    else
+      detail::fail<UnsupportedError>("set_num_threads", "device ", device.to_string(),
+                                     " has no host threads to set");
+    return 0;
+  });
+}
+
+int num_threads(const Device& device) {
+  return on_stack<int>("num_threads", device, []<class B>(const typename B::Device&) {
+    if constexpr (requires { B::num_threads(); })
+      return B::num_threads();
+    else
+      return 1;
+  });
+}
+
 }  // namespace ember

@@ -7,7 +7,6 @@
 #include <fstream>
 #include <limits>
 
-#include "ember/cpu/tensor.hpp"
 #include "ember/core/error.hpp"
 
 namespace ember::train {
@@ -417,9 +416,9 @@ void CpuMemoryMetric::load_state(const nlohmann::json& state) {
   peak_ = load_peak(state, "CpuMemoryMetric");
 }
 
-double TensorMemoryMetric::update(const MetricInput& input, const MetricContext&) {
+double TensorMemoryMetric::update(const MetricInput& input, const MetricContext& context) {
   check_batch("TensorMemoryMetric", input);
-  const double mib = static_cast<double>(cpu::memory_stats().live_bytes) / kMiB;
+  const double mib = static_cast<double>(memory_stats(context.device).live_bytes) / kMiB;
   peak_ = std::max(peak_, mib);
   return mib;
 }

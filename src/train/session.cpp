@@ -336,7 +336,7 @@ double Session::eta_seconds() const {
 }
 
 void Session::record(const MetricInput& input, double learning_rate) {
-  const MetricContext ctx{epoch_, batches_done_ + 1, learning_rate};
+  const MetricContext ctx{epoch_, batches_done_ + 1, learning_rate, device_};
   auto& ms = metrics(split_);
   for (std::size_t i = 0; i < ms.size(); ++i) last_batch_values_[i] = ms[i]->update(input, ctx);
   ++batches_done_;

@@ -92,7 +92,7 @@ CLI::Validator whole_number();
 
 /// Device::parse with a CliError for a bad string.
 Device parse_device(const std::string& text);
-/// Sets the CPU kernel threads when n > 0.
-void set_threads(int n);
+/// Sets the host threads of `device`'s kernels when n > 0 (ember::set_num_threads).
+void set_threads(const Device& device, int n);
 
 }  // namespace ember::cli

@@ -36,7 +36,6 @@ CLI::App* add_eval_command(CLI::App& app, EvalArgs& a) {
 }
 
 int run_eval(const EvalArgs& a) {
-  set_threads(a.threads);
   const fs::path dir = a.run_dir;
   RunConfig cfg = RunConfig::load(dir);
   std::error_code ec;
@@ -47,6 +46,7 @@ int run_eval(const EvalArgs& a) {
                    " (run.json), is gone: give its new place with --data-dir DIR");
   }
   const Device device = parse_device(a.device).without_autodiff();
+  set_threads(device, a.threads);
   return with_trained_model(
       dir, cfg, a.checkpoint, a.model, device, [&](auto& model, const ModelFile& file) {
         auto test = load_split(cfg.data, data::Split::Test, a.limit);

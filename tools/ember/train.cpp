@@ -14,7 +14,6 @@
 #include <sstream>
 
 #include "commands.hpp"
-#include "ember/cpu/cpu.hpp"
 #include "ember/data/loader.hpp"
 #include "ember/optim/optim.hpp"
 #include "optimizer.hpp"
@@ -31,8 +30,8 @@ Device parse_device(const std::string& text) {
   }
 }
 
-void set_threads(int n) {
-  if (n > 0) Cpu::set_num_threads(n);
+void set_threads(const Device& device, int n) {
+  if (n > 0) set_num_threads(device, n);
 }
 
 namespace {
@@ -429,7 +428,7 @@ int fit(M model, const Job& job) {
             << (t.label_smoothing > 0
                     ? ", label smoothing " + train::format_value(t.label_smoothing, "")
                     : std::string())
-            << ", device " << job.device.to_string() << ", " << Cpu::num_threads() << " threads\n"
+            << ", device " << job.device.to_string() << ", " << num_threads(job.device) << " threads\n"
             << "run directory: " << job.dir.string() << std::endl;
 
   using Batch = data::ImageBatch<>;
@@ -494,7 +493,7 @@ int run_train(const TrainArgs& a, const CLI::App& sub) {
       a.run_dir.empty() ? fs::path("runs") / (a.dataset[0] + "-" + a.model) : fs::path(a.run_dir);
   Device device = parse_device(a.device);
   if (!device.is_autodiff()) device = device.autodiff();
-  set_threads(a.threads);
+  set_threads(device, a.threads);
   RunConfig cfg = prepare_run(a, sub, dir);
   // Load the data before writing anything, so a missing dataset leaves no run behind.
   auto parts = train_valid_split(cfg.data, cfg.train.seed);

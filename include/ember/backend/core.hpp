@@ -22,6 +22,7 @@
 #include "ember/core/dtype.hpp"
 #include "ember/core/kind.hpp"
 #include "ember/core/options.hpp"
+#include "ember/core/runtime.hpp"
 #include "ember/core/shape.hpp"
 
 namespace ember {
@@ -58,6 +59,21 @@ using PrimitiveOf = typename PrimitiveOfT<B, K>::type;
 //   float_random(const Shape&, Distribution, const Device&, DType) -> FloatTensor
 //   int_arange(int64 start, int64 end, int64 step, const Device&, DType) -> IntTensor
 //   seed(uint64), sync(const Device&), name() -> std::string, device_name(const Device&)
+// Optional runtime services (detected with requires; Forward passes them through, Dispatch
+// reaches them through ember::memory_stats(device) and ember::set_num_threads(device, n)):
+//   memory_stats(const Device&) -> MemoryStats ; reset_peak_memory(const Device&)
+//   set_num_threads(int) ; num_threads() -> int      (host threads of the kernels)
+//
+// Value checks that need a tensor's values (index ranges, class targets, labels, finite norms)
+// never read them back behind the caller's back on an asynchronous device. The front end
+// computes a Bool tensor marking the bad elements with tensor ops and calls the optional
+//   bool_check_none(const Bo& bad, const char* op) -> bool
+// A backend that queues its work on a device checks `bad` there, records the first violation
+// in the device's error flag, and returns true; the next synchronising call (into_data, sync)
+// throws it as ValueError naming `op`. Returning false (Dispatch on a host device), or not
+// defining it (the CPU), makes the front end read `bad` back and throw the op's own error at
+// once (ember/tensor/ops/value_check.hpp).
+
 /// The types and the non-op functions every backend has; the op functions of the contract
 /// are checked by `Backend` (ember/backend/backend.hpp) from the op registry.
 template <class B>

@@ -92,6 +92,25 @@ struct Forward : ForwardIdentity {
   }
 
   static std::string device_name(const Dev& d) { return Inner::device_name(d); }
+  // Runtime services (ember/backend/core.hpp), when Inner has them.
+  static MemoryStats memory_stats(const Dev& d) requires requires { Inner::memory_stats(d); } {
+    return Inner::memory_stats(d);
+  }
+  static void reset_peak_memory(const Dev& d) requires requires { Inner::reset_peak_memory(d); } {
+    Inner::reset_peak_memory(d);
+  }
+  static void set_num_threads(int n) requires requires { Inner::set_num_threads(n); } {
+    Inner::set_num_threads(n);
+  }
+  static int num_threads() requires requires { Inner::num_threads(); } {
+    return Inner::num_threads();
+  }
+  /// Deferred value checks (ember/tensor/ops/value_check.hpp), when Inner defers them.
+  static bool bool_check_none(const Bo& bad, const char* op) requires requires {
+    Inner::bool_check_none(Self::unwrap(bad), op);
+  } {
+    return Inner::bool_check_none(Self::unwrap(bad), op);
+  }
   static void seed(std::uint64_t s) { Inner::seed(s); }
   static void sync(const Dev& d) { Inner::sync(d); }
 

@@ -38,6 +38,12 @@ struct Ops : ActivationOps, LinalgOps, ElementwiseOps {
   /// concurrency).
   static void set_num_threads(int n) { CoreOps::set_num_threads(n); }
   static int num_threads() { return CoreOps::num_threads(); }
+  /// Bytes of every live CPU tensor (cpu::memory_stats) and of the buffer pool.
+  static ember::MemoryStats memory_stats(const Dev&) {
+    const auto m = cpu::memory_stats();
+    return {m.live_bytes, m.peak_bytes, cpu::buffer_pool_stats().cached_bytes};
+  }
+  static void reset_peak_memory(const Dev&) { cpu::reset_peak_memory(); }
 
   // ---- every required function of the registry ------------------------------------------
   EMBER_IR_OPS(EMBER_BACKEND_DECLARE, EMBER_BACKEND_DECLARE_N)

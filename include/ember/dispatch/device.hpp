@@ -15,6 +15,8 @@
 
 #include <cstdint>
 #include <ostream>
+
+#include "ember/core/runtime.hpp"
 #include <string>
 #include <string_view>
 #include <vector>
@@ -92,5 +94,18 @@ class Device {
 inline std::ostream& operator<<(std::ostream& os, const Device& d) {
   return os << d.to_string();
 }
+
+// ---- runtime services of a device (any backend, no backend named) ----------------------------
+/// Memory held by the tensors of `device`'s backend: on the CPU every live CPU tensor (whatever
+/// its autodiff mode) and the buffer pool's cache. Throws DeviceError when the device is not
+/// available in this build.
+MemoryStats memory_stats(const Device& device = Device::default_());
+/// Restarts memory_stats(device).peak_bytes at the current live bytes.
+void reset_peak_memory(const Device& device = Device::default_());
+/// The number of host threads `device`'s kernels use (CPU devices: EMBER_NUM_THREADS or the
+/// hardware concurrency by default). set_num_threads throws ValueError for n < 1 and
+/// UnsupportedError for a device whose backend has no host threads.
+void set_num_threads(const Device& device, int n);
+int num_threads(const Device& device = Device::default_());
 
 }  // namespace ember

@@ -265,6 +265,10 @@ struct Dispatch {
   static Bo ew_compare_scalar(unsigned row, const I& x, i64 s);
   static Bo ew_predicate(unsigned row, const F& x);
 
+  /// Deferred value checks (ember/backend/core.hpp): true when `bad`'s stack queued the check
+  /// on its device, false when the caller must check on the host (every stack of this build).
+  static bool bool_check_none(const Bo& bad, const char* op);
+
   // ---- autodiff (ember/backend/autodiff.hpp) ---------------------------------------------
   // Autodiff is a property of the device: tensors on an autodiff device ("cpu+autodiff")
   // live on an autodiff stack and record gradients; the inner backend is Dispatch itself,

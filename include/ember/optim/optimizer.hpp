@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -34,6 +35,7 @@
 #include "ember/optim/gradients.hpp"
 #include "ember/optim/record.hpp"
 #include "ember/core/data.hpp"
+#include "ember/tensor/ops/value_check.hpp"
 
 namespace ember::optim {
 
@@ -119,7 +121,7 @@ class Optimizer {
                                       "learning rate must be finite and >= 0, got ", lr);
     }
     nn::check_unique_ids(model, std::string(Derived::kName) + ".step");
-    const double coef = check_and_global_coef(model, grads);
+    const std::any coef = check_and_global_coef(model, grads);
     std::size_t used = 0;
     nn::visit_mut(model, [&](const std::string& path, auto& leaf) {
       if constexpr (detail::is_float_param<decltype(leaf)>()) {
@@ -321,12 +323,16 @@ class Optimizer {
   }
 
   /// Checks every gradient's shape against its parameter and, for global-norm clipping,
-  /// returns the scale factor (1 otherwise).
+  /// returns the scale factor min(1, max_norm / (total + 1e-6)) as a [1] tensor of the
+  /// gradients' backend (in a std::any; empty without global-norm clipping or gradients).
+  /// Everything stays on the device: no value is read back (ember/backend/core.hpp), except
+  /// for error_if_nonfinite on a host device.
   template <class M>
-  double check_and_global_coef(const M& model, const GradientsParams& grads) const {
+  std::any check_and_global_coef(const M& model, const GradientsParams& grads) const {
     const bool global = clipping_ && clipping_->kind == GradientClippingConfig::Kind::GlobalNorm;
     const double p = global ? clipping_->norm_type : 2.0;
-    double total = 0.0;
+    std::any coef;
+    std::function<void(std::any&)> finish;
     nn::visit(model, [&](const std::string& path, const auto& leaf) {
       if constexpr (detail::is_float_param<decltype(leaf)>()) {
         using T = detail::LeafTensor<decltype(leaf)>;
@@ -340,44 +346,76 @@ class Optimizer {
         }
         if (!global) return;
         const auto g = *grads.get_flat<I>(leaf.id());
-        const double n = norm(g, p);
-        total = std::isinf(p) ? std::max(total, n) : total + std::pow(n, p);
+        if (g.numel() == 0) return;
+        // The running total: max |g| for p = inf, else sum |g|^p, in the first gradient's
+        // dtype.
+        auto part = norm_pow(g, p);
+        if (!coef.has_value()) {
+          coef = part;
+          // The gradients' type is known here: the step that turns the total into the scale.
+          finish = [this, p](std::any& c) {
+            auto& total = std::any_cast<Tensor<I, 1>&>(c);
+            const Tensor<I, 1> n = (std::isinf(p) || p == 1.0) ? total
+                                   : p == 2.0                 ? total.sqrt()
+                                                              : total.powf_scalar(1.0 / p);
+            if (clipping_->error_if_nonfinite) {
+              const std::string op = std::string(Derived::kName) + ".step";
+              ember::detail::check_values(
+                  op.c_str(), n, [](const Tensor<I, 1>& x) { return x.is_finite().bool_not(); },
+                  [&](double v, std::size_t) {
+                    ember::detail::fail<ValueError>(op, "the total ", p,
+                                                    "-norm of the gradients is ", v,
+                                                    " (error_if_nonfinite)");
+                  });
+            }
+            total = scale_for(n);
+          };
+        } else {
+          auto& total = std::any_cast<Tensor<I, 1>&>(coef);
+          part = part.cast(total.dtype());
+          total = std::isinf(p) ? total.max_pair(part) : total.add(part);
+        }
       }
     });
-    if (!global) return 1.0;
-    if (!std::isinf(p)) total = std::pow(total, 1.0 / p);
-    if (clipping_->error_if_nonfinite && !std::isfinite(total)) {
-      ember::detail::fail<ValueError>(std::string(Derived::kName) + ".step", "the total ", p,
-                                      "-norm of the gradients is ", total, " (error_if_nonfinite)");
-    }
-    // As torch: clamp(max_norm / (total + 1e-6), max=1), so a NaN total makes every
-    // gradient NaN and an infinite one scales them by 0.
-    const double c = clipping_->threshold / (total + 1e-6);
-    return std::isnan(c) ? c : std::min(1.0, c);
+    if (finish) finish(coef);
+    return coef;
   }
 
-  /// ||g||_p (the largest |g| for p = inf) on the host.
+  /// The [1] tensor max |g| (p = inf), or sum |g|^p.
   template <class T>
-  static double norm(const T& g, double p) {
-    if (g.numel() == 0) return 0.0;
-    if (std::isinf(p)) return g.abs().max().into_scalar();
-    if (p == 2.0) return std::sqrt(g.square().sum().into_scalar());
-    if (p == 1.0) return g.abs().sum().into_scalar();
-    return std::pow(g.abs().powf_scalar(p).sum().into_scalar(), 1.0 / p);
+  static T norm_pow(const T& g, double p) {
+    if (std::isinf(p)) return g.abs().max();
+    if (p == 2.0) return g.square().sum();
+    if (p == 1.0) return g.abs().sum();
+    return g.abs().powf_scalar(p).sum();
   }
-
+  /// ||g||_p as a [1] tensor.
   template <class T>
-  T clip(T g, double global_coef) const {
+  static T norm(const T& g, double p) {
+    const T s = norm_pow(g, p);
+    if (std::isinf(p) || p == 1.0) return s;
+    return p == 2.0 ? s.sqrt() : s.powf_scalar(1.0 / p);
+  }
+  /// min(1, max_norm / (n + 1e-6)) for the norm n (a [1] tensor); as torch, a NaN norm makes
+  /// the scale NaN (clamp keeps NaN) and an infinite one makes it 0.
+  template <class T>
+  T scale_for(const T& n) const {
+    return n.add_scalar(1e-6).recip().mul_scalar(clipping_->threshold).clamp_max(1.0);
+  }
+  template <class T>
+  T clip(T g, const std::any& global_coef) const {
     if (!clipping_) return g;
     switch (clipping_->kind) {
       case GradientClippingConfig::Kind::Value:
         return std::move(g).clamp(-clipping_->threshold, clipping_->threshold);
       case GradientClippingConfig::Kind::Norm: {
-        const double c = std::min(1.0, clipping_->threshold / (norm(g, 2.0) + 1e-6));
-        return c < 1.0 ? std::move(g).mul_scalar(c) : g;
+        if (g.numel() == 0) return g;
+        const T c = scale_for(norm(g, 2.0));
+        return std::move(g).mul(c.cast(g.dtype()));
       }
       case GradientClippingConfig::Kind::GlobalNorm:
-        return global_coef >= 1.0 ? g : std::move(g).mul_scalar(global_coef);
+        if (!global_coef.has_value()) return g;
+        return std::move(g).mul(std::any_cast<const T&>(global_coef).cast(g.dtype()));
     }
     return g;
   }

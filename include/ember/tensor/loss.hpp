@@ -42,14 +42,14 @@ Tensor<B, 1> cross_entropy_with_logits(const Tensor<B, 2>& logits,
                                     " and class targets of shape ", targets.shape(),
                                     " have different batch sizes");
   }
-  const auto tv = targets.template to_vec<std::int64_t>();
-  for (std::size_t i = 0; i < tv.size(); ++i) {
-    if (tv[i] < 0 || tv[i] >= c) {
-      ember::detail::fail<ValueError>("cross_entropy_with_logits", "target ", tv[i],
-                                      " at position ", i, " is out of range for ", c,
-                                      " classes of logits ", logits.shape());
-    }
-  }
+  ember::detail::check_values(
+      "cross_entropy_with_logits", targets,
+      [&](const auto& t) { return ember::detail::outside(t, 0, c); },
+      [&](std::int64_t v, std::size_t i) {
+        ember::detail::fail<ValueError>("cross_entropy_with_logits", "target ", v,
+                                        " at position ", i, " is out of range for ", c,
+                                        " classes of logits ", logits.shape());
+      });
   if constexpr (requires(typename B::FloatTensor p, typename B::IntTensor ip) {
                   B::float_cross_entropy_with_indices(p, ip);
                 }) {

@@ -107,6 +107,7 @@ class Learner {
     detail::Session& s = *session_;
     if (device_) model_ = nn::fork(model_, *device_);
     check_trainable();
+    s.set_device(model_device());
     try {
       run(s);
     } catch (...) {
@@ -172,6 +173,20 @@ class Learner {
       }
     }
     s.finish(reason_);
+  }
+
+  /// The device of the model's parameters (Dispatch), else the CPU (the static backends of
+  /// this build run there); the Tensor Memory metric reports that device's memory.
+  Device model_device() const {
+    std::optional<Device> found;
+    if constexpr (std::is_same_v<Backend, Dispatch>) {
+      nn::visit(model_, [&](const std::string&, const auto& leaf) {
+        if constexpr (nn::is_param_v<std::remove_cvref_t<decltype(leaf)>>) {
+          if (!found) found = leaf.val().device();
+        }
+      });
+    }
+    return found.value_or(Device::cpu());
   }
 
   /// DeviceError unless the model's parameters record gradients (a Dispatch model on a device

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "ember/core/data.hpp"
+#include "ember/dispatch/device.hpp"
 
 namespace ember::train {
 
@@ -61,6 +62,8 @@ struct MetricContext {
   std::size_t iteration = 0;
   /// The learning rate of the current optimizer step (NaN during validation).
   double learning_rate = 0.0;
+  /// The device the model runs on.
+  Device device = Device::cpu();
 };
 
 /// A metric: aggregates batches over an epoch. Subclass it for custom metrics and register
@@ -285,8 +288,8 @@ class CpuMemoryMetric final : public Metric {
   double peak_ = -1.0;
 };
 
-/// Bytes held by live CPU tensors (ember::cpu::memory_stats().live_bytes) in MiB, sampled
-/// after each batch; the epoch value is the largest sample.
+/// Bytes held by the live tensors of the training device (ember::memory_stats(device)
+/// .live_bytes) in MiB, sampled after each batch; the epoch value is the largest sample.
 class TensorMemoryMetric final : public Metric {
  public:
   std::string name() const override { return "Tensor Memory"; }

@@ -114,6 +114,8 @@ class Session {
   Session& operator=(const Session&) = delete;
 
   const LearnerOptions& options() const { return options_; }
+  /// The device the metrics are told the model runs on (MetricContext::device).
+  void set_device(const Device& device) { device_ = device; }
 
   /// Prepares the run folder (see LearnerOptions::resume/overwrite; ValueError when it holds
   /// another run), reads the checkpoint to resume from (IoError / ValueError for a damaged
@@ -169,6 +171,7 @@ class Session {
   double eta_seconds() const;
   void restore_signals();
 
+  Device device_ = Device::cpu();
   LearnerOptions options_;
   std::vector<std::unique_ptr<Metric>> train_metrics_, valid_metrics_;
   std::shared_ptr<Renderer> renderer_;

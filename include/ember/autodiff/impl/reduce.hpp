@@ -310,23 +310,17 @@ AdTensor<B> AdOps<B>::float_cumprod(const F& x, i64 dim) {
         using O = AdOps<B>;
         const auto xv = c.input(0);
         const auto& g = c.grad;
-        const auto zero = B::template float_compare_scalar<ir::op::Equal>(xv.inner, 0.0);
-        const Shape s = B::float_shape(xv.inner);
-        const bool has_zero =
-            s.numel() > 0 &&
-            B::bool_into_data(B::bool_any_dim(B::bool_reshape(zero, Shape{s.numel()}), 0))
-                    .value_as_double(0) != 0.0;
-        auto gout = [&] { return rules::reduce_reverse_cumsum<B>(O::template float_binary<ir::op::Mul>(g, c.output()), d); };
-        if (!has_zero) {
-          c.set(0, O::template float_binary<ir::op::Div>(gout(), xv));
-          return;
-        }
         if (grad_enabled()) {
           // Recording (create_graph): the masked formula below is exact but its own
-          // derivative is not; use PyTorch's O(n^2) differentiable form instead.
+          // derivative is not where x has zeros; PyTorch's O(n^2) differentiable form is exact
+          // with or without zeros (deciding which applies would read x back to the host).
           c.set(0, rules::reduce_cumprod_backward_differentiable<B>(xv, g, d));
           return;
         }
+        const auto zero = B::template float_compare_scalar<ir::op::Equal>(xv.inner, 0.0);
+        auto gout = [&] { return rules::reduce_reverse_cumsum<B>(O::template float_binary<ir::op::Mul>(g, c.output()), d); };
+        // Without zeros this is gout / x; with zeros the positions from the first zero on are
+        // handled as PyTorch's cumprod_backward does.
         const auto count = B::int_cumsum(B::bool_into_int(zero, DType::I64), dim);
         const auto before = B::template int_compare_scalar<ir::op::Equal>(count, 0);
         const auto not_before = B::template bool_unary<ir::op::Not>(before);

@@ -44,13 +44,14 @@ namespace detail {
 /// Throws ValueError naming the first value of `t` outside [0, 1] (NaN included).
 template <class B, std::size_t D>
 void check_unit_interval(const char* op, const char* what, const Tensor<B, D>& t) {
-  const auto v = t.template to_vec<double>();
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (!(v[i] >= 0.0 && v[i] <= 1.0)) {
-      ember::detail::fail<ValueError>(op, "every ", what, " value must be in [0, 1], got ", v[i],
-                                      " at ", position(static_cast<std::int64_t>(i), t.shape()));
-    }
-  }
+  ember::detail::check_values(
+      op, t,
+      // bad: not (0 <= x <= 1), NaN included
+      [](const auto& x) { return x.greater_equal_elem(0.0).bool_and(x.lower_equal_elem(1.0)).bool_not(); },
+      [&](double v, std::size_t i) {
+        ember::detail::fail<ValueError>(op, "every ", what, " value must be in [0, 1], got ", v,
+                                        " at ", position(static_cast<std::int64_t>(i), t.shape()));
+      });
 }
 
 /// max(log(x), -100) with the log taken only where x > 0 (x == 0 gives -100 and a zero
@@ -239,14 +240,14 @@ struct BinaryCrossEntropyLoss {
  private:
   template <std::size_t D>
   static Tensor<B, D> int_targets(const Tensor<B, D>& input, const Tensor<B, D, Int>& targets) {
-    const auto v = detail::host_ints(targets);
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      if (v[i] != 0 && v[i] != 1) {
-        ember::detail::fail<ValueError>(
-            "BinaryCrossEntropyLoss", "Int targets must be 0 or 1, got ", v[i], " at ",
-            detail::position(static_cast<std::int64_t>(i), targets.shape()));
-      }
-    }
+    ember::detail::check_values(
+        "BinaryCrossEntropyLoss", targets,
+        [](const auto& t) { return ember::detail::outside(t, 0, 2); },
+        [&](std::int64_t v, std::size_t i) {
+          ember::detail::fail<ValueError>(
+              "BinaryCrossEntropyLoss", "Int targets must be 0 or 1, got ", v, " at ",
+              detail::position(static_cast<std::int64_t>(i), targets.shape()));
+        });
     return targets.float_(input.dtype());
   }
 };

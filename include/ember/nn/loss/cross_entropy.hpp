@@ -73,18 +73,18 @@ void check_class_targets(const char* op, const Shape& ls, const Tensor<B, DT, In
                                     ": the input's shape without the class dim 1)");
   }
   const std::int64_t c = ls[1];
-  const auto values = host_ints(targets);
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    const std::int64_t v = values[i];
-    if (v >= 0 && v < c) continue;
-    bool skip = false;
-    for (std::int64_t ig : ignored) skip = skip || v == ig;
-    if (!skip) {
-      ember::detail::fail<ValueError>(
-          op, "target ", v, " at ", position(static_cast<std::int64_t>(i), targets.shape()),
-          " is out of range for ", c, " classes (input of shape ", ls, ")");
-    }
-  }
+  ember::detail::check_values(
+      op, targets,
+      [&](const auto& t) {
+        auto bad = ember::detail::outside(t, 0, c);
+        for (std::int64_t ig : ignored) bad = bad.bool_and(t.not_equal_elem(ig));
+        return bad;
+      },
+      [&](std::int64_t v, std::size_t i) {
+        ember::detail::fail<ValueError>(
+            op, "target ", v, " at ", position(static_cast<std::int64_t>(i), targets.shape()),
+            " is out of range for ", c, " classes (input of shape ", ls, ")");
+      });
 }
 
 /// Negative log-likelihood of class targets given log-probabilities `logp` [N, C, ...],

@@ -79,12 +79,11 @@ Tensor<B, 1> cosine_embedding_loss_no_reduction(const Tensor<B, 2>& x1, const Te
     ember::detail::fail<ShapeError>(op, "target of shape ", y.shape(), " must be [", x1.dim(0),
                                     "] (one label per row of the inputs ", x1.shape(), ")");
   }
-  const auto labels = detail::host_ints(y);
-  for (std::size_t i = 0; i < labels.size(); ++i) {
-    if (labels[i] != 1 && labels[i] != -1) {
-      ember::detail::fail<ValueError>(op, "target ", labels[i], " at [", i, "] must be 1 or -1");
-    }
-  }
+  ember::detail::check_values(
+      op, y, [](const auto& t) { return t.not_equal_elem(1).bool_and(t.not_equal_elem(-1)); },
+      [&](std::int64_t v, std::size_t i) {
+        ember::detail::fail<ValueError>(op, "target ", v, " at [", i, "] must be 1 or -1");
+      });
   const Tensor<B, 2> b = x2.cast(x1.dtype());
   constexpr double kEps = 1e-12;  // ATen's EPSILON in cosine_embedding_loss
   auto prod = detail::rows_sum(x1.mul(b));

@@ -95,18 +95,18 @@ Tensor<B, D> linear(const Tensor<B, D>& x, const Tensor<B, 2>& weight,
 
 /// Looks up rows of `weights` (torch.nn.functional.embedding). weights [n, d], Int indices
 /// [...] (rank D) -> [..., d] (rank D + 1). Throws ValueError naming the first index outside
-/// [0, n) (indices are read back to check). Backend: float_embedding(weights, indices).
+/// [0, n) (ember/tensor/ops/value_check.hpp). Backend: float_embedding(weights, indices).
 template <class B, std::size_t D>
 Tensor<B, D + 1> embedding(const Tensor<B, 2>& weights, const Tensor<B, D, Int>& indices) {
   const std::int64_t n = weights.dim(0), d = weights.dim(1);
-  const auto idx = indices.template to_vec<std::int64_t>();
-  for (std::size_t i = 0; i < idx.size(); ++i) {
-    if (idx[i] < 0 || idx[i] >= n) {
-      ember::detail::fail<ValueError>("embedding", "index ", idx[i], " (at flat position ", i,
-                                      " of indices ", indices.shape(), ") is out of range for ", n,
-                                      " embeddings of weights ", weights.shape());
-    }
-  }
+  ember::detail::check_values(
+      "embedding", indices, [&](const auto& t) { return ember::detail::outside(t, 0, n); },
+      [&](std::int64_t v, std::size_t i) {
+        ember::detail::fail<ValueError>("embedding", "index ", v, " (at flat position ", i,
+                                        " of indices ", indices.shape(),
+                                        ") is out of range for ", n, " embeddings of weights ",
+                                        weights.shape());
+      });
   if constexpr (requires(detail::FP<B> p, typename B::IntTensor ip) {
                   B::float_embedding(p, ip);
                 }) {

@@ -407,7 +407,7 @@ class ElementwiseApi {
     Shape ones(std::vector<std::int64_t>(D, 1));
     return Tensor<B, D, K>::full(ones, static_cast<double>(s), self().device(), self().dtype());
   }
-  Tensor<B, D, K> powi_impl(const Tensor<B, D, Int>& e) && {
+  Tensor<B, D, K> powi_impl(const Tensor<B, D, Int>& e) && requires NumericKind<K> {
     if constexpr (std::is_same_v<K, Float>) {
       return std::move(self()).powf(e.float_(self().dtype()));
     } else {
@@ -416,7 +416,7 @@ class ElementwiseApi {
           B::template int_binary<ir::op::Pow>(std::move(pr.first), std::move(pr.second)));
     }
   }
-  Tensor<B, D, K> powi_scalar_impl(std::int64_t n) && {
+  Tensor<B, D, K> powi_scalar_impl(std::int64_t n) && requires NumericKind<K> {
     if constexpr (std::is_same_v<K, Float>) {
       return Tensor<B, D, K>(B::template float_binary_scalar<ir::op::Pow>(
           std::move(self()).into_primitive(), static_cast<double>(n)));
@@ -428,20 +428,20 @@ class ElementwiseApi {
           B::template int_binary_scalar<ir::op::Pow>(std::move(self()).into_primitive(), n));
     }
   }
-  static Primitive clamp_prim(Primitive p, ScalarOf<K> min, ScalarOf<K> max) {
+  static Primitive clamp_prim(Primitive p, ScalarOf<K> min, ScalarOf<K> max) requires NumericKind<K> {
     if constexpr (std::is_same_v<K, Float>)
       return B::float_clamp(std::move(p), min, max);
     else
       return B::int_clamp(std::move(p), min, max);
   }
   /// The unbounded ends of clamp_min / clamp_max.
-  static ScalarOf<K> highest() {
+  static ScalarOf<K> highest() requires NumericKind<K> {
     if constexpr (std::is_same_v<K, Float>)
       return std::numeric_limits<double>::infinity();
     else
       return std::numeric_limits<std::int64_t>::max();
   }
-  static ScalarOf<K> lowest() {
+  static ScalarOf<K> lowest() requires NumericKind<K> {
     if constexpr (std::is_same_v<K, Float>)
       return -std::numeric_limits<double>::infinity();
     else
@@ -467,7 +467,7 @@ class ElementwiseApi {
       return B::template bool_binary<Op>(std::move(a), std::move(b));
   }
   template <class Op>
-  static Primitive scalar_prim(Primitive a, ScalarOf<K> s) {
+  static Primitive scalar_prim(Primitive a, ScalarOf<K> s) requires NumericKind<K> {
     if constexpr (std::is_same_v<K, Float>)
       return B::template float_binary_scalar<Op>(std::move(a), s);
     else
@@ -483,7 +483,7 @@ class ElementwiseApi {
       return B::template bool_compare<Op>(a, b);
   }
 #define EMBER_EW_BOOL_CMP(name, fn)                                         \
-  static Tensor<B, D, Bool> bool_compare_##name(Primitive a, Primitive b) { \
+  static Tensor<B, D, Bool> bool_compare_##name(Primitive a, Primitive b) requires BoolKind<K> { \
     return Tensor<B, D, Bool>(fn);                                          \
   }
   // Bool ordering as integers 0 < 1.
@@ -493,7 +493,9 @@ class ElementwiseApi {
   EMBER_EW_BOOL_CMP(lower, B::template bool_binary<ir::op::And>(not_(std::move(a)), std::move(b)))
   EMBER_EW_BOOL_CMP(lower_equal,
                     B::template bool_binary<ir::op::Or>(not_(std::move(a)), std::move(b)))
-  static Primitive not_(Primitive p) { return B::template bool_unary<ir::op::Not>(std::move(p)); }
+  static Primitive not_(Primitive p) requires BoolKind<K> {
+    return B::template bool_unary<ir::op::Not>(std::move(p));
+  }
 #undef EMBER_EW_BOOL_CMP
 };
 

@@ -18,6 +18,7 @@
 #include "ember/backend/indexing.hpp"
 #include "ember/core/data.hpp"
 #include "ember/tensor/fwd.hpp"
+#include "ember/tensor/ops/value_check.hpp"
 #include "ember/core/slice.hpp"
 
 namespace ember::detail {
@@ -25,17 +26,17 @@ namespace ember::detail {
 /// Which elements a triangular mask marks (Burn's TriPart).
 enum class TriPart { Lower, Upper, Diagonal };
 
-/// Throws ShapeError naming the first index of `idx` outside [0, size).
+/// Throws ShapeError naming the first index of `idx` outside [0, size) (on an asynchronous
+/// device at its next synchronisation: ember/tensor/ops/value_check.hpp).
 template <class B, std::size_t DI>
 void check_index_range(const char* op, const Tensor<B, DI, Int>& idx, std::int64_t size,
                        std::size_t dim, const Shape& shape) {
-  if (idx.numel() == 0) return;
-  for (std::int64_t v : idx.into_data().template to_vec<std::int64_t>()) {
-    if (v < 0 || v >= size) {
-      fail<ShapeError>(op, "index ", v, " is out of range for dim ", dim, " of size ", size,
-                       " (tensor of shape ", shape, ")");
-    }
-  }
+  check_values(
+      op, idx, [&](const auto& t) { return outside(t, 0, size); },
+      [&](std::int64_t v, std::size_t) {
+        fail<ShapeError>(op, "index ", v, " is out of range for dim ", dim, " of size ", size,
+                         " (tensor of shape ", shape, ")");
+      });
 }
 
 /// Throws ShapeError unless every dim of `s` equals `target`'s or is 1.

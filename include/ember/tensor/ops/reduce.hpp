@@ -278,19 +278,19 @@ class ReduceApi {
     else
       return B::bool_reshape(self().primitive(), Shape{n});
   }
-  static P max_dim_prim(const P& p, std::int64_t d) {
+  static P max_dim_prim(const P& p, std::int64_t d) requires kNumeric {
     if constexpr (EMBER_REDUCE_HAS(max_dim, p, d))
       return EMBER_REDUCE_CALL(max_dim, p, d);
     else
       return EMBER_REDUCE_CALL(max_dim_with_indices, p, d).first;
   }
-  static P min_dim_prim(const P& p, std::int64_t d) {
+  static P min_dim_prim(const P& p, std::int64_t d) requires kNumeric {
     if constexpr (EMBER_REDUCE_HAS(min_dim, p, d))
       return EMBER_REDUCE_CALL(min_dim, p, d);
     else
       return EMBER_REDUCE_CALL(min_dim_with_indices, p, d).first;
   }
-  std::pair<T, TI> topk_impl(const char* op, std::int64_t k, std::int64_t dim) const {
+  std::pair<T, TI> topk_impl(const char* op, std::int64_t k, std::int64_t dim) const requires kNumeric {
     const auto d = nd(op, dim);
     const Shape s = self().shape();
     const std::int64_t n = s[static_cast<std::size_t>(d)];
