@@ -17,6 +17,8 @@ run() {
   "$@" --gtest_brief=1 | tail -n 4
 }
 run "$T/ember_core_tests"
+# The op descriptions (ember::ir): registry, shape/dtype rules, the generated contract.
+run "$T/ember_ir_tests"
 # The conformance suite over Cpu, Autodiff<Cpu> and Dispatch (on cpu), then Dispatch on
 # cpu+autodiff. The SIMD kernels are chosen at run time: the lower variants too.
 run "$T/ember_conformance"

@@ -2,6 +2,8 @@
 // convKd_weight_backward): one N-d implementation over up to three spatial dims, im2col
 // (vol2col) + GEMM for the forward convolution and the weight gradient, GEMM + col2im for
 // the transposed one and the input gradient; oneDNN first for f32 (conv_dnnl.cpp).
+#include "ember/ir/conv.hpp"
+
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -15,6 +17,14 @@ namespace {
 
 using conv::Geo;
 using conv::i64;
+
+ir::TensorType type_of(const CpuTensor& t) {
+  return {t.shape, t.dtype};
+}
+std::optional<ir::TensorType> type_of(const std::optional<CpuTensor>& t) {
+  if (!t) return std::nullopt;
+  return type_of(*t);
+}
 
 /// Spatial parameters of an N-d op mapped to three dims (leading dims of size 1).
 template <std::size_t N>
@@ -156,13 +166,10 @@ CpuTensor conv_nd(const CpuTensor& x0, const CpuTensor& w0, const std::optional<
   const DType dt = x0.dtype, ct = conv::compute_dtype(dt);
   const CpuTensor x = conv::prepare(x0, ct), w = conv::prepare(w0, ct);
   const auto b = conv::prepare(b0, ct);
+  // The output shape (and every check) is the description's (ember/ir/conv.hpp).
+  const Shape out_shape = ir::Conv<N>{opt}.infer(type_of(x0), type_of(w0), type_of(b0)).shape;
   Geo geo = make_geo<N>(x.shape, 2, w.shape, 2, opt.stride, opt.padding, opt.dilation);
-  Shape out_shape{x.shape[0], w.shape[0]};
-  for (std::size_t i = 0; i < N; ++i) {
-    const std::size_t j = 3 - N + i;
-    geo.out[j] = (geo.in[j] + 2 * geo.p[j] - geo.d[j] * (geo.k[j] - 1) - 1) / geo.s[j] + 1;
-    out_shape.dims.push_back(geo.out[j]);
-  }
+  for (std::size_t i = 0; i < N; ++i) geo.out[3 - N + i] = out_shape[2 + i];
   CpuTensor out = alloc(out_shape, ct);
   if (ct == DType::F32 && use_dnnl()) {
     const std::vector<i64> s(opt.stride.begin(), opt.stride.end()),
@@ -184,15 +191,14 @@ CpuTensor conv_transpose_nd(const CpuTensor& x0, const CpuTensor& w0,
   const CpuTensor x = conv::prepare(x0, ct), w = conv::prepare(w0, ct);
   const auto b = conv::prepare(b0, ct);
   // The equivalent forward conv goes from y (geo.in) to x (geo.out).
+  const Shape out_shape =
+      ir::ConvTranspose<N>{opt}.infer(type_of(x0), type_of(w0), type_of(b0)).shape;
   Geo geo = make_geo<N>(x.shape, 2, w.shape, 2, opt.stride, opt.padding, opt.dilation);
-  const i64 Cout = w.shape[1] * opt.groups;
-  Shape out_shape{x.shape[0], Cout};
+  const i64 Cout = out_shape[1];
   for (std::size_t i = 0; i < N; ++i) {
     const std::size_t j = 3 - N + i;
     geo.out[j] = geo.in[j];
-    geo.in[j] = (geo.out[j] - 1) * geo.s[j] - 2 * geo.p[j] + geo.d[j] * (geo.k[j] - 1) +
-                opt.padding_out[i] + 1;
-    out_shape.dims.push_back(geo.in[j]);
+    geo.in[j] = out_shape[2 + i];
   }
   CpuTensor out = alloc(out_shape, ct);
   if (ct == DType::F32 && use_dnnl()) {

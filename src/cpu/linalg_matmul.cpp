@@ -31,6 +31,7 @@
 
 #include "ember/cpu/ops_core.hpp"
 #include "ember/cpu/ops_linalg.hpp"
+#include "ember/ir/linalg.hpp"
 #include "kernel.hpp"
 
 namespace ember::cpu {
@@ -163,16 +164,13 @@ std::vector<i64> batch_offsets(const CpuTensor& t, const Shape& bshape) {
 Batch make_batch(const CpuTensor& a, const CpuTensor& b) {
   Batch g;
   const std::size_t r = a.shape.rank();
-  Shape bshape;
-  for (std::size_t i = 0; i + 2 < r; ++i)
-    bshape.dims.push_back(a.shape[i] == 1 ? b.shape[i] : a.shape[i]);
+  // The output shape (and every check) is the description's (ember/ir/linalg.hpp).
+  g.out_shape = ir::Matmul{}.infer({a.shape, a.dtype}, {b.shape, b.dtype}).shape;
+  const Shape bshape(std::vector<i64>(g.out_shape.dims.begin(), g.out_shape.dims.end() - 2));
   g.m = a.shape[r - 2];
   g.k = a.shape[r - 1];
   g.n = b.shape[r - 1];
   g.count = bshape.numel();
-  g.out_shape = bshape;
-  g.out_shape.dims.push_back(g.m);
-  g.out_shape.dims.push_back(g.n);
   if (g.count > 0) {
     g.loff = batch_offsets(a, bshape);
     g.roff = batch_offsets(b, bshape);

@@ -2,6 +2,8 @@
 // Loops follow PyTorch's CPU kernels (aten/src/ATen/native/cpu/MaxPoolKernel.cpp,
 // AvgPoolKernel.cpp, AdaptiveAvgPoolKernel.cpp) so edge cases (ceil_mode, padding,
 // NaN) agree exactly.
+#include "ember/ir/pool.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -65,9 +67,10 @@ void max_pool2d_impl(const CpuTensor& x_in, PoolArg2 k, PoolArg2 s, PoolArg2 p, 
                      bool ceil_mode, CpuTensor& out, CpuTensor* idx) {
   const CpuTensor x = contiguous(x_in);
   const std::int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
-  const std::int64_t OH = pool_output_size(H, k[0], s[0], p[0], d[0], ceil_mode);
-  const std::int64_t OW = pool_output_size(W, k[1], s[1], p[1], d[1], ceil_mode);
-  out = alloc(Shape({N, C, OH, OW}), x.dtype);
+  // The output shape (and every check) is the description's (ember/ir/pool.hpp).
+  const Shape os = ir::MaxPool<2>{{k, s, p, d, ceil_mode}}.infer({x.shape, x.dtype}).shape;
+  const std::int64_t OH = os[2], OW = os[3];
+  out = alloc(os, x.dtype);
   if constexpr (WithIndices) *idx = alloc(Shape({N, C, OH, OW}), DType::I64);
   const std::int64_t planes = N * C;
   visit_dtype(x.dtype, [&]<class T>() {
@@ -178,9 +181,10 @@ CpuTensor PoolOps::float_avg_pool2d(const P& x_in, PoolArg2 k, PoolArg2 s, PoolA
                                     bool count_include_pad, bool ceil_mode) {
   const CpuTensor x = contiguous(x_in);
   const std::int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
-  const std::int64_t OH = pool_output_size(H, k[0], s[0], p[0], 1, ceil_mode);
-  const std::int64_t OW = pool_output_size(W, k[1], s[1], p[1], 1, ceil_mode);
-  CpuTensor out = alloc(Shape({N, C, OH, OW}), x.dtype);
+  const Shape os =
+      ir::AvgPool<2>{{k, s, p, count_include_pad, ceil_mode}}.infer({x.shape, x.dtype}).shape;
+  const std::int64_t OH = os[2], OW = os[3];
+  CpuTensor out = alloc(os, x.dtype);
   visit_dtype(x.dtype, [&]<class T>() {
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, f16> ||
                   std::is_same_v<T, bf16>) {
@@ -223,7 +227,7 @@ CpuTensor PoolOps::float_adaptive_avg_pool2d(const P& x_in, PoolArg2 os) {
   const CpuTensor x = contiguous(x_in);
   const std::int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
   const std::int64_t OH = os[0], OW = os[1];
-  CpuTensor out = alloc(Shape({N, C, OH, OW}), x.dtype);
+  CpuTensor out = alloc(ir::AdaptiveAvgPool<2>{os}.infer({x.shape, x.dtype}).shape, x.dtype);
   visit_dtype(x.dtype, [&]<class T>() {
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, f16> ||
                   std::is_same_v<T, bf16>) {

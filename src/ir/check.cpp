@@ -34,6 +34,29 @@ void bool_dtype(const char* op, const TensorType& t, const char* what) {
     ember::detail::fail<DTypeError>(op, what, " must be a bool tensor, got ", t.dtype);
 }
 
+Shape batch_broadcast(const char* op, const Shape& a, const Shape& b, std::size_t n) {
+  Shape out;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (a[i] != b[i] && a[i] != 1 && b[i] != 1)
+      ember::detail::fail<ShapeError>(op, "batch dims of ", a, " and ", b,
+                                      " are not broadcast-compatible (dim ", i, ": ", a[i], " vs ",
+                                      b[i], ")");
+    out.dims.push_back(a[i] == 1 ? b[i] : a[i]);
+  }
+  return out;
+}
+
+void broadcast_to(const char* op, const char* what, const Shape& s, const Shape& target) {
+  if (s.rank() != target.rank())
+    ember::detail::fail<ShapeError>(op, what, " of shape ", s, " for a tensor of shape ", target,
+                                    ": ranks differ");
+  for (std::size_t d = 0; d < s.rank(); ++d)
+    if (s[d] != target[d] && s[d] != 1)
+      ember::detail::fail<ShapeError>(op, what, " of shape ", s,
+                                      " cannot be broadcast to the tensor's shape ", target,
+                                      " (dim ", d, ": ", s[d], " vs ", target[d], ")");
+}
+
 Shape broadcast(const char* op, const Shape& a, const Shape& b) {
   return broadcast_shapes(op, a, b);
 }

@@ -1,78 +1,136 @@
-// infer of the convolution and pooling descriptions (ember/ir/conv.hpp, pool.hpp).
+// infer of the convolution descriptions (ember/ir/conv.hpp): the one copy of their shape
+// rules. The front end (ember/tensor/module/conv.hpp) calls these, so the messages here are
+// the ones users see.
 #include "ember/ir/conv.hpp"
-#include "ember/ir/pool.hpp"
+
+#include <sstream>
+#include <string>
+
+#include "spatial.hpp"
 
 namespace ember::ir {
 
 using ember::detail::fail;
+using spatial::arr_str;
 
 namespace {
-/// x [B, C, *S] with N spatial dims; the spatial sizes.
-template <std::size_t N>
-void check_spatial(const char* op, const TensorType& x, const char* what) {
-  if (x.shape.rank() != N + 2)
-    fail<ShapeError>(op, "expected a rank-", N + 2, " ", what, ", got shape ", x.shape);
+
+void check_dtype(const char* op, const char* what, const TensorType& x, const TensorType& other) {
+  if (x.dtype != other.dtype)
+    fail<DTypeError>(op, what, " dtype ", other.dtype, " differs from input dtype ", x.dtype);
 }
-void check_bias(const char* op, const std::optional<TensorType>& bias, std::int64_t c,
-                const TensorType& x) {
+
+void check_bias(const char* op, const std::optional<TensorType>& bias, std::int64_t c_out,
+                const Shape& w) {
   if (!bias) return;
-  if (bias->shape != Shape{c})
-    fail<ShapeError>(op, "bias of shape ", bias->shape, ", expected [", c, "]");
-  check::same_dtype(op, x, *bias);
+  if (bias->shape.rank() != 1 || bias->shape[0] != c_out)
+    fail<ShapeError>(op, "bias of shape ", bias->shape, " does not match the ", c_out,
+                     " output channels of weight ", w);
 }
+
+/// floor((L + 2p - d(k-1) - 1) / s) + 1 (PyTorch Conv docs); ShapeError when <= 0.
+std::int64_t conv_out_size(const char* op, const Shape& x, const Shape& w, std::size_t i,
+                           std::int64_t L, std::int64_t k, std::int64_t s, std::int64_t p,
+                           std::int64_t d) {
+  const std::int64_t num = L + 2 * p - d * (k - 1) - 1;
+  const std::int64_t out = num < 0 ? 0 : num / s + 1;
+  if (out <= 0)
+    fail<ShapeError>(op, "output size ", out, " along spatial dim ", i, " is not positive: input ",
+                     x, ", kernel ", w, " (size ", k, ", padding ", p, ", dilation ", d, ")");
+  return out;
+}
+
+/// The shape rule of conv<N> under the name `op` (conv1d/2d/3d, deform_conv2d).
+template <std::size_t N>
+Shape conv_shape(const char* op, const TensorType& x, const TensorType& w,
+                 const std::optional<TensorType>& bias, const ConvOptions<N>& o) {
+  spatial::check_rank<N>(op, x, "input");
+  spatial::check_rank<N>(op, w, "weight");
+  check_dtype(op, "weight", x, w);
+  if (bias) check_dtype(op, "bias", x, *bias);
+  spatial::check_options<N>(op, o.stride, o.padding, o.dilation);
+  if (o.groups < 1) fail<ValueError>(op, "groups ", o.groups, " must be >= 1");
+  const Shape &xs = x.shape, &ws = w.shape;
+  const std::int64_t c_in = xs[1], c_out = ws[0];
+  if (c_in % o.groups != 0)
+    fail<ShapeError>(op, "groups ", o.groups, " does not divide the ", c_in,
+                     " input channels of input ", xs);
+  if (c_out % o.groups != 0)
+    fail<ShapeError>(op, "groups ", o.groups, " does not divide the ", c_out,
+                     " output channels of weight ", ws);
+  if (ws[1] * o.groups != c_in)
+    fail<ShapeError>(op, "input ", xs, " has ", c_in, " channels but weight ", ws, " with groups ",
+                     o.groups, " expects ", ws[1] * o.groups);
+  check_bias(op, bias, c_out, ws);
+  Shape out{xs[0], c_out};
+  for (std::size_t i = 0; i < N; ++i) {
+    if (ws[2 + i] < 1) fail<ShapeError>(op, "weight ", ws, " has an empty kernel");
+    out.dims.push_back(conv_out_size(op, xs, ws, i, xs[2 + i], ws[2 + i], o.stride[i], o.padding[i],
+                                     o.dilation[i]));
+  }
+  return out;
+}
+
 }  // namespace
 
 template <std::size_t N>
 TensorType Conv<N>::infer(const TensorType& x, const TensorType& weight,
                           const std::optional<TensorType>& bias) const {
-  check_spatial<N>(name, x, "input");
-  check_spatial<N>(name, weight, "weight");
-  check::same_dtype(name, x, weight);
-  const ConvOptions<N>& o = options;
-  if (o.groups <= 0 || x.shape[1] != weight.shape[1] * o.groups ||
-      weight.shape[0] % o.groups != 0)
-    fail<ShapeError>(name, "input ", x.shape, " and weight ", weight.shape,
-                     " do not match with groups = ", o.groups);
-  check_bias(name, bias, weight.shape[0], x);
-  Shape out{x.shape[0], weight.shape[0]};
-  for (std::size_t i = 0; i < N; ++i) {
-    const std::int64_t span = x.shape[2 + i] + 2 * o.padding[i] - o.dilation[i] * (weight.shape[2 + i] - 1) - 1;
-    if (o.stride[i] <= 0 || span < 0)
-      fail<ShapeError>(name, "kernel ", weight.shape, " does not fit the padded input ", x.shape);
-    out.dims.push_back(span / o.stride[i] + 1);
-  }
-  return {out, x.dtype};
+  return {conv_shape<N>(name, x, weight, bias, options), x.dtype};
 }
+
+/// Output size per dim (L-1)s - 2p + d(k-1) + padding_out + 1 (PyTorch ConvTranspose docs).
 template <std::size_t N>
 TensorType ConvTranspose<N>::infer(const TensorType& x, const TensorType& weight,
                                    const std::optional<TensorType>& bias) const {
-  check_spatial<N>(name, x, "input");
-  check_spatial<N>(name, weight, "weight");
-  check::same_dtype(name, x, weight);
+  const char* op = name;
   const ConvTransposeOptions<N>& o = options;
-  if (o.groups <= 0 || x.shape[1] != weight.shape[0])
-    fail<ShapeError>(name, "input ", x.shape, " and weight ", weight.shape, " do not match");
-  const std::int64_t c_out = weight.shape[1] * o.groups;
-  check_bias(name, bias, c_out, x);
-  Shape out{x.shape[0], c_out};
+  spatial::check_rank<N>(op, x, "input");
+  spatial::check_rank<N>(op, weight, "weight");
+  check_dtype(op, "weight", x, weight);
+  if (bias) check_dtype(op, "bias", x, *bias);
+  spatial::check_options<N>(op, o.stride, o.padding, o.dilation);
+  if (o.groups < 1) fail<ValueError>(op, "groups ", o.groups, " must be >= 1");
   for (std::size_t i = 0; i < N; ++i) {
-    const std::int64_t n = (x.shape[2 + i] - 1) * o.stride[i] - 2 * o.padding[i] +
-                           o.dilation[i] * (weight.shape[2 + i] - 1) + o.padding_out[i] + 1;
-    if (n < 0) fail<ShapeError>(name, "negative output size for input ", x.shape);
-    out.dims.push_back(n);
+    if (o.padding_out[i] < 0 ||
+        (o.padding_out[i] >= o.stride[i] && o.padding_out[i] >= o.dilation[i]))
+      fail<ValueError>(op, "padding_out ", arr_str(o.padding_out),
+                       " must be >= 0 and smaller than stride ", arr_str(o.stride), " or dilation ",
+                       arr_str(o.dilation));
+  }
+  const Shape &xs = x.shape, &ws = weight.shape;
+  const std::int64_t c_in = xs[1];
+  if (c_in % o.groups != 0)
+    fail<ShapeError>(op, "groups ", o.groups, " does not divide the ", c_in,
+                     " input channels of input ", xs);
+  if (ws[0] != c_in)
+    fail<ShapeError>(op, "input ", xs, " has ", c_in, " channels but weight ", ws, " expects ",
+                     ws[0], " (weight is [C_in, C_out/groups, ...k])");
+  const std::int64_t c_out = ws[1] * o.groups;
+  check_bias(op, bias, c_out, ws);
+  Shape out{xs[0], c_out};
+  for (std::size_t i = 0; i < N; ++i) {
+    if (ws[2 + i] < 1) fail<ShapeError>(op, "weight ", ws, " has an empty kernel");
+    const std::int64_t s = (xs[2 + i] - 1) * o.stride[i] - 2 * o.padding[i] +
+                           o.dilation[i] * (ws[2 + i] - 1) + o.padding_out[i] + 1;
+    if (s <= 0)
+      fail<ShapeError>(op, "output size ", s, " along spatial dim ", i, " is not positive: input ",
+                       xs, ", kernel ", ws, " (padding ", o.padding[i], ")");
+    out.dims.push_back(s);
   }
   return {out, x.dtype};
 }
+
 template <std::size_t N>
 TensorType ConvXBackward<N>::infer(const TensorType& output_grad, const TensorType& weight) const {
-  check_spatial<N>(name, output_grad, "output gradient");
-  check::same_dtype(name, output_grad, weight);
+  spatial::check_rank<N>(name, output_grad, "output gradient");
+  check_dtype(name, "weight", output_grad, weight);
   return {x_shape, output_grad.dtype};
 }
 template <std::size_t N>
 TensorType ConvWeightBackward<N>::infer(const TensorType& x, const TensorType& output_grad) const {
-  check_spatial<N>(name, x, "input");
-  check::same_dtype(name, x, output_grad);
+  spatial::check_rank<N>(name, x, "input");
+  check_dtype(name, "output gradient", x, output_grad);
   return {weight_shape, x.dtype};
 }
 template struct Conv<1>;
@@ -91,114 +149,76 @@ template struct ConvWeightBackward<3>;
 TensorType DeformConv2d::infer(const TensorType& x, const TensorType& offset,
                                const TensorType& weight, const std::optional<TensorType>& mask,
                                const std::optional<TensorType>& bias) const {
-  check_spatial<2>(name, x, "input");
-  check_spatial<2>(name, offset, "offset");
-  check_spatial<2>(name, weight, "weight");
-  check::same_dtype(name, x, weight);
-  check_bias(name, bias, weight.shape[0], x);
-  if (mask) check_spatial<2>(name, *mask, "mask");
-  return {Shape{x.shape[0], weight.shape[0], offset.shape[2], offset.shape[3]}, x.dtype};
-}
-TensorType Unfold4d::infer(const TensorType& x) const {
-  check_spatial<2>(name, x, "input");
-  std::int64_t blocks = 1;
-  for (std::size_t i = 0; i < 2; ++i) {
-    const std::int64_t span = x.shape[2 + i] + 2 * options.padding[i] -
-                              options.dilation[i] * (kernel_size[i] - 1) - 1;
-    if (options.stride[i] <= 0 || span < 0)
-      fail<ShapeError>(name, "kernel does not fit the padded input ", x.shape);
-    blocks *= span / options.stride[i] + 1;
-  }
-  return {Shape{x.shape[0], x.shape[1] * kernel_size[0] * kernel_size[1], blocks}, x.dtype};
-}
-TensorType Fold4d::infer(const TensorType& x) const {
-  check::rank(name, x, 3, "input [N, C*kh*kw, L]");
-  const std::int64_t k = kernel_size[0] * kernel_size[1];
-  if (k <= 0 || x.shape[1] % k != 0)
-    fail<ShapeError>(name, "input channels ", x.shape[1], " are not a multiple of the kernel size ", k);
-  return {Shape{x.shape[0], x.shape[1] / k, output_size[0], output_size[1]}, x.dtype};
-}
-
-// ---- pooling ---------------------------------------------------------------------------------------
-
-namespace {
-template <std::size_t N>
-Shape pooled(const char* op, const TensorType& x, const std::array<std::int64_t, N>& k,
-             const std::array<std::int64_t, N>& s, const std::array<std::int64_t, N>& p,
-             const std::array<std::int64_t, N>& d, bool ceil_mode) {
-  check_spatial<N>(op, x, "input");
-  Shape out{x.shape[0], x.shape[1]};
-  for (std::size_t i = 0; i < N; ++i) {
-    if (k[i] <= 0 || s[i] <= 0 || d[i] <= 0 || p[i] < 0)
-      fail<ValueError>(op, "invalid window, stride, padding or dilation");
-    const std::int64_t n = pool_output_size(x.shape[2 + i], k[i], s[i], p[i], d[i], ceil_mode);
-    if (n <= 0) fail<ShapeError>(op, "the window does not fit the padded input ", x.shape);
-    out.dims.push_back(n);
-  }
-  return out;
-}
-}  // namespace
-
-template <std::size_t N>
-TensorType MaxPool<N>::infer(const TensorType& x) const {
-  const auto& o = options;
-  return {pooled<N>(name, x, o.kernel, o.stride, o.padding, o.dilation, o.ceil_mode), x.dtype};
-}
-template <std::size_t N>
-TensorTypes2 MaxPoolWithIndices<N>::infer(const TensorType& x) const {
-  const auto& o = options;
-  const Shape s = pooled<N>(name, x, o.kernel, o.stride, o.padding, o.dilation, o.ceil_mode);
-  return {{s, x.dtype}, {s, DType::I64}};
-}
-template <std::size_t N>
-TensorType MaxPoolBackward<N>::infer(const TensorType& grad, const TensorType& indices) const {
-  check_spatial<N>(name, grad, "gradient");
-  if (indices.shape != grad.shape)
-    fail<ShapeError>(name, "indices of shape ", indices.shape, " for a gradient of shape ",
-                     grad.shape);
-  return {x_shape, grad.dtype};
-}
-template <std::size_t N>
-TensorType AvgPool<N>::infer(const TensorType& x) const {
-  const auto& o = options;
-  std::array<std::int64_t, N> one{};
-  one.fill(1);
-  return {pooled<N>(name, x, o.kernel, o.stride, o.padding, one, o.ceil_mode), x.dtype};
-}
-template <std::size_t N>
-TensorType AdaptiveAvgPool<N>::infer(const TensorType& x) const {
-  check_spatial<N>(name, x, "input");
-  Shape out{x.shape[0], x.shape[1]};
-  for (std::size_t i = 0; i < N; ++i) {
-    if (output_size[i] <= 0) fail<ValueError>(name, "output size must be positive");
-    out.dims.push_back(output_size[i]);
+  const char* op = name;
+  const DeformConvOptions& o = options;
+  spatial::check_rank<2>(op, offset, "offset");
+  if (mask) spatial::check_rank<2>(op, *mask, "mask");
+  check_dtype(op, "weight", x, weight);
+  if (bias) check_dtype(op, "bias", x, *bias);
+  check_dtype(op, "offset", x, offset);
+  if (mask) check_dtype(op, "mask", x, *mask);
+  if (o.offset_groups < 1) fail<ValueError>(op, "offset_groups ", o.offset_groups, " must be >= 1");
+  const ConvOptions<2> co{o.stride, o.padding, o.dilation, o.weight_groups};
+  const Shape out = conv_shape<2>(op, x, weight, bias, co);
+  const Shape &xs = x.shape, &ws = weight.shape;
+  if (xs[1] % o.offset_groups != 0)
+    fail<ShapeError>(op, "offset_groups ", o.offset_groups, " does not divide the ", xs[1],
+                     " input channels of input ", xs);
+  const std::int64_t kk = ws[2] * ws[3];
+  const Shape want_off{xs[0], 2 * o.offset_groups * kk, out[2], out[3]};
+  if (offset.shape != want_off)
+    fail<ShapeError>(op, "offset of shape ", offset.shape, " does not match ", want_off,
+                     " expected from input ", xs, ", weight ", ws, " and offset_groups ",
+                     o.offset_groups);
+  if (mask) {
+    const Shape want_mask{xs[0], o.offset_groups * kk, out[2], out[3]};
+    if (mask->shape != want_mask)
+      fail<ShapeError>(op, "mask of shape ", mask->shape, " does not match ", want_mask,
+                       " expected from input ", xs, ", weight ", ws, " and offset_groups ",
+                       o.offset_groups);
   }
   return {out, x.dtype};
 }
-template struct MaxPool<1>;
-template struct MaxPool<2>;
-template struct MaxPoolWithIndices<1>;
-template struct MaxPoolWithIndices<2>;
-template struct MaxPoolBackward<1>;
-template struct MaxPoolBackward<2>;
-template struct AvgPool<1>;
-template struct AvgPool<2>;
-template struct AdaptiveAvgPool<1>;
-template struct AdaptiveAvgPool<2>;
 
-TensorType Interpolate::infer(const TensorType& x) const {
-  check_spatial<2>(name, x, "input");
-  if (output_size[0] <= 0 || output_size[1] <= 0)
-    fail<ValueError>(name, "output size must be positive");
-  return {Shape{x.shape[0], x.shape[1], output_size[0], output_size[1]}, x.dtype};
+TensorType Unfold4d::infer(const TensorType& x) const {
+  const char* op = name;
+  spatial::check_rank<2>(op, x, "input");
+  spatial::check_options<2>(op, options.stride, options.padding, options.dilation);
+  if (kernel_size[0] < 1 || kernel_size[1] < 1)
+    fail<ValueError>(op, "kernel_size ", arr_str(kernel_size), " must be >= 1");
+  const Shape& xs = x.shape;
+  const Shape ks{xs[1], xs[1], kernel_size[0], kernel_size[1]};
+  std::int64_t blocks = 1;
+  for (std::size_t i = 0; i < 2; ++i)
+    blocks *= conv_out_size(op, xs, ks, i, xs[2 + i], kernel_size[i], options.stride[i],
+                            options.padding[i], options.dilation[i]);
+  return {Shape{xs[0], xs[1] * kernel_size[0] * kernel_size[1], blocks}, x.dtype};
 }
-TensorType GridSample2d::infer(const TensorType& x, const TensorType& grid) const {
-  check_spatial<2>(name, x, "input");
-  check::rank(name, grid, 4, "grid [N, OH, OW, 2]");
-  check::same_dtype(name, x, grid);
-  if (grid.shape[0] != x.shape[0] || grid.shape[3] != 2)
-    fail<ShapeError>(name, "grid of shape ", grid.shape, " for an input of shape ", x.shape);
-  return {Shape{x.shape[0], x.shape[1], grid.shape[1], grid.shape[2]}, x.dtype};
+
+TensorType Fold4d::infer(const TensorType& x) const {
+  const char* op = name;
+  check::rank(op, x, 3, "input [N, C*kh*kw, L]");
+  spatial::check_options<2>(op, options.stride, options.padding, options.dilation);
+  if (kernel_size[0] < 1 || kernel_size[1] < 1)
+    fail<ValueError>(op, "kernel_size ", arr_str(kernel_size), " must be >= 1");
+  if (output_size[0] < 1 || output_size[1] < 1)
+    fail<ValueError>(op, "output_size ", arr_str(output_size), " must be >= 1");
+  const Shape& xs = x.shape;
+  const std::int64_t kk = kernel_size[0] * kernel_size[1];
+  if (xs[1] % kk != 0)
+    fail<ShapeError>(op, "input ", xs, ": dim 1 (", xs[1],
+                     ") is not a multiple of the kernel size ", arr_str(kernel_size));
+  const Shape virt{xs[0], xs[1] / kk, output_size[0], output_size[1]};
+  const Shape ks{1, 1, kernel_size[0], kernel_size[1]};
+  std::int64_t blocks = 1;
+  for (std::size_t i = 0; i < 2; ++i)
+    blocks *= conv_out_size(op, virt, ks, i, output_size[i], kernel_size[i], options.stride[i],
+                            options.padding[i], options.dilation[i]);
+  if (xs[2] != blocks)
+    fail<ShapeError>(op, "input ", xs, " has ", xs[2], " blocks but output_size ",
+                     arr_str(output_size), " with kernel ", arr_str(kernel_size), " gives ",
+                     blocks);
+  return {Shape{xs[0], xs[1] / kk, output_size[0], output_size[1]}, x.dtype};
 }
 
 }  // namespace ember::ir

@@ -1,8 +1,9 @@
 // infer of the core and layout descriptions (ember/ir/core.hpp, layout.hpp).
+#include "ember/ir/core.hpp"
+
 #include <algorithm>
 #include <limits>
 
-#include "ember/ir/core.hpp"
 #include "ember/ir/layout.hpp"
 
 namespace ember::ir {
@@ -34,7 +35,8 @@ TensorType Arange::infer() const {
     n = (span + s + (step > 0 ? -1 : 1)) / s;
   }
   if (n > static_cast<__int128>(std::numeric_limits<std::int64_t>::max()))
-    fail<ValueError>(name, "[", start, ", ", end, ") with step ", step, " has more than 2^63 - 1 values");
+    fail<ValueError>(name, "[", start, ", ", end, ") with step ", step,
+                     " has more than 2^63 - 1 values");
   return {Shape{static_cast<std::int64_t>(n)}, dtype};
 }
 TensorType Reshape::infer(const TensorType& x) const {
@@ -103,21 +105,23 @@ TensorType Flip::infer(const TensorType& x) const {
   return x;
 }
 TensorType Cat::infer(const std::vector<TensorType>& xs) const {
-  if (xs.empty()) fail<ShapeError>(name, "needs at least one tensor");
+  if (xs.empty()) fail<ValueError>(name, "expected a non-empty list of tensors");
   TensorType out = xs[0];
-  check::dim(name, static_cast<std::int64_t>(dim), out.shape.rank());
+  const Shape& s0 = xs[0].shape;
+  check::dim(name, static_cast<std::int64_t>(dim), s0.rank());
   for (std::size_t i = 1; i < xs.size(); ++i) {
-    const TensorType& t = xs[i];
-    check::same_dtype(name, xs[0], t);
-    if (t.shape.rank() != out.shape.rank())
-      fail<ShapeError>(name, "tensors of ranks ", out.shape.rank(), " and ", t.shape.rank());
-    for (std::size_t d = 0; d < t.shape.rank(); ++d) {
-      if (d != dim && t.shape[d] != xs[0].shape[d])
-        fail<ShapeError>(name, "shapes ", xs[0].shape, " and ", t.shape,
-                         " differ outside dim ", dim);
-    }
-    out.shape[dim] += t.shape[dim];
+    const Shape& si = xs[i].shape;
+    if (si.rank() != s0.rank())
+      fail<ShapeError>(name, "tensor ", i, " has shape ", si, " but tensor 0 has shape ", s0,
+                       " (ranks differ)");
+    for (std::size_t k = 0; k < si.rank(); ++k)
+      if (k != dim && si[k] != s0[k])
+        fail<ShapeError>(name, "tensor ", i, " has shape ", si, " but tensor 0 has shape ", s0,
+                         " (dim ", k, " differs; only dim ", dim, " may)");
+    check::same_dtype(name, xs[0], xs[i]);
+    out.shape[dim] += si[dim];
   }
+  checked_numel(name, out.shape);
   return out;
 }
 TensorType Unfold::infer(const TensorType& x) const {
@@ -169,22 +173,36 @@ TensorType Repeat::infer(const TensorType& x) const {
   return out;
 }
 TensorType Pad::infer(const TensorType& x) const {
-  if (pads.size() != x.shape.rank())
-    fail<ShapeError>(name, "got ", pads.size(), " pairs for a tensor of shape ", x.shape);
+  const Shape& s = x.shape;
+  if (pads.size() != s.rank())
+    fail<ShapeError>(name, "got ", pads.size(), " (left, right) pairs for a tensor of shape ", s);
   TensorType out = x;
-  for (std::size_t d = 0; d < pads.size(); ++d) {
-    out.shape[d] += pads[d].first + pads[d].second;
-    if (out.shape[d] < 0) fail<ShapeError>(name, "dim ", d, " of ", x.shape, " cropped below 0");
+  for (std::size_t k = 0; k < s.rank(); ++k) {  // last dim first, as the front end lists pads
+    const std::size_t d = s.rank() - 1 - k;
+    const auto [a, b] = pads[d];
+    const std::int64_t n = s[d];
+    if (mode == PadMode::Reflect && (a >= n || b >= n))
+      fail<ShapeError>(name, "reflect padding (", a, ", ", b, ") of dim ", d,
+                       " must be less than its size ", n, " (shape ", s, ")");
+    if (mode == PadMode::Edge && n == 0 && (a > 0 || b > 0))
+      fail<ShapeError>(name, "edge padding of dim ", d, " needs a non-empty dim (shape ", s, ")");
+    out.shape[d] = n + a + b;
+    if (out.shape[d] < 0)
+      fail<ShapeError>(name, "pads (", a, ", ", b, ") crop more than dim ", d, " of size ", n,
+                       " (shape ", s, ")");
   }
+  checked_numel(name, out.shape);
   return out;
 }
 
-// ---- indexing -------------------------------------------------------------------------------------
+// ---- indexing
+// -------------------------------------------------------------------------------------
 
 TensorType SliceAssign::infer(const TensorType& t, const TensorType& values) const {
-  const Shape s = sliced(name, t.shape, ranges);
-  if (values.shape != s)
-    fail<ShapeError>(name, "values of shape ", values.shape, " for a slice of shape ", s);
+  const Shape region = sliced(name, t.shape, ranges);
+  if (values.shape != region)
+    fail<ShapeError>(name, "values of shape ", values.shape, " do not match the slice shape ",
+                     region, " of the tensor of shape ", t.shape);
   check::same_dtype(name, t, values);
   return t;
 }
@@ -196,57 +214,79 @@ TensorType Select::infer(const TensorType& t, const TensorType& indices) const {
   out.shape[dim] = indices.shape[0];
   return out;
 }
+namespace {
+/// IndexUpdate::Add needs a numeric tensor.
+void check_update(const char* op, const TensorType& t, IndexUpdate update) {
+  if (is_bool(t.dtype) && update == IndexUpdate::Add)
+    fail<UnsupportedError>(op, "IndexUpdate::Add is not supported for Bool tensors");
+}
+}  // namespace
 TensorType SelectAssign::infer(const TensorType& t, const TensorType& indices,
                                const TensorType& values) const {
-  Select sel{dim};
-  const TensorType want = sel.infer(t, indices);
-  if (values.shape != want.shape)
-    fail<ShapeError>(name, "values of shape ", values.shape, ", expected ", want.shape);
+  check::dim(name, static_cast<std::int64_t>(dim), t.shape.rank());
+  check_update(name, t, update);
+  check::rank(name, indices, 1, "index tensor");
+  check::int_dtype(name, indices, "indices");
+  Shape want = t.shape;
+  want[dim] = indices.shape[0];
+  if (values.shape != want)
+    fail<ShapeError>(name, "values of shape ", values.shape, " do not match ", want,
+                     " (the tensor of shape ", t.shape, " with dim ", dim, " of size ",
+                     indices.shape[0], ")");
   check::same_dtype(name, t, values);
   return t;
 }
+namespace {
+/// index.size(k) <= other.size(k); ShapeError naming `what` otherwise.
+void check_within(const char* op, const Shape& is, const Shape& other, const char* what,
+                  std::size_t k) {
+  if (is[k] > other[k])
+    fail<ShapeError>(op, "index of shape ", is, " is larger than ", what, " of shape ", other,
+                     " in dim ", k, " (", is[k], " > ", other[k], ")");
+}
+}  // namespace
 TensorType Gather::infer(const TensorType& t, const TensorType& indices) const {
   check::dim(name, static_cast<std::int64_t>(dim), t.shape.rank());
   check::int_dtype(name, indices, "indices");
   if (indices.shape.rank() != t.shape.rank())
-    fail<ShapeError>(name, "indices of shape ", indices.shape, " for a tensor of shape ", t.shape);
+    fail<ShapeError>(name, "index of shape ", indices.shape, " for a tensor of shape ", t.shape,
+                     ": ranks differ");
+  for (std::size_t k = 0; k < t.shape.rank(); ++k)
+    if (k != dim) check_within(name, indices.shape, t.shape, "the tensor", k);
   return {indices.shape, t.dtype};
 }
 TensorType Scatter::infer(const TensorType& t, const TensorType& indices,
                           const TensorType& values) const {
   check::dim(name, static_cast<std::int64_t>(dim), t.shape.rank());
+  check_update(name, t, update);
   check::int_dtype(name, indices, "indices");
   if (indices.shape.rank() != t.shape.rank() || values.shape.rank() != t.shape.rank())
-    fail<ShapeError>(name, "tensor ", t.shape, ", indices ", indices.shape, " and values ",
+    fail<ShapeError>(name, "tensor ", t.shape, ", index ", indices.shape, " and values ",
                      values.shape, " must have one rank");
+  for (std::size_t k = 0; k < t.shape.rank(); ++k) {
+    check_within(name, indices.shape, values.shape, "values", k);
+    if (k != dim) check_within(name, indices.shape, t.shape, "the tensor", k);
+  }
   check::same_dtype(name, t, values);
   return t;
 }
-namespace {
-void check_broadcast_to(const char* op, const Shape& s, const Shape& target, const char* what) {
-  if (s.rank() != target.rank())
-    fail<ShapeError>(op, what, " of shape ", s, " for a tensor of shape ", target);
-  for (std::size_t d = 0; d < s.rank(); ++d)
-    if (s[d] != target[d] && s[d] != 1)
-      fail<ShapeError>(op, what, " of shape ", s, " does not broadcast to ", target);
-}
-}  // namespace
 TensorType MaskWhere::infer(const TensorType& t, const TensorType& mask,
                             const TensorType& values) const {
+  check::broadcast_to(name, "mask", mask.shape, t.shape);
+  check::broadcast_to(name, "values", values.shape, t.shape);
   check::bool_dtype(name, mask, "mask");
-  check_broadcast_to(name, mask.shape, t.shape, "mask");
-  check_broadcast_to(name, values.shape, t.shape, "values");
   check::same_dtype(name, t, values);
   return t;
 }
 TensorType MaskFill::infer(const TensorType& t, const TensorType& mask) const {
+  check::broadcast_to(name, "mask", mask.shape, t.shape);
   check::bool_dtype(name, mask, "mask");
-  check_broadcast_to(name, mask.shape, t.shape, "mask");
   return t;
 }
 TensorType Argwhere::infer(const TensorType& mask) const {
   check::bool_dtype(name, mask, "mask");
-  if (!is_int(index_dtype)) fail<DTypeError>(name, "index dtype ", index_dtype, " is not an int dtype");
+  if (!is_int(index_dtype))
+    fail<DTypeError>(name, "index dtype ", index_dtype, " is not an int dtype");
   return {Shape{kDynamicDim, static_cast<std::int64_t>(mask.shape.rank())}, index_dtype};
 }
 

@@ -1,8 +1,9 @@
 // infer of the reduction and linalg descriptions (ember/ir/reduce.hpp, linalg.hpp).
+#include "ember/ir/reduce.hpp"
+
 #include <algorithm>
 
 #include "ember/ir/linalg.hpp"
-#include "ember/ir/reduce.hpp"
 
 namespace ember::ir {
 
@@ -12,7 +13,7 @@ TensorType ReduceDim::reduce(const char* op, const TensorType& x, bool nonempty)
   check::dim(op, dim, x.shape.rank());
   const auto d = static_cast<std::size_t>(dim);
   if (nonempty && x.shape[d] == 0)
-    fail<ShapeError>(op, "cannot reduce the empty dim ", dim, " of ", x.shape);
+    fail<ShapeError>(op, "cannot reduce over dim ", dim, " of size 0 of tensor of shape ", x.shape);
   TensorType out = x;
   out.shape[d] = 1;
   return out;
@@ -49,11 +50,12 @@ TensorTypes2 SortWithIndices::infer(const TensorType& x) const {
   check::dim(name, dim, x.shape.rank());
   return {x, {x.shape, DType::I64}};
 }
-TensorTypes2 TopkWithIndices::infer(const TensorType& x) const {
-  check::dim(name, dim, x.shape.rank());
+TensorTypes2 TopkWithIndices::check(const char* op, const TensorType& x) const {
+  check::dim(op, dim, x.shape.rank());
   const auto d = static_cast<std::size_t>(dim);
   if (k < 0 || k > x.shape[d])
-    fail<ShapeError>(name, "k = ", k, " is out of range for dim ", dim, " of size ", x.shape[d]);
+    fail<ValueError>(op, "k = ", k, " is out of range for dim ", dim, " of size ", x.shape[d],
+                     " of tensor of shape ", x.shape);
   TensorType v = x;
   v.shape[d] = k;
   return {v, {v.shape, DType::I64}};
@@ -66,22 +68,21 @@ TensorTypes2 VarMean::infer(const TensorType& x) const {
   return {v, v};
 }
 
-// ---- linalg ---------------------------------------------------------------------------------------
+// ---- linalg
+// ---------------------------------------------------------------------------------------
 
 TensorType Matmul::infer(const TensorType& lhs, const TensorType& rhs) const {
-  const std::size_t r = lhs.shape.rank();
-  if (r < 2 || rhs.shape.rank() != r)
-    fail<ShapeError>(name, "operands of shapes ", lhs.shape, " and ", rhs.shape,
-                     " must have one rank >= 2");
+  const Shape &ls = lhs.shape, &rs = rhs.shape;
+  const std::size_t r = ls.rank();
+  if (r < 2 || rs.rank() != r)
+    fail<ShapeError>(name, "operands of shapes ", ls, " and ", rs, " must have one rank >= 2");
+  if (ls[r - 1] != rs[r - 2])
+    fail<ShapeError>(name, "inner dims do not match: lhs ", ls, " and rhs ", rs, " (", ls[r - 1],
+                     " vs ", rs[r - 2], ")");
+  Shape out = check::batch_broadcast(name, ls, rs, r - 2);
   check::same_dtype(name, lhs, rhs);
-  if (lhs.shape[r - 1] != rhs.shape[r - 2])
-    fail<ShapeError>(name, "inner dims differ: ", lhs.shape, " @ ", rhs.shape);
-  Shape a = lhs.shape, b = rhs.shape;
-  a[r - 2] = b[r - 2] = 1;
-  a[r - 1] = b[r - 1] = 1;
-  Shape out = check::broadcast(name, a, b);
-  out[r - 2] = lhs.shape[r - 2];
-  out[r - 1] = rhs.shape[r - 1];
+  out.dims.push_back(ls[r - 2]);
+  out.dims.push_back(rs[r - 1]);
   return {out, lhs.dtype};
 }
 TensorType Diag::infer(const TensorType& x) const {
@@ -94,11 +95,12 @@ TensorType Diag::infer(const TensorType& x) const {
   return {out, x.dtype};
 }
 TensorType Cross::infer(const TensorType& lhs, const TensorType& rhs) const {
+  check::dim(name, static_cast<std::int64_t>(dim), lhs.shape.rank());
+  if (rhs.shape.rank() != lhs.shape.rank() || lhs.shape[dim] != 3 || rhs.shape[dim] != 3)
+    fail<ShapeError>(name, "dim ", dim, " must have size 3 in both operands, got ", lhs.shape,
+                     " and ", rhs.shape);
+  const Shape out = check::broadcast(name, lhs.shape, rhs.shape);
   check::same_dtype(name, lhs, rhs);
-  Shape out = check::broadcast(name, lhs.shape, rhs.shape);
-  check::dim(name, static_cast<std::int64_t>(dim), out.rank());
-  if (lhs.shape[dim] != 3 || rhs.shape[dim] != 3)
-    fail<ShapeError>(name, "dim ", dim, " must have size 3 in ", lhs.shape, " and ", rhs.shape);
   return {out, lhs.dtype};
 }
 TensorType VectorNorm::infer(const TensorType& x) const {

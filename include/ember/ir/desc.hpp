@@ -24,13 +24,21 @@
 #include "ember/ir/type.hpp"
 
 /// Declares a description's fields: `EMBER_IR_FIELDS(dim, keepdim)`.
-#define EMBER_IR_FIELDS(...)                     \
-  auto tie() { return std::tie(__VA_ARGS__); }   \
-  auto tie() const { return std::tie(__VA_ARGS__); }
+#define EMBER_IR_FIELDS(...)      \
+  auto tie() {                    \
+    return std::tie(__VA_ARGS__); \
+  }                               \
+  auto tie() const {              \
+    return std::tie(__VA_ARGS__); \
+  }
 /// A description without fields.
-#define EMBER_IR_NO_FIELDS                      \
-  std::tuple<> tie() { return {}; }             \
-  std::tuple<> tie() const { return {}; }
+#define EMBER_IR_NO_FIELDS   \
+  std::tuple<> tie() {       \
+    return {};               \
+  }                          \
+  std::tuple<> tie() const { \
+    return {};               \
+  }
 
 namespace ember::ir {
 
@@ -66,6 +74,12 @@ void float_dtype(const char* op, const TensorType& t, const char* what);
 void int_dtype(const char* op, const TensorType& t, const char* what);
 /// dtype bool; DTypeError otherwise.
 void bool_dtype(const char* op, const TensorType& t, const char* what);
+/// Every dim of `s` equals `target`'s or is 1 (same rank); ShapeError naming `what`
+/// ("[op] mask of shape S cannot be broadcast to the tensor's shape T (dim d: a vs b)").
+void broadcast_to(const char* op, const char* what, const Shape& s, const Shape& target);
+/// The broadcast of the leading `n` (batch) dims of `a` and `b`; ShapeError otherwise
+/// ("[op] batch dims of A and B are not broadcast-compatible (dim i: x vs y)").
+Shape batch_broadcast(const char* op, const Shape& a, const Shape& b, std::size_t n);
 /// The broadcast of two shapes of equal rank; ShapeError otherwise.
 Shape broadcast(const char* op, const Shape& a, const Shape& b);
 

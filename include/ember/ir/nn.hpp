@@ -8,9 +8,11 @@ namespace ember::ir {
 
 /// Element-wise activations: the output has x's type (no base class, so that the
 /// descriptions are plain aggregates of their fields).
-#define EMBER_IR_ACTIVATION                                        \
-  static constexpr Bound bound = Bound::Memory;                    \
-  TensorType infer(const TensorType& x) const { return x; }
+#define EMBER_IR_ACTIVATION                     \
+  static constexpr Bound bound = Bound::Memory; \
+  TensorType infer(const TensorType& x) const { \
+    return x;                                   \
+  }
 // clang-format off
 struct Relu { static constexpr const char* name = "relu"; EMBER_IR_ACTIVATION EMBER_IR_NO_FIELDS };
 struct Relu6 { static constexpr const char* name = "relu6"; EMBER_IR_ACTIVATION EMBER_IR_NO_FIELDS };
@@ -157,7 +159,7 @@ struct ScaledDotProductAttention {
 };
 /// logits [N, C] with target probabilities [N, C] or int targets [N] -> [1] (mean loss).
 struct CrossEntropy {
-  static constexpr const char* name = "cross_entropy";
+  static constexpr const char* name = "cross_entropy_with_logits";
   static constexpr Bound bound = Bound::Compute;
   EMBER_IR_NO_FIELDS
   TensorType infer(const TensorType& logits, const TensorType& targets) const;

@@ -143,7 +143,10 @@ struct TopkWithIndices {
   std::int64_t k = 0;
   std::int64_t dim = 0;
   EMBER_IR_FIELDS(k, dim)
-  TensorTypes2 infer(const TensorType& x) const;
+  TensorTypes2 infer(const TensorType& x) const { return check(name, x); }
+  /// infer under the name `op` (the front end's topk shares the rule); ValueError for k
+  /// outside [0, n].
+  TensorTypes2 check(const char* op, const TensorType& x) const;
 };
 /// (variance with sum((x - mean)^2) / (n - correction), mean) along dim.
 struct VarMean {

@@ -14,6 +14,8 @@
 #include <limits>
 #include <utility>
 
+#include "ember/ir/nn.hpp"
+#include "ember/tensor/infer.hpp"
 #include "ember/tensor/tensor.hpp"
 
 namespace ember::activation {
@@ -79,12 +81,7 @@ Tensor<B, D> leaky_relu(Tensor<B, D> x, double slope = 0.01) {
 /// Throws ShapeError when weight has another size. Backend: float_prelu(p, weight).
 template <class B, std::size_t D>
 Tensor<B, D> prelu(const Tensor<B, D>& x, const Tensor<B, 1>& weight) {
-  const std::int64_t channels = D >= 2 ? x.dim(1) : 1;
-  if (weight.numel() != 1 && weight.numel() != channels) {
-    ember::detail::fail<ShapeError>("prelu", "weight of shape ", weight.shape(), " does not match ",
-                                    channels, " channels of input ", x.shape(),
-                                    " (expected [1] or [", channels, "])");
-  }
+  ember::detail::ir_infer(ir::Prelu{}, x, ember::detail::ir_type_as(weight, x.dtype()));
   const Tensor<B, 1> w = weight.cast(x.dtype());
   if constexpr (requires(detail::FP<B> p) { B::float_prelu(p, p); }) {
     return Tensor<B, D>(B::float_prelu(x.primitive(), w.primitive()));

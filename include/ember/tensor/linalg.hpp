@@ -112,7 +112,7 @@ requires(D >= 2) Tensor<B, D - 1, K> matvec(const Tensor<B, D, K>& m,
                                     " have different inner dims (", ms[D - 1], " vs ", vs[D - 2],
                                     ")");
   }
-  ember::detail::linalg_check_batch("matvec", ms, vs, D - 2);
+  ir::check::batch_broadcast("matvec", ms, vs, D - 2);
   Shape col = vs;
   col.dims.push_back(1);
   const Tensor<B, D, K> c(ember::detail::linalg_reshape<B, K>(v.primitive(), col));

@@ -3,7 +3,9 @@
 
 #include <cstdint>
 
+#include "ember/ir/nn.hpp"
 #include "ember/tensor/activation.hpp"
+#include "ember/tensor/infer.hpp"
 #include "ember/tensor/tensor.hpp"
 
 namespace ember::loss {
@@ -15,11 +17,8 @@ namespace ember::loss {
 /// float_cross_entropy_with_logits(logits, targets).
 template <class B>
 Tensor<B, 1> cross_entropy_with_logits(const Tensor<B, 2>& logits, const Tensor<B, 2>& targets) {
-  if (logits.shape() != targets.shape()) {
-    ember::detail::fail<ShapeError>("cross_entropy_with_logits", "logits of shape ", logits.shape(),
-                                    " and target probabilities of shape ", targets.shape(),
-                                    " differ");
-  }
+  ember::detail::ir_infer(ir::CrossEntropy{}, logits,
+                          ember::detail::ir_type_as(targets, logits.dtype()));
   const Tensor<B, 2> t = targets.cast(logits.dtype());
   if constexpr (requires(typename B::FloatTensor p) { B::float_cross_entropy_with_logits(p, p); }) {
     return Tensor<B, 1>(B::float_cross_entropy_with_logits(logits.primitive(), t.primitive()));
@@ -36,19 +35,15 @@ Tensor<B, 1> cross_entropy_with_logits(const Tensor<B, 2>& logits, const Tensor<
 template <class B>
 Tensor<B, 1> cross_entropy_with_logits(const Tensor<B, 2>& logits,
                                        const Tensor<B, 1, Int>& targets) {
+  ember::detail::ir_infer(ir::CrossEntropy{}, logits, targets);
   const std::int64_t n = logits.dim(0), c = logits.dim(1);
-  if (targets.dim(0) != n) {
-    ember::detail::fail<ShapeError>("cross_entropy_with_logits", "logits of shape ", logits.shape(),
-                                    " and class targets of shape ", targets.shape(),
-                                    " have different batch sizes");
-  }
   ember::detail::check_values(
       "cross_entropy_with_logits", targets,
       [&](const auto& t) { return ember::detail::outside(t, 0, c); },
       [&](std::int64_t v, std::size_t i) {
-        ember::detail::fail<ValueError>("cross_entropy_with_logits", "target ", v,
-                                        " at position ", i, " is out of range for ", c,
-                                        " classes of logits ", logits.shape());
+        ember::detail::fail<ValueError>("cross_entropy_with_logits", "target ", v, " at position ",
+                                        i, " is out of range for ", c, " classes of logits ",
+                                        logits.shape());
       });
   if constexpr (requires(typename B::FloatTensor p, typename B::IntTensor ip) {
                   B::float_cross_entropy_with_indices(p, ip);

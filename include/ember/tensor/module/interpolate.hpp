@@ -31,14 +31,7 @@ using ember::InterpolateOptions;
 template <class B, std::size_t D>
 Tensor<B, D, Float> interpolate(const Tensor<B, D, Float>& x, PoolArg2 output_size,
                                 InterpolateOptions options = {}) {
-  const Shape shape = x.shape();
-  pool_detail::check_rank<4, D>("interpolate", shape, "[batch, channels, height, width]");
-  pool_detail::check_spatial("interpolate", shape);
-  if (output_size[0] <= 0 || output_size[1] <= 0) {
-    ember::detail::fail<ValueError>("interpolate", "output size [", output_size[0], ", ",
-                                    output_size[1], "] must be positive (input of shape ", shape,
-                                    ")");
-  }
+  ember::detail::ir_infer(ir::Interpolate{output_size, options}, x);
   if constexpr (D == 4) {
     return Tensor<B, D, Float>(B::float_interpolate(x.primitive(), output_size, options));
   } else {
@@ -57,31 +50,7 @@ Tensor<B, D, Float> interpolate(const Tensor<B, D, Float>& x, PoolArg2 output_si
 template <class B, std::size_t D, std::size_t DG>
 Tensor<B, D, Float> grid_sample_2d(const Tensor<B, D, Float>& x, const Tensor<B, DG, Float>& grid,
                                    GridSampleOptions options = {}) {
-  using ember::detail::fail;
-  const Shape xs = x.shape(), gs = grid.shape();
-  pool_detail::check_rank<4, D>("grid_sample_2d", xs, "[batch, channels, height, width]");
-  if constexpr (DG != 4) {
-    fail<ShapeError>("grid_sample_2d", "grid of shape ", gs, " has rank ", DG,
-                     ", expected rank 4 [batch, out_height, out_width, 2] (input of shape ", xs,
-                     ")");
-  }
-  if (gs[DG - 1] != 2) {
-    fail<ShapeError>("grid_sample_2d", "grid of shape ", gs,
-                     " must have last dim 2 (x, y), input of shape ", xs);
-  }
-  if (gs[0] != xs[0]) {
-    fail<ShapeError>("grid_sample_2d", "grid of shape ", gs, " and input of shape ", xs,
-                     " have different batch sizes (", gs[0], " vs ", xs[0], ")");
-  }
-  pool_detail::check_spatial("grid_sample_2d", xs);
-  if (grid.dtype() != x.dtype()) {
-    fail<DTypeError>("grid_sample_2d", "grid dtype ", grid.dtype(), " differs from input dtype ",
-                     x.dtype(), " (input ", xs, ", grid ", gs, ")");
-  }
-  if (options.mode == InterpolateMode::Bicubic) {
-    fail<UnsupportedError>("grid_sample_2d", "bicubic mode is not supported (input of shape ", xs,
-                           "); use Bilinear or Nearest");
-  }
+  ember::detail::ir_infer(ir::GridSample2d{options}, x, grid);
   if constexpr (D == 4 && DG == 4) {
     return Tensor<B, D, Float>(B::float_grid_sample_2d(x.primitive(), grid.primitive(), options));
   } else {

@@ -17,7 +17,9 @@
 #include <type_traits>
 #include <utility>
 
+#include "ember/ir/nn.hpp"
 #include "ember/tensor/activation.hpp"
+#include "ember/tensor/infer.hpp"
 #include "ember/tensor/tensor.hpp"
 
 namespace ember::module {
@@ -43,14 +45,6 @@ Tensor<B, D> channel_view(const Tensor<B, 1>& p) {
   return p.template reshape<D>(s);
 }
 
-template <class B, std::size_t K>
-void check_channels(const char* op, const char* what, const std::optional<Tensor<B, K>>& p,
-                    std::int64_t c, const Shape& xs) {
-  if (p && (p->shape().rank() != 1 || p->numel() != c)) {
-    ember::detail::fail<ShapeError>(op, what, " of shape ", p->shape(), " does not match ", c,
-                                    " channels of input ", xs, " (expected [", c, "])");
-  }
-}
 }  // namespace detail
 
 /// Applies y = x W^T + b (torch.nn.functional.linear). x [..., in], weight [out, in]
@@ -59,16 +53,10 @@ void check_channels(const char* op, const char* what, const std::optional<Tensor
 template <class B, std::size_t D>
 Tensor<B, D> linear(const Tensor<B, D>& x, const Tensor<B, 2>& weight,
                     const std::optional<std::type_identity_t<Tensor<B, 1>>>& bias = std::nullopt) {
+  const DType dt = x.dtype();
+  ember::detail::ir_infer(ir::Linear{}, x, ember::detail::ir_type_as(weight, dt),
+                          ember::detail::ir_type_as(bias, dt));
   const std::int64_t in = weight.dim(1), out = weight.dim(0);
-  if (x.dim(-1) != in) {
-    ember::detail::fail<ShapeError>("linear", "input of shape ", x.shape(), " has last dim ",
-                                    x.dim(-1), " but weight of shape ", weight.shape(), " expects ",
-                                    in, " input features (weight is [out, in])");
-  }
-  if (bias && bias->numel() != out) {
-    ember::detail::fail<ShapeError>("linear", "bias of shape ", bias->shape(), " does not match ",
-                                    out, " output features of weight ", weight.shape());
-  }
   const Tensor<B, 2> w = weight.cast(x.dtype());
   if constexpr (requires(detail::FP<B> p, detail::OptFP<B> o) { B::float_linear(p, p, o); }) {
     return Tensor<B, D>(
@@ -98,14 +86,14 @@ Tensor<B, D> linear(const Tensor<B, D>& x, const Tensor<B, 2>& weight,
 /// [0, n) (ember/tensor/ops/value_check.hpp). Backend: float_embedding(weights, indices).
 template <class B, std::size_t D>
 Tensor<B, D + 1> embedding(const Tensor<B, 2>& weights, const Tensor<B, D, Int>& indices) {
+  ember::detail::ir_infer(ir::Embedding{}, weights, indices);
   const std::int64_t n = weights.dim(0), d = weights.dim(1);
   ember::detail::check_values(
       "embedding", indices, [&](const auto& t) { return ember::detail::outside(t, 0, n); },
       [&](std::int64_t v, std::size_t i) {
         ember::detail::fail<ValueError>("embedding", "index ", v, " (at flat position ", i,
-                                        " of indices ", indices.shape(),
-                                        ") is out of range for ", n, " embeddings of weights ",
-                                        weights.shape());
+                                        " of indices ", indices.shape(), ") is out of range for ",
+                                        n, " embeddings of weights ", weights.shape());
       });
   if constexpr (requires(detail::FP<B> p, typename B::IntTensor ip) {
                   B::float_embedding(p, ip);
@@ -129,16 +117,14 @@ Tensor<B, D> batch_norm(
     const std::optional<std::type_identity_t<Tensor<B, 1>>>& weight = std::nullopt,
     const std::optional<std::type_identity_t<Tensor<B, 1>>>& bias = std::nullopt,
     double eps = 1e-5) {
+  using ember::detail::ir_type_as;
+  const DType dt = x.dtype();
+  ember::detail::ir_infer(ir::BatchNorm{eps}, x, ir_type_as(running_mean, dt),
+                          ir_type_as(running_var, dt), ir_type_as(weight, dt),
+                          ir_type_as(bias, dt));
   if constexpr (D < 2) {
-    ember::detail::fail<ShapeError>("batch_norm", "input of shape ", x.shape(),
-                                    " must have rank >= 2 ([N, C, ...])");
+    return x;  // unreachable: the rule above needs rank >= 2
   } else {
-    const std::int64_t c = x.dim(1);
-    detail::check_channels<B, 1>("batch_norm", "running_mean", running_mean, c, x.shape());
-    detail::check_channels<B, 1>("batch_norm", "running_var", running_var, c, x.shape());
-    detail::check_channels<B, 1>("batch_norm", "weight", weight, c, x.shape());
-    detail::check_channels<B, 1>("batch_norm", "bias", bias, c, x.shape());
-    const DType dt = x.dtype();
     const Tensor<B, 1> m = running_mean.cast(dt), v = running_var.cast(dt);
     if constexpr (requires(detail::FP<B> p, detail::OptFP<B> o) {
                     B::float_batch_norm(p, p, p, o, o, eps);
@@ -179,22 +165,15 @@ BatchNormTrainOutput<B, D> batch_norm_train(
     const std::optional<std::type_identity_t<Tensor<B, 1>>>& weight = std::nullopt,
     const std::optional<std::type_identity_t<Tensor<B, 1>>>& bias = std::nullopt,
     double eps = 1e-5) {
+  using ember::detail::ir_type_as;
+  const DType dt = x.dtype();
+  ember::detail::ir_infer(ir::BatchNormTrain{eps}, x, ir_type_as(weight, dt), ir_type_as(bias, dt));
   if constexpr (D < 2) {
-    ember::detail::fail<ShapeError>("batch_norm_train", "input of shape ", x.shape(),
-                                    " must have rank >= 2 ([N, C, ...])");
+    return {x, Tensor<B, 1>::zeros(Shape{0}), Tensor<B, 1>::zeros(Shape{0})};  // unreachable
   } else {
     const Shape xs = x.shape();
     const std::int64_t n = xs[0], c = xs[1];
-    detail::check_channels<B, 1>("batch_norm_train", "weight", weight, c, xs);
-    detail::check_channels<B, 1>("batch_norm_train", "bias", bias, c, xs);
     const std::int64_t rest = n * c == 0 ? 0 : x.numel() / (n * c);
-    if (n * rest <= 1) {
-      ember::detail::fail<ValueError>("batch_norm_train",
-                                      "expected more than 1 value per channel when training, "
-                                      "got input of shape ",
-                                      xs);
-    }
-    const DType dt = x.dtype();
     const std::array<std::int64_t, 1> flat{c};
     if constexpr (requires(detail::FP<B> p, detail::OptFP<B> o) {
                     B::float_batch_norm_train(p, o, o, eps);
@@ -260,18 +239,10 @@ Tensor<B, D> layer_norm(
     const std::optional<std::type_identity_t<Tensor<B, K>>>& bias = std::nullopt,
     double eps = 1e-5) {
   static_assert(K <= D, "layer_norm: weight rank must not exceed the input rank");
-  const Shape ns = weight.shape(), xs = x.shape();
-  for (std::size_t i = 0; i < K; ++i) {
-    if (xs[D - K + i] != ns[i]) {
-      ember::detail::fail<ShapeError>("layer_norm", "input of shape ", xs,
-                                      " does not end with the normalized shape ", ns, " of weight");
-    }
-  }
-  if (bias && bias->shape() != ns) {
-    ember::detail::fail<ShapeError>("layer_norm", "bias of shape ", bias->shape(),
-                                    " differs from weight of shape ", ns);
-  }
   const DType dt = x.dtype();
+  ember::detail::ir_infer(ir::LayerNorm{K, eps}, x, ember::detail::ir_type_as(weight, dt),
+                          ember::detail::ir_type_as(bias, dt));
+  const Shape ns = weight.shape();
   return detail::layer_norm_impl<B, D>(x, K, weight.cast(dt).into_primitive(),
                                        detail::opt_prim(bias, dt), ns, eps);
 }
@@ -295,12 +266,9 @@ Tensor<B, D> rms_norm(
     const Tensor<B, D>& x,
     const std::optional<std::type_identity_t<Tensor<B, 1>>>& weight = std::nullopt,
     double eps = 1e-5) {
-  const std::int64_t d = x.dim(-1);
-  if (weight && weight->numel() != d) {
-    ember::detail::fail<ShapeError>("rms_norm", "weight of shape ", weight->shape(),
-                                    " does not match the last dim ", d, " of input ", x.shape());
-  }
   const DType dt = x.dtype();
+  ember::detail::ir_infer(ir::RmsNorm{eps}, x, ember::detail::ir_type_as(weight, dt));
+  const std::int64_t d = x.dim(-1);
   if constexpr (requires(detail::FP<B> p, detail::OptFP<B> o) { B::float_rms_norm(p, o, eps); }) {
     return Tensor<B, D>(B::float_rms_norm(x.primitive(), detail::opt_prim(weight, dt), eps));
   } else {
@@ -326,18 +294,13 @@ Tensor<B, D> group_norm(
     const std::optional<std::type_identity_t<Tensor<B, 1>>>& weight = std::nullopt,
     const std::optional<std::type_identity_t<Tensor<B, 1>>>& bias = std::nullopt,
     double eps = 1e-5) {
+  using ember::detail::ir_type_as;
+  const DType dt = x.dtype();
+  ember::detail::ir_infer(ir::GroupNorm{num_groups, eps}, x, ir_type_as(weight, dt),
+                          ir_type_as(bias, dt));
   if constexpr (D < 2) {
-    ember::detail::fail<ShapeError>("group_norm", "input of shape ", x.shape(),
-                                    " must have rank >= 2 ([N, C, ...])");
+    return x;  // unreachable: the rule above needs rank >= 2
   } else {
-    const std::int64_t c = x.dim(1);
-    if (num_groups <= 0 || c % num_groups != 0) {
-      ember::detail::fail<ValueError>("group_norm", "num_groups ", num_groups,
-                                      " does not divide the ", c, " channels of input ", x.shape());
-    }
-    detail::check_channels<B, 1>("group_norm", "weight", weight, c, x.shape());
-    detail::check_channels<B, 1>("group_norm", "bias", bias, c, x.shape());
-    const DType dt = x.dtype();
     if constexpr (requires(detail::FP<B> p, detail::OptFP<B> o) {
                     B::float_group_norm(p, num_groups, o, o, eps);
                   }) {
@@ -360,21 +323,14 @@ Tensor<B, D> group_norm(
 // ---- attention -----------------------------------------------------------------------
 
 namespace detail {
-/// Reshapes a mask/bias of rank M <= D to rank D (leading 1s) and checks it broadcasts to
-/// `target` ([..., L, S]).
-template <class B, std::size_t D, std::size_t M, class K>
-Tensor<B, D, K> attn_operand(const char* what, const Tensor<B, M, K>& t, const Shape& target) {
+/// A mask/bias of rank M <= D as rank D (leading 1s); its broadcast is checked by infer.
+template <std::size_t D, class B, std::size_t M, class K>
+Tensor<B, D, K> attn_operand(const Tensor<B, M, K>& t) {
   static_assert(M <= D, "scaled_dot_product_attention: mask/bias rank must not exceed q's rank");
   const Shape s = t.shape();
   std::array<std::int64_t, D> dims{};
   dims.fill(1);
   for (std::size_t i = 0; i < M; ++i) dims[D - M + i] = s[i];
-  for (std::size_t i = 0; i < D; ++i) {
-    if (dims[i] != 1 && dims[i] != target[i]) {
-      ember::detail::fail<ShapeError>("scaled_dot_product_attention", what, " of shape ", s,
-                                      " does not broadcast to the attention scores ", target);
-    }
-  }
   return t.template reshape<D>(dims);
 }
 }  // namespace detail
@@ -399,34 +355,18 @@ Tensor<B, D> scaled_dot_product_attention(
     const std::optional<std::type_identity_t<Tensor<B, DB>>>& bias = std::nullopt,
     bool is_causal = false, std::optional<double> scale = std::nullopt) {
   static_assert(D >= 2, "scaled_dot_product_attention needs rank >= 2 ([..., L, E])");
-  const char* op = "scaled_dot_product_attention";
-  const Shape qs = q.shape(), ks = k.shape(), vs = v.shape();
-  for (std::size_t i = 0; i + 2 < D; ++i) {
-    if (qs[i] != ks[i] || qs[i] != vs[i]) {
-      ember::detail::fail<ShapeError>(op, "batch dims of q ", qs, ", k ", ks, " and v ", vs,
-                                      " differ");
-    }
-  }
-  if (qs[D - 1] != ks[D - 1]) {
-    ember::detail::fail<ShapeError>(op, "q of shape ", qs, " and k of shape ", ks,
-                                    " have different embedding dims");
-  }
-  if (ks[D - 2] != vs[D - 2]) {
-    ember::detail::fail<ShapeError>(op, "k of shape ", ks, " and v of shape ", vs,
-                                    " have different sequence lengths");
-  }
-  if (is_causal && mask) {
-    ember::detail::fail<ValueError>(
-        op, "is_causal cannot be combined with an explicit mask (as torch)");
-  }
+  using ember::detail::ir_type_as;
+  const Shape qs = q.shape(), ks = k.shape();
+  const DType dt = q.dtype();
+  const double sc = scale ? *scale : 1.0 / std::sqrt(static_cast<double>(qs[D - 1]));
+  ember::detail::ir_infer(ir::ScaledDotProductAttention{is_causal, sc}, q, ir_type_as(k, dt),
+                          ir_type_as(v, dt), ember::detail::ir_type(mask), ir_type_as(bias, dt));
   Shape target = qs;
   target[D - 1] = ks[D - 2];
-  const DType dt = q.dtype();
   std::optional<Tensor<B, D, Bool>> m;
   std::optional<Tensor<B, D>> bb;
-  if (mask) m = detail::attn_operand<B, D>("mask", *mask, target);
-  if (bias) bb = detail::attn_operand<B, D>("bias", bias->cast(dt), target);
-  const double sc = scale ? *scale : 1.0 / std::sqrt(static_cast<double>(qs[D - 1]));
+  if (mask) m = detail::attn_operand<D>(*mask);
+  if (bias) bb = detail::attn_operand<D>(bias->cast(dt));
   const Tensor<B, D> kk = k.cast(dt), vv = v.cast(dt);
   using BP = typename B::BoolTensor;
   if constexpr (requires(detail::FP<B> p, detail::OptFP<B> o, std::optional<BP> mo) {

@@ -104,7 +104,7 @@ class ElementwiseApi {
   // ---- unary ------------------------------------------------------------------------------
   // Shapes: [..] -> [..]; dtype kept. Float-only ops are unavailable on Int (compile error).
   // Formulas as torch.<name>; f32 exp/log/log1p/tanh/erf are polynomial approximations
-  // (<= 4 ulp, see ember/tensor/scalar_ops.hpp).
+  // (<= 4 ulp, see ember/ir/scalar.hpp).
   EMBER_EW_UNARY_NUM(neg, Neg)
   EMBER_EW_UNARY_NUM(abs, Abs)
   /// -1, 0 or 1 (NaN gives 0, as torch.sign).

@@ -17,9 +17,11 @@
 
 #include "ember/backend/indexing.hpp"
 #include "ember/core/data.hpp"
-#include "ember/tensor/fwd.hpp"
-#include "ember/tensor/ops/value_check.hpp"
 #include "ember/core/slice.hpp"
+#include "ember/ir/layout.hpp"
+#include "ember/tensor/fwd.hpp"
+#include "ember/tensor/infer.hpp"
+#include "ember/tensor/ops/value_check.hpp"
 
 namespace ember::detail {
 
@@ -37,17 +39,6 @@ void check_index_range(const char* op, const Tensor<B, DI, Int>& idx, std::int64
         fail<ShapeError>(op, "index ", v, " is out of range for dim ", dim, " of size ", size,
                          " (tensor of shape ", shape, ")");
       });
-}
-
-/// Throws ShapeError unless every dim of `s` equals `target`'s or is 1.
-inline void check_broadcast_to(const char* op, const char* what, const Shape& s,
-                               const Shape& target) {
-  for (std::size_t d = 0; d < target.rank(); ++d) {
-    if (s[d] != target[d] && s[d] != 1) {
-      fail<ShapeError>(op, what, " of shape ", s, " cannot be broadcast to the tensor's shape ",
-                       target, " (dim ", d, ": ", s[d], " vs ", target[d], ")");
-    }
-  }
 }
 
 template <class B, std::size_t D, class K>
@@ -90,6 +81,7 @@ class IndexingApi {
   Self select(std::int64_t dim, const Tensor<B, 1, Int>& indices) const {
     const Shape s = self().shape();
     const std::size_t d = normalize_dim("select", dim, D);
+    ir_infer(ir::Select{d}, self(), indices);
     check_index_range("select", indices, s[d], d, s);
     const auto& p = self().primitive();
     const auto& i = indices.primitive();
@@ -122,14 +114,9 @@ class IndexingApi {
   /// shape; index.size(d) <= self.size(d) for d != dim; values in [0, self.size(dim)).
   /// Throws ShapeError.
   Self gather(std::int64_t dim, const Tensor<B, D, Int>& indices) const {
-    const Shape s = self().shape(), is = indices.shape();
+    const Shape s = self().shape();
     const std::size_t d = normalize_dim("gather", dim, D);
-    for (std::size_t k = 0; k < D; ++k) {
-      if (k != d && is[k] > s[k]) {
-        fail<ShapeError>("gather", "index of shape ", is, " is larger than the tensor of shape ", s,
-                         " in dim ", k, " (", is[k], " > ", s[k], ")");
-      }
-    }
+    ir_infer(ir::Gather{d}, self(), indices);
     check_index_range("gather", indices, s[d], d, s);
     const auto& p = self().primitive();
     const auto& i = indices.primitive();
@@ -200,7 +187,7 @@ class IndexingApi {
   /// row-major order, as [n]. Throws ShapeError.
   Tensor<B, 1, K> mask_select(const Tensor<B, D, Bool>& mask) const {
     const Shape s = self().shape();
-    check_broadcast_to("mask_select", "mask", mask.shape(), s);
+    ir::check::broadcast_to("mask_select", "mask", mask.shape(), s);
     Tensor<B, D, Bool> full = mask;
     if (mask.shape() != s)
       full = Tensor<B, D, Bool>::full(s, 0.0, self().device()).mask_fill(mask, 1.0);
@@ -314,6 +301,7 @@ class IndexingApi {
     Dev device;
   };
   Meta meta() const { return {self().shape(), self().dtype(), self().device()}; }
+  static ir::TensorType type_of(const Meta& me) { return {me.shape, me.dtype}; }
 
   static Prim converted(const Self& values, DType dtype) {
     return values.dtype() == dtype ? values.primitive() : values.cast(dtype).primitive();
@@ -323,12 +311,7 @@ class IndexingApi {
                                 const Self& values) {
     const Shape s = me.shape;
     const auto ranges = resolve_slices("slice_assign", slices, s);
-    Shape region;
-    for (const auto& r : ranges) region.dims.push_back(r.count);
-    if (values.shape() != region) {
-      fail<ShapeError>("slice_assign", "values of shape ", values.shape(),
-                       " do not match the slice shape ", region, " of the tensor of shape ", s);
-    }
+    ir_infer(ir::SliceAssign{ranges}, type_of(me), ir_type_as(values, me.dtype));
     Prim v = converted(values, me.dtype);
     if constexpr (std::is_same_v<K, Float>)
       return B::float_slice_assign(std::move(p), ranges, v);
@@ -352,25 +335,12 @@ class IndexingApi {
       return B::bool_slice_assign(std::move(p), ranges, v.primitive());
   }
 
-  static void check_update(const char* op, IndexUpdate up) {
-    if (std::is_same_v<K, Bool> && up == IndexUpdate::Add) {
-      fail<UnsupportedError>(op, "IndexUpdate::Add is not supported for Bool tensors");
-    }
-  }
-
   static Prim select_assign_impl(const Meta& me, Prim p, std::int64_t dim,
                                  const Tensor<B, 1, Int>& indices, const Self& values,
                                  IndexUpdate up) {
     const Shape s = me.shape;
     const std::size_t d = normalize_dim("select_assign", dim, D);
-    check_update("select_assign", up);
-    Shape want = s;
-    want[d] = indices.numel();
-    if (values.shape() != want) {
-      fail<ShapeError>("select_assign", "values of shape ", values.shape(), " do not match ", want,
-                       " (the tensor of shape ", s, " with dim ", d, " of size ", indices.numel(),
-                       ")");
-    }
+    ir_infer(ir::SelectAssign{d, up}, type_of(me), indices, ir_type_as(values, me.dtype));
     check_index_range("select_assign", indices, s[d], d, s);
     Prim v = converted(values, me.dtype);
     const auto& i = indices.primitive();
@@ -384,19 +354,9 @@ class IndexingApi {
 
   static Prim scatter_impl(const Meta& me, Prim p, std::int64_t dim,
                            const Tensor<B, D, Int>& indices, const Self& values, IndexUpdate up) {
-    const Shape s = me.shape, is = indices.shape(), vs = values.shape();
+    const Shape s = me.shape;
     const std::size_t d = normalize_dim("scatter", dim, D);
-    check_update("scatter", up);
-    for (std::size_t k = 0; k < D; ++k) {
-      if (is[k] > vs[k]) {
-        fail<ShapeError>("scatter", "index of shape ", is, " is larger than values of shape ", vs,
-                         " in dim ", k, " (", is[k], " > ", vs[k], ")");
-      }
-      if (k != d && is[k] > s[k]) {
-        fail<ShapeError>("scatter", "index of shape ", is, " is larger than the tensor of shape ",
-                         s, " in dim ", k, " (", is[k], " > ", s[k], ")");
-      }
-    }
+    ir_infer(ir::Scatter{d, up}, type_of(me), indices, ir_type_as(values, me.dtype));
     check_index_range("scatter", indices, s[d], d, s);
     Prim v = converted(values, me.dtype);
     const auto& i = indices.primitive();
@@ -410,9 +370,7 @@ class IndexingApi {
 
   static Prim mask_where_impl(const Meta& me, Prim p, const Tensor<B, D, Bool>& mask,
                               const Self& values) {
-    const Shape s = me.shape;
-    check_broadcast_to("mask_where", "mask", mask.shape(), s);
-    check_broadcast_to("mask_where", "values", values.shape(), s);
+    ir_infer(ir::MaskWhere{}, type_of(me), mask, ir_type_as(values, me.dtype));
     Prim v = converted(values, me.dtype);
     const auto& m = mask.primitive();
     if constexpr (std::is_same_v<K, Float>)
@@ -424,7 +382,7 @@ class IndexingApi {
   }
 
   static Prim mask_fill_impl(const Meta& me, Prim p, const Tensor<B, D, Bool>& mask, double value) {
-    check_broadcast_to("mask_fill", "mask", mask.shape(), me.shape);
+    ir_infer(ir::MaskFill{value}, type_of(me), mask);
     const auto& m = mask.primitive();
     if constexpr (std::is_same_v<K, Float>)
       return B::float_mask_fill(std::move(p), m, value);

@@ -21,9 +21,11 @@
 #include <utility>
 #include <vector>
 
-#include "ember/tensor/fwd.hpp"
-#include "ember/tensor/ops/layout_prim.hpp"
 #include "ember/core/slice.hpp"
+#include "ember/ir/layout.hpp"
+#include "ember/tensor/fwd.hpp"
+#include "ember/tensor/infer.hpp"
+#include "ember/tensor/ops/layout_prim.hpp"
 
 namespace ember::detail {
 
@@ -374,19 +376,14 @@ class LayoutApi {
   static Self cat(const std::vector<Self>& tensors, std::int64_t dim) {
     if (tensors.empty()) fail<ValueError>("cat", "expected a non-empty list of tensors");
     const std::size_t d = normalize_dim("cat", dim, D);
-    const Shape s0 = tensors[0].shape();
     DType dt = tensors[0].dtype();
-    for (std::size_t i = 1; i < tensors.size(); ++i) {
-      const Shape si = tensors[i].shape();
-      for (std::size_t k = 0; k < D; ++k) {
-        if (k != d && si[k] != s0[k]) {
-          fail<ShapeError>("cat", "tensor ", i, " has shape ", si, " but tensor 0 has shape ", s0,
-                           " (dim ", k, " differs; only dim ", d, " may)");
-        }
-      }
+    for (const auto& t : tensors) dt = promote_types(dt, t.dtype());
+    std::vector<ir::TensorType> types;
+    types.reserve(tensors.size());
+    for (const auto& t : tensors) types.push_back(ir_type_as(t, dt));
+    ir::Cat{d}.infer(types);
+    for (std::size_t i = 1; i < tensors.size(); ++i)
       check_same_device("cat", tensors[0], tensors[i], i);
-      dt = promote_types(dt, tensors[i].dtype());
-    }
     if (tensors.size() == 1) return tensors[0];
     std::vector<P> ps;
     ps.reserve(tensors.size());
@@ -433,25 +430,9 @@ class LayoutApi {
                        " must hold (left, right) pairs for at most ", D, " dims of shape ", s);
     }
     typename Prim::Pairs pairs(D, {0, 0});
-    Shape out = s;
-    for (std::size_t k = 0; k < pads.size() / 2; ++k) {
-      const std::size_t d = D - 1 - k;
-      const std::int64_t a = pads[2 * k], b = pads[2 * k + 1], n = s[d];
-      pairs[d] = {a, b};
-      if (mode == PadMode::Reflect && (a >= n || b >= n)) {
-        fail<ShapeError>("pad", "reflect padding (", a, ", ", b, ") of dim ", d,
-                         " must be less than its size ", n, " (shape ", s, ")");
-      }
-      if (mode == PadMode::Edge && n == 0 && (a > 0 || b > 0)) {
-        fail<ShapeError>("pad", "edge padding of dim ", d, " needs a non-empty dim (shape ", s,
-                         ")");
-      }
-      out[d] = n + a + b;
-      if (out[d] < 0) {
-        fail<ShapeError>("pad", "pads (", a, ", ", b, ") crop more than dim ", d, " of size ", n,
-                         " (shape ", s, ")");
-      }
-    }
+    for (std::size_t k = 0; k < pads.size() / 2; ++k)
+      pairs[D - 1 - k] = {pads[2 * k], pads[2 * k + 1]};
+    ir_infer(ir::Pad{pairs, mode, value}, self());
     return Self(Prim::pad(self().primitive(), pairs, mode, value));
   }
 

@@ -9,8 +9,10 @@
 #include <concepts>
 #include <cstdint>
 
-#include "ember/tensor/fwd.hpp"
 #include "ember/core/shape.hpp"
+#include "ember/ir/linalg.hpp"
+#include "ember/tensor/fwd.hpp"
+#include "ember/tensor/infer.hpp"
 
 namespace ember::detail {
 
@@ -26,16 +28,6 @@ PrimitiveOf<B, K> linalg_reshape(PrimitiveOf<B, K> p, const Shape& s) {
     return B::int_reshape(std::move(p), s);
 }
 
-/// Checks that the batch dims [0, n) of `a` and `b` broadcast; throws ShapeError naming `op`.
-inline void linalg_check_batch(const char* op, const Shape& a, const Shape& b, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) {
-    if (a[i] != b[i] && a[i] != 1 && b[i] != 1) {
-      fail<ShapeError>(op, "batch dims of ", a, " and ", b, " are not broadcast-compatible (dim ",
-                       i, ": ", a[i], " vs ", b[i], ")");
-    }
-  }
-}
-
 template <class B, std::size_t D, class K>
 class LinalgApi {
   using T = Tensor<B, D, K>;
@@ -46,13 +38,8 @@ class LinalgApi {
   /// promote (promote_types). k == 0 gives zeros.
   /// Throws ShapeError if the inner dims differ or the batch dims do not broadcast.
   T matmul(const T& other) const requires(NumericKind<K>&& D >= 2) {
-    const Shape ls = self().shape(), rs = other.shape();
-    if (ls[D - 1] != rs[D - 2]) {
-      fail<ShapeError>("matmul", "inner dims do not match: lhs ", ls, " and rhs ", rs, " (",
-                       ls[D - 1], " vs ", rs[D - 2], ")");
-    }
-    linalg_check_batch("matmul", ls, rs, D - 2);
     const DType dt = promote_types(self().dtype(), other.dtype());
+    ir_infer(ir::Matmul{}, ir_type_as(self(), dt), ir_type_as(other, dt));
     const T a = self().cast(dt), b = other.cast(dt);
     if constexpr (std::is_same_v<K, Float>)
       return T(B::float_matmul(a.primitive(), b.primitive()));
@@ -77,7 +64,7 @@ class LinalgApi {
   /// Throws ShapeError if the batch dims do not broadcast.
   Tensor<B, D + 1, K> outer(const T& other) const requires NumericKind<K> {
     const Shape ls = self().shape(), rs = other.shape();
-    linalg_check_batch("outer", ls, rs, D - 1);
+    ir::check::batch_broadcast("outer", ls, rs, D - 1);
     Shape la = ls, rb = rs;
     la.dims.push_back(1);
     rb.dims.insert(rb.dims.end() - 1, 1);
@@ -92,14 +79,9 @@ class LinalgApi {
   /// Throws ShapeError if `dim` is out of range, its size is not 3 in both operands, or
   /// the shapes do not broadcast.
   T cross(const T& other, std::int64_t dim) const requires NumericKind<K> {
-    const Shape ls = self().shape(), rs = other.shape();
     const std::size_t d = normalize_dim("cross", dim, D);
-    if (ls[d] != 3 || rs[d] != 3) {
-      fail<ShapeError>("cross", "dim ", dim, " must have size 3 in both operands, got ", ls,
-                       " and ", rs);
-    }
-    broadcast_shapes("cross", ls, rs);
     const DType dt = promote_types(self().dtype(), other.dtype());
+    ir_infer(ir::Cross{d}, ir_type_as(self(), dt), ir_type_as(other, dt));
     const T a = self().cast(dt), b = other.cast(dt);
     if constexpr (std::is_same_v<K, Float>) {
       if constexpr (requires { B::float_cross(a.primitive(), b.primitive(), d); })

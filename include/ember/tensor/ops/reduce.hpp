@@ -12,7 +12,9 @@
 #include <type_traits>
 #include <utility>
 
+#include "ember/ir/reduce.hpp"
 #include "ember/tensor/fwd.hpp"
+#include "ember/tensor/infer.hpp"
 
 namespace ember::detail {
 
@@ -129,14 +131,14 @@ class ReduceApi {
   /// index; NaN propagates and takes the index of the latest NaN. The gradient flows to those
   /// indices. Throws ShapeError if dim is out of range.
   std::pair<T, TI> cummax_with_indices(std::int64_t dim) const requires kNumeric {
-    auto [v, i] = EMBER_REDUCE_CALL(cummax_with_indices, self().primitive(),
-                                    nd("cummax_with_indices", dim));
+    auto [v, i] =
+        EMBER_REDUCE_CALL(cummax_with_indices, self().primitive(), nd("cummax_with_indices", dim));
     return {T(std::move(v)), TI(std::move(i))};
   }
   /// (running min along `dim`, its index) (torch.cummin); as cummax_with_indices.
   std::pair<T, TI> cummin_with_indices(std::int64_t dim) const requires kNumeric {
-    auto [v, i] = EMBER_REDUCE_CALL(cummin_with_indices, self().primitive(),
-                                    nd("cummin_with_indices", dim));
+    auto [v, i] =
+        EMBER_REDUCE_CALL(cummin_with_indices, self().primitive(), nd("cummin_with_indices", dim));
     return {T(std::move(v)), TI(std::move(i))};
   }
   /// (min along dim, its index). Throws ShapeError if dim is out of range or empty.
@@ -257,10 +259,11 @@ class ReduceApi {
   }
   std::int64_t nd_nonempty(const char* op, std::int64_t dim) const {
     const auto d = nd(op, dim);
-    const Shape s = self().shape();
-    if (s[static_cast<std::size_t>(d)] == 0) {
-      fail<ShapeError>(op, "cannot reduce over dim ", dim, " of size 0 of tensor of shape ", s);
-    }
+    // Same rule as ir::ReduceDim::reduce(.., nonempty=true), but the message names the dim
+    // as the caller wrote it (e.g. -2), not the normalized one.
+    if (self().shape()[static_cast<std::size_t>(d)] == 0)
+      fail<ShapeError>(op, "cannot reduce over dim ", dim, " of size 0 of tensor of shape ",
+                       self().shape());
     return d;
   }
   void check_nonempty(const char* op) const {
@@ -290,14 +293,10 @@ class ReduceApi {
     else
       return EMBER_REDUCE_CALL(min_dim_with_indices, p, d).first;
   }
-  std::pair<T, TI> topk_impl(const char* op, std::int64_t k, std::int64_t dim) const requires kNumeric {
+  std::pair<T, TI> topk_impl(const char* op, std::int64_t k,
+                             std::int64_t dim) const requires kNumeric {
     const auto d = nd(op, dim);
-    const Shape s = self().shape();
-    const std::int64_t n = s[static_cast<std::size_t>(d)];
-    if (k < 0 || k > n) {
-      fail<ValueError>(op, "k = ", k, " is out of range for dim ", dim, " of size ", n,
-                       " of tensor of shape ", s);
-    }
+    ir::TopkWithIndices{k, d}.check(op, ir_type(self()));
     auto [v, i] = EMBER_REDUCE_CALL(topk_with_indices, self().primitive(), k, d);
     return {T(std::move(v)), TI(std::move(i))};
   }
