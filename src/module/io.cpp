@@ -1,4 +1,5 @@
-// Module I/O helpers: glob matching, LoadError messages, reading text and JSON files.
+// Module I/O helpers: glob matching, LoadError messages, reading text and JSON files, the
+// checks of config JSON.
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -79,6 +80,23 @@ nlohmann::json parse_json(const std::string& text, const std::string& what) {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     ember::detail::fail<IoError>("load_config", what, " is not valid JSON: ", e.what());
+  }
+}
+
+void check_config_object(const nlohmann::json& j, const char* type) {
+  if (!j.is_object())
+    ember::detail::fail<ValueError>(type, "expected a JSON object, got ", j.dump());
+}
+
+void check_config_keys(const nlohmann::json& j, const char* type,
+                       std::span<const char* const> fields) {
+  for (const auto& [key, value] : j.items()) {
+    bool known = false;
+    for (const char* f : fields) known = known || key == f;
+    if (known) continue;
+    std::string list;
+    for (const char* f : fields) list += (list.empty() ? "" : ", ") + std::string(f);
+    ember::detail::fail<ValueError>(type, "unknown field '", key, "' (fields: ", list, ")");
   }
 }
 

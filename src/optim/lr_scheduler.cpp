@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <numbers>
 
 #include "ember/core/error.hpp"
@@ -210,6 +211,17 @@ void NoamLrScheduler::load_state(const json& s) {
 }
 NoamLrScheduler NoamLrSchedulerConfig::init() const {
   return NoamLrScheduler(init_lr, warmup_steps, model_size);
+}
+
+// ---- type-erased ---------------------------------------------------------------------------
+
+json LrScheduler::state() const {
+  json out;
+  impl_->state(out);
+  return out;
+}
+void LrScheduler::load_state(const json& state) {
+  impl_->load_state(state);
 }
 
 // ---- composed -------------------------------------------------------------------------------
@@ -426,3 +438,12 @@ void from_json(const json& j, SequentialLrSchedulerConfig& c) {
 }
 
 }  // namespace ember::optim
+
+ember::optim::LrSchedulerConfig
+nlohmann::adl_serializer<ember::optim::LrSchedulerConfig>::from_json(const nlohmann::json& j) {
+  return ember::optim::LrSchedulerConfig::from_json(j);
+}
+void nlohmann::adl_serializer<ember::optim::LrSchedulerConfig>::to_json(
+    nlohmann::json& j, const ember::optim::LrSchedulerConfig& c) {
+  j = c.to_json();
+}

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <nlohmann/json.hpp>
 
 #include "ember/core/error.hpp"
 
@@ -96,6 +97,12 @@ double LossMetric::update(const MetricInput& input, const MetricContext&) {
   }
   mean_.add(*input.loss, static_cast<double>(input.batch_size));
   return *input.loss;
+}
+nlohmann::json LossMetric::state() const {
+  return mean_.state();
+}
+void LossMetric::load_state(const nlohmann::json& state) {
+  mean_.load_state(state, "LossMetric");
 }
 
 // ---- classification helpers ---------------------------------------------------------------
@@ -340,6 +347,12 @@ double LearningRateMetric::update(const MetricInput& input, const MetricContext&
   if (std::isnan(context.learning_rate)) return kNaN;
   mean_.add(context.learning_rate, static_cast<double>(input.batch_size));
   return context.learning_rate;
+}
+nlohmann::json LearningRateMetric::state() const {
+  return mean_.state();
+}
+void LearningRateMetric::load_state(const nlohmann::json& state) {
+  mean_.load_state(state, "LearningRateMetric");
 }
 
 // ---- throughput ---------------------------------------------------------------------------

@@ -14,10 +14,10 @@
 // (NoCheckpointing or BalancedCheckpointing); `autodiff::Checkpointing` turns checkpointing
 // on for the ops recorded while it lives, whatever S.
 //
-// Compile time: the op definitions (ember/autodiff/impl/*.hpp) are compiled once into the
-// ember_autodiff library for Autodiff<Cpu>. For another backend, include
-// "ember/autodiff/impl.hpp" in one translation unit and instantiate AdOps<B> there (see
-// src/autodiff/cpu_*.cpp), or include it everywhere.
+// Compile time: the op definitions (ember/autodiff/impl/*.hpp) are compiled once per stack
+// in that backend's target (Autodiff<Cpu>: ember_autodiff_cpu). For another backend, include
+// "ember/autodiff/impl.hpp" in its own instantiation files and instantiate AdOps<B> there
+// (as src/autodiff/cpu_*.cpp do), or include it everywhere.
 #pragma once
 
 #include <string>

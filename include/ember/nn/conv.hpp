@@ -23,7 +23,7 @@
 #include <optional>
 
 #include "ember/dispatch/dispatch.hpp"
-#include "ember/module/config.hpp"
+#include "ember/module/config_fwd.hpp"
 #include "ember/module/initializer.hpp"
 #include "ember/module/module.hpp"
 #include "ember/nn/padding.hpp"

@@ -5,7 +5,7 @@
 //                               // the others scaled by 1 / 0.9; eval: y = x
 #pragma once
 
-#include "ember/module/config.hpp"
+#include "ember/module/config_fwd.hpp"
 #include "ember/module/module.hpp"
 #include "ember/core/distribution.hpp"
 #include "ember/core/error.hpp"

@@ -23,7 +23,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 
@@ -42,12 +42,15 @@ inline const char* interpolate_mode_name(InterpolateMode m) {
          : m == InterpolateMode::Linear ? "Linear"
                                         : "Cubic";
 }
-inline void to_json(nlohmann::json& j, const InterpolateMode& m) {
+/// JSON by name (nlohmann's ADL hooks, templates so that this header needs only json_fwd).
+template <class Json>
+void to_json(Json& j, const InterpolateMode& m) {
   j = interpolate_mode_name(m);
 }
 /// Throws ValueError for an unknown name.
-inline void from_json(const nlohmann::json& j, InterpolateMode& m) {
-  const std::string s = j.is_string() ? j.get<std::string>() : j.dump();
+template <class Json>
+void from_json(const Json& j, InterpolateMode& m) {
+  const std::string s = j.is_string() ? j.template get<std::string>() : j.dump();
   for (auto v : {InterpolateMode::Nearest, InterpolateMode::Linear, InterpolateMode::Cubic}) {
     if (s == interpolate_mode_name(v)) {
       m = v;

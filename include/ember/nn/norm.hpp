@@ -15,7 +15,7 @@
 #include <optional>
 
 #include "ember/dispatch/dispatch.hpp"
-#include "ember/module/config.hpp"
+#include "ember/module/config_fwd.hpp"
 #include "ember/module/module.hpp"
 #include "ember/core/error.hpp"
 #include "ember/tensor/module/nn.hpp"

@@ -20,12 +20,12 @@
 
 #include <array>
 #include <cstdint>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "ember/module/config.hpp"
+#include "ember/module/config_fwd.hpp"
 #include "ember/core/error.hpp"
 #include "ember/tensor/tensor.hpp"
 
@@ -96,8 +96,8 @@ using PaddingConfig1d = PaddingConfig<1>;
 using PaddingConfig2d = PaddingConfig<2>;
 using PaddingConfig3d = PaddingConfig<3>;
 
-template <std::size_t N>
-void to_json(nlohmann::json& j, const PaddingConfig<N>& p) {
+template <class Json, std::size_t N>
+void to_json(Json& j, const PaddingConfig<N>& p) {
   using K = typename PaddingConfig<N>::Kind;
   if (p.kind == K::Valid) {
     j = "Valid";
@@ -106,18 +106,18 @@ void to_json(nlohmann::json& j, const PaddingConfig<N>& p) {
   } else {
     std::vector<std::int64_t> v(p.start.begin(), p.start.end());
     v.insert(v.end(), p.end.begin(), p.end.end());
-    j = nlohmann::json{{"Explicit", v}};
+    j = Json{{"Explicit", v}};
   }
 }
 
 /// Reads "Valid", "Same" or {"Explicit": [N or 2N values]}; throws ValueError otherwise.
-template <std::size_t N>
-void from_json(const nlohmann::json& j, PaddingConfig<N>& p) {
-  if (j.is_string() && j.get<std::string>() == "Valid") {
+template <class Json, std::size_t N>
+void from_json(const Json& j, PaddingConfig<N>& p) {
+  if (j.is_string() && j.template get<std::string>() == "Valid") {
     p = PaddingConfig<N>::valid();
     return;
   }
-  if (j.is_string() && j.get<std::string>() == "Same") {
+  if (j.is_string() && j.template get<std::string>() == "Same") {
     p = PaddingConfig<N>::same();
     return;
   }

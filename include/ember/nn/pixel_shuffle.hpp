@@ -13,7 +13,7 @@
 
 #include <cstdint>
 
-#include "ember/module/config.hpp"
+#include "ember/module/config_fwd.hpp"
 #include "ember/module/module.hpp"
 #include "ember/core/error.hpp"
 #include "ember/tensor/tensor.hpp"

@@ -26,10 +26,10 @@
 #include <array>
 #include <cstdint>
 #include <limits>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 
-#include "ember/module/config.hpp"
+#include "ember/module/config_fwd.hpp"
 #include "ember/module/module.hpp"
 #include "ember/nn/padding.hpp"
 #include "ember/tensor/module/pool.hpp"

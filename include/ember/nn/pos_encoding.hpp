@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "ember/dispatch/dispatch.hpp"
-#include "ember/module/config.hpp"
+#include "ember/module/config_fwd.hpp"
 #include "ember/module/module.hpp"
 #include "ember/tensor/tensor.hpp"
 

@@ -20,13 +20,13 @@
 
 #include <array>
 #include <cstdint>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <utility>
 #include <vector>
 
 #include "ember/dispatch/dispatch.hpp"
-#include "ember/module/config.hpp"
+#include "ember/module/config_fwd.hpp"
 #include "ember/module/initializer.hpp"
 #include "ember/module/module.hpp"
 #include "ember/tensor/activation.hpp"

@@ -17,7 +17,7 @@
 #include <array>
 #include <cstdint>
 
-#include "ember/module/config.hpp"
+#include "ember/module/config_fwd.hpp"
 #include "ember/module/module.hpp"
 #include "ember/nn/padding.hpp"
 #include "ember/tensor/module/conv.hpp"

@@ -4,12 +4,12 @@
 #pragma once
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "ember/module/config.hpp"
+#include "ember/module/config_fwd.hpp"
 
 namespace ember::optim {
 

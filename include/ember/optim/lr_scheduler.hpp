@@ -20,14 +20,14 @@
 #include <concepts>
 #include <cstdint>
 #include <memory>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
 
-#include "ember/module/config.hpp"
+#include "ember/module/config_fwd.hpp"
 
 namespace ember::optim {
 
@@ -214,15 +214,17 @@ class LrScheduler {
   /// The rate of the current iteration, then advances the counter.
   double step() { return impl_->step(); }
   /// The counters (JSON with a "type" tag); restore with load_state().
-  nlohmann::json state() const { return impl_->state(); }
+  nlohmann::json state() const;
   /// Restores state(); throws ValueError if it belongs to another kind of scheduler.
-  void load_state(const nlohmann::json& state) { impl_->load_state(state); }
+  void load_state(const nlohmann::json& state);
 
  private:
+  // state() fills a reference: a function returning JSON by value cannot be defined in a
+  // template while the header sees only json_fwd.hpp.
   struct Concept {
     virtual ~Concept() = default;
     virtual double step() = 0;
-    virtual nlohmann::json state() const = 0;
+    virtual void state(nlohmann::json& out) const = 0;
     virtual void load_state(const nlohmann::json&) = 0;
     virtual std::unique_ptr<Concept> clone() const = 0;
   };
@@ -230,7 +232,7 @@ class LrScheduler {
   struct Model final : Concept {
     explicit Model(S s) : s(std::move(s)) {}
     double step() override { return static_cast<double>(s.step()); }
-    nlohmann::json state() const override { return s.state(); }
+    void state(nlohmann::json& out) const override { out = s.state(); }
     void load_state(const nlohmann::json& j) override { s.load_state(j); }
     std::unique_ptr<Concept> clone() const override { return std::make_unique<Model>(s); }
     S s;
@@ -343,10 +345,6 @@ void from_json(const nlohmann::json& j, SequentialLrSchedulerConfig& c);
 /// work).
 template <>
 struct nlohmann::adl_serializer<ember::optim::LrSchedulerConfig> {
-  static ember::optim::LrSchedulerConfig from_json(const nlohmann::json& j) {
-    return ember::optim::LrSchedulerConfig::from_json(j);
-  }
-  static void to_json(nlohmann::json& j, const ember::optim::LrSchedulerConfig& c) {
-    j = c.to_json();
-  }
+  static ember::optim::LrSchedulerConfig from_json(const nlohmann::json& j);
+  static void to_json(nlohmann::json& j, const ember::optim::LrSchedulerConfig& c);
 };

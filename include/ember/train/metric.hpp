@@ -19,7 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -124,8 +124,8 @@ class LossMetric final : public Metric {
   void reset() override { mean_.reset(); }
   double update(const MetricInput& input, const MetricContext& context) override;
   double value() const override { return mean_.value(); }
-  nlohmann::json state() const override { return mean_.state(); }
-  void load_state(const nlohmann::json& state) override { mean_.load_state(state, "LossMetric"); }
+  nlohmann::json state() const override;
+  void load_state(const nlohmann::json& state) override;
   std::unique_ptr<Metric> clone() const override { return std::make_unique<LossMetric>(*this); }
 
  private:
@@ -234,10 +234,8 @@ class LearningRateMetric final : public Metric {
   void reset() override { mean_.reset(); }
   double update(const MetricInput& input, const MetricContext& context) override;
   double value() const override { return mean_.value(); }
-  nlohmann::json state() const override { return mean_.state(); }
-  void load_state(const nlohmann::json& state) override {
-    mean_.load_state(state, "LearningRateMetric");
-  }
+  nlohmann::json state() const override;
+  void load_state(const nlohmann::json& state) override;
   std::unique_ptr<Metric> clone() const override {
     return std::make_unique<LearningRateMetric>(*this);
   }

@@ -21,7 +21,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "ember/module/config.hpp"
+#include "ember/module/config_fwd.hpp"
 #include "ember/module/module.hpp"
 #include "ember/module/param.hpp"
 #include "ember/core/error.hpp"
