@@ -393,14 +393,16 @@ void CudaEmitter::load(const Inst& i) {
     const std::string t = fresh("t");
     line("const uint2 " + t + " = reinterpret_cast<const uint2*>(" + mem + ")[" + idx + "];");
     line("const u32 " + w + "[2] = {" + t + ".x, " + t + ".y};");
-  } else {
+  } else {  // 16, 32 or 64 bytes: uint4 loads
+    const int q = bytes / 16;
     const std::string t = fresh("t");
-    line("const uint4 " + t + "a = reinterpret_cast<const uint4*>(" + mem + ")[" +
-         (bytes == 16 ? idx : "2u * " + idx) + "];");
-    if (bytes == 32)
-      line("const uint4 " + t + "b = reinterpret_cast<const uint4*>(" + mem + ")[2u * " + idx + " + 1u];");
-    std::string init = t + "a.x, " + t + "a.y, " + t + "a.z, " + t + "a.w";
-    if (bytes == 32) init += ", " + t + "b.x, " + t + "b.y, " + t + "b.z, " + t + "b.w";
+    std::string init;
+    for (int j = 0; j < q; ++j) {
+      const std::string tj = t + std::to_string(j);
+      line("const uint4 " + tj + " = reinterpret_cast<const uint4*>(" + mem + ")[" +
+           (q == 1 ? idx : std::to_string(q) + "u * " + idx + " + " + std::to_string(j) + "u") + "];");
+      init += (j ? ", " : "") + tj + ".x, " + tj + ".y, " + tj + ".z, " + tj + ".w";
+    }
     line("const u32 " + w + "[" + std::to_string(words) + "] = {" + init + "};");
   }
   for (int x = 0; x < lanes; ++x) l.push_back(unpack(e, w, x));
@@ -452,11 +454,14 @@ void CudaEmitter::store(const Inst& i) {
   if (bytes == 4) line("reinterpret_cast<u32*>(" + mem + ")[" + idx + "] = " + w + "[0];");
   else if (bytes == 8) line("reinterpret_cast<uint2*>(" + mem + ")[" + idx + "] = make_uint2(" + w + "[0], " + w + "[1]);");
   else {
-    line("reinterpret_cast<uint4*>(" + mem + ")[" + (bytes == 16 ? idx : "2u * " + idx) + "] = make_uint4(" + w +
-         "[0], " + w + "[1], " + w + "[2], " + w + "[3]);");
-    if (bytes == 32)
-      line("reinterpret_cast<uint4*>(" + mem + ")[2u * " + idx + " + 1u] = make_uint4(" + w + "[4], " + w + "[5], " +
-           w + "[6], " + w + "[7]);");
+    const int q = bytes / 16;
+    for (int j = 0; j < q; ++j) {
+      const std::string b = std::to_string(4 * j);
+      line("reinterpret_cast<uint4*>(" + mem + ")[" +
+           (q == 1 ? idx : std::to_string(q) + "u * " + idx + " + " + std::to_string(j) + "u") + "] = make_uint4(" + w +
+           "[" + b + "], " + w + "[" + std::to_string(4 * j + 1) + "], " + w + "[" + std::to_string(4 * j + 2) + "], " + w +
+           "[" + std::to_string(4 * j + 3) + "]);");
+    }
   }
 }
 

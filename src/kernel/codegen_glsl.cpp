@@ -396,13 +396,14 @@ void GlslEmitter::load(const Inst& i) {
     const std::string t = fresh("t");
     line("uvec2 " + t + " = " + view(m, 8) + "[" + idx + "];");
     line("uint " + w + "[2] = uint[2](" + t + ".x, " + t + ".y);");
-  } else {
+  } else {  // 16, 32 or 64 bytes: uvec4 loads
+    const int q = bytes / 16;
     const std::string t = fresh("t");
-    line("uvec4 " + t + "a = " + view(m, 16) + "[" + (bytes == 16 ? idx : "2u * " + idx) + "];");
-    std::string init = t + "a.x, " + t + "a.y, " + t + "a.z, " + t + "a.w";
-    if (bytes == 32) {
-      line("uvec4 " + t + "b = " + view(m, 16) + "[2u * " + idx + " + 1u];");
-      init += ", " + t + "b.x, " + t + "b.y, " + t + "b.z, " + t + "b.w";
+    std::string init;
+    for (int j = 0; j < q; ++j) {
+      const std::string tj = t + std::to_string(j);
+      line("uvec4 " + tj + " = " + view(m, 16) + "[" + (q == 1 ? idx : std::to_string(q) + "u * " + idx + " + " + std::to_string(j) + "u") + "];");
+      init += (j ? ", " : "") + tj + ".x, " + tj + ".y, " + tj + ".z, " + tj + ".w";
     }
     line("uint " + w + "[" + std::to_string(bytes / 4) + "] = uint[" + std::to_string(bytes / 4) + "](" + init + ");");
   }
@@ -466,10 +467,11 @@ void GlslEmitter::store(const Inst& i) {
   if (bytes == 4) line(view(m, 4) + "[" + idx + "] = " + w + "[0];");
   else if (bytes == 8) line(view(m, 8) + "[" + idx + "] = uvec2(" + w + "[0], " + w + "[1]);");
   else {
-    line(view(m, 16) + "[" + (bytes == 16 ? idx : "2u * " + idx) + "] = uvec4(" + w + "[0], " + w + "[1], " + w +
-         "[2], " + w + "[3]);");
-    if (bytes == 32)
-      line(view(m, 16) + "[2u * " + idx + " + 1u] = uvec4(" + w + "[4], " + w + "[5], " + w + "[6], " + w + "[7]);");
+    const int q = bytes / 16;
+    for (int j = 0; j < q; ++j)
+      line(view(m, 16) + "[" + (q == 1 ? idx : std::to_string(q) + "u * " + idx + " + " + std::to_string(j) + "u") + "] = uvec4(" +
+           w + "[" + std::to_string(4 * j) + "], " + w + "[" + std::to_string(4 * j + 1) + "], " + w + "[" +
+           std::to_string(4 * j + 2) + "], " + w + "[" + std::to_string(4 * j + 3) + "]);");
   }
 }
 

@@ -70,7 +70,14 @@ class VulkanDevice final : public kernel::ComputeDevice, private CachingPool::Dr
   }
   double time_ms(const std::function<void()>& work) override;
   kernel::MemoryStats memory_stats() const override { return pool_.stats(); }
-  void release_memory() override { pool_.release(); }
+  void release_memory() override {
+    pool_.release();  // waits for the device first
+    std::lock_guard lock(mu_);
+    for (auto* list : {&free_staging_, &free_readback_, &free_info_}) {
+      for (HostBuffer& h : *list) destroy_host(h);
+      list->clear();
+    }
+  }
 
   void retire(VulkanCompiled& c) {
     std::lock_guard lock(mu_);
