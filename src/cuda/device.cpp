@@ -178,7 +178,13 @@ class CudaDevice final : public kernel::ComputeDevice, private CachingPool::Driv
     return ms;
   }
 
-  kernel::MemoryStats memory_stats() const override { return pool_.stats(); }
+  kernel::MemoryStats memory_stats() const override {
+    kernel::MemoryStats s = pool_.stats();
+    bind();
+    std::size_t free = 0, total = 0;
+    if (d_.cuMemGetInfo_(&free, &total) == CUDA_SUCCESS) s.device_free = free;
+    return s;
+  }
   void release_memory() override { pool_.release(); }
 
  protected:

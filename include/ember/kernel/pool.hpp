@@ -33,6 +33,7 @@ struct MemoryStats {
   std::uint64_t frees = 0;
   std::uint64_t cache_hits = 0;  // requests served without a driver allocation
   std::uint64_t oom_retries = 0;
+  std::uint64_t device_free = 0;  // free device memory reported by the driver (CUDA), else 0
 };
 
 class CachingPool {
