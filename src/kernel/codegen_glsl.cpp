@@ -169,6 +169,10 @@ void GlslEmitter::prologue() {
     os << "#extension GL_KHR_memory_scope_semantics : require\n";
     os << "#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require\n";
   }
+  if (o_.denorm_preserve) {
+    os << "#extension GL_EXT_spirv_intrinsics : require\n";
+    os << "spirv_execution_mode(extensions = [\"SPV_KHR_float_controls\"], capabilities = [4464], 4459, 32);\n";
+  }
   const auto& wg = k().workgroup;
   os << "layout(local_size_x = " << wg[0] << ", local_size_y = " << wg[1]
      << ", local_size_z = " << wg[2] << ") in;\n";

@@ -160,7 +160,8 @@ VulkanCompiled::~VulkanCompiled() { owner->retire(*this); }
 VulkanDevice::VulkanDevice(const detail::Instance& inst, VkPhysicalDevice pd)
     : inst_(inst), pd_(pd), pool_(*this, CachingPool::Options{}) {
   const auto& fi = inst.fn;
-  VkPhysicalDeviceSubgroupProperties sg{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceVulkan12Properties p12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES};
+  VkPhysicalDeviceSubgroupProperties sg{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES, &p12};
   VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &sg};
   fi.vkGetPhysicalDeviceProperties2(pd, &p2);
   const VkPhysicalDeviceProperties& p = p2.properties;
@@ -283,6 +284,8 @@ VulkanDevice::VulkanDevice(const detail::Instance& inst, VkPhysicalDevice pd)
   glsl_.float_atomics = ea.shaderBufferFloat32AtomicAdd && ea.shaderBufferFloat32Atomics;
   glsl_.int64_atomics = e12.shaderBufferInt64Atomics;
   glsl_.coop_matrix = ec.cooperativeMatrix;
+  glsl_.denorm_preserve = p12.shaderDenormPreserveFloat32;
+  props_.denormals = p12.shaderDenormPreserveFloat32;
   props_.f16 = props_.bf16 = glsl_.int16;
   props_.u8 = glsl_.int8;
   props_.f64 = e.features.shaderFloat64;

@@ -64,6 +64,9 @@ TEST_P(Arith, F32BinaryOps) {
   const std::size_t n = 1000;
   auto a = test_floats(n, -50, 50, 1), b = test_floats(n, -50, 50, 2);
   std::rotate(b.begin(), b.begin() + 3, b.end());  // pair the edge values differently
+  if (!props().denormals)  // a device that may flush subnormals: keep them out of b
+    for (float& v : b)
+      if (v != 0 && std::fabs(v) < std::numeric_limits<float>::min()) v = 0.5f;
   struct Case {
     const char* name;
     Binary f;
@@ -83,7 +86,7 @@ TEST_P(Arith, F32BinaryOps) {
     std::vector<float> want(n);
     for (std::size_t i = 0; i < n; ++i) want[i] = c.ref(a[i], b[i]);
     expect_ulp(binary<float, float>(std::string("f32_") + c.name, Elem::F32, Elem::F32, c.f, a, b),
-               want, c.ulps, a, c.name);
+               want, c.ulps, a, c.name, !props().denormals);
   }
 }
 
@@ -114,7 +117,7 @@ TEST_P(Arith, F32RemainderPowFma) {
   // llvmpipe computes GLSL's fma as a multiply and an add (allowed by the Vulkan spec).
   expect_ulp(binary<float, float>("f32_fma", Elem::F32, Elem::F32,
                                   [](Val x, Val y) { return fma(x, y, lit(x, 0.25f)); }, a, b),
-             want, target() == "vulkan" ? 1 : 0, a, "fma");
+             want, target() == "vulkan" ? 1 : 0, a, "fma", !props().denormals);
 }
 
 TEST_P(Arith, F32UnaryOps) {
@@ -139,7 +142,7 @@ TEST_P(Arith, F32UnaryOps) {
     std::vector<float> want(x.size());
     for (std::size_t i = 0; i < x.size(); ++i) want[i] = c.ref(x[i]);
     expect_ulp(unary<float, float>(std::string("f32_") + c.name, Elem::F32, Elem::F32, c.f, x),
-               want, c.ulps, x, c.name);
+               want, c.ulps, x, c.name, !props().denormals);
   }
   std::vector<float> pos;
   for (float v : x) pos.push_back(std::fabs(v));
@@ -147,7 +150,7 @@ TEST_P(Arith, F32UnaryOps) {
   for (std::size_t i = 0; i < pos.size(); ++i) want[i] = std::sqrt(pos[i]);
   expect_ulp(unary<float, float>("f32_sqrt", Elem::F32, Elem::F32, [](Val v) { return sqrt(v); },
                                  pos),
-             want, vk ? 3 : 0, pos, "sqrt");
+             want, vk ? 3 : 0, pos, "sqrt", !props().denormals);
   const auto nan = unary<float, std::uint8_t>("f32_is_nan", Elem::F32, Elem::Bool,
                                               [](Val v) { return is_nan(v); }, x);
   const auto inf = unary<float, std::uint8_t>("f32_is_inf", Elem::F32, Elem::Bool,
@@ -179,7 +182,7 @@ TEST_P(Arith, F32SharedPolynomials) {
     std::vector<float> want(x.size());
     for (std::size_t i = 0; i < x.size(); ++i) want[i] = c.ref(x[i]);
     expect_ulp(unary<float, float>(std::string("f32_") + c.name, Elem::F32, Elem::F32, c.f, x),
-               want, poly_ulps(), x, c.name);
+               want, poly_ulps(), x, c.name, !props().denormals);
   }
 }
 

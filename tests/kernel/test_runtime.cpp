@@ -133,6 +133,14 @@ TEST_P(Runtime, PoolCyclesStayOffTheDriver) {
   const MemoryStats before = dev().memory_stats();
   for (int c = 0; c < 10000; ++c) cycle();
   const MemoryStats after = dev().memory_stats();
+  std::printf("[ %s ] pool: 10000 mixed alloc/free cycles after warm-up: driver allocations %llu -> %llu, "
+              "bytes held %llu -> %llu, driver-reported free memory %llu -> %llu\n",
+              target().c_str(), static_cast<unsigned long long>(before.driver_allocs),
+              static_cast<unsigned long long>(after.driver_allocs),
+              static_cast<unsigned long long>(before.bytes_reserved),
+              static_cast<unsigned long long>(after.bytes_reserved),
+              static_cast<unsigned long long>(before.device_free),
+              static_cast<unsigned long long>(after.device_free));
   EXPECT_EQ(after.driver_allocs, before.driver_allocs) << "driver allocations after warm-up";
   EXPECT_EQ(after.bytes_reserved, before.bytes_reserved);
   EXPECT_EQ(after.allocs - before.allocs, 10000u);

@@ -26,6 +26,7 @@ struct GlslOptions {
   bool float_atomics = true; // GL_EXT_shader_atomic_float
   bool int64_atomics = true; // GL_EXT_shader_atomic_int64
   bool coop_matrix = false;  // GL_NV_cooperative_matrix
+  bool denorm_preserve = false;  // request f32 subnormals kept (SPV_KHR_float_controls)
 };
 
 /// The GLSL 4.50 compute shader of a kernel: buffers at bindings 0..n-1 (set 0) in argument

@@ -34,6 +34,7 @@ struct DeviceProperties {
   bool float_atomics = true, i64_atomics = true;
   bool subgroups = true;
   bool matrix = false;  // matrix-unit fragments (16x16x16)
+  bool denormals = true;  // f32 subnormals are kept (false: the device may flush them to zero)
 };
 
 /// What `props` lacks to run a kernel with `f`; empty when it can run it.
