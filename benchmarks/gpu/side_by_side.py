@@ -85,6 +85,7 @@ def main():
     for target in ("cuda", "vulkan"):
         for op, key, tkey, higher in (("copy_1GiB", "median_TBps", "copy_TBps", True),
                                       ("tanh_1GiB", "median_TBps", "tanh_TBps", True),
+                                      ("tanh_fma_1GiB", "median_TBps", "tanh_TBps", True),
                                       ("tiny_launch_x10000", "median_us_per_launch", "tiny_us_per_op", False)):
             r = e.get((op, target))
             if r is None:

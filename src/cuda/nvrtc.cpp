@@ -123,7 +123,8 @@ Program compile_program(const kernel::Kernel& k, int arch) {
   const std::string gpu = std::string("--gpu-architecture=") + (out.cubin ? "sm_" : "compute_") +
                           std::to_string(arch);
   const std::string inc = "--include-path=" + detail::toolkit_include_dir();
-  std::vector<const char*> opts = {gpu.c_str(), "--std=c++17", "--fmad=false", "-default-device"};
+  std::vector<const char*> opts = {gpu.c_str(), "--std=c++17", k.contract ? "--fmad=true" : "--fmad=false",
+                                   "-default-device"};
   if (inc.size() > std::string("--include-path=").size()) opts.push_back(inc.c_str());
   const nvrtcResult r = n->nvrtcCompileProgram_(p, static_cast<int>(opts.size()), opts.data());
   out.log = program_log(*n, p);

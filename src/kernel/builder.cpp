@@ -356,6 +356,7 @@ Kernel KernelBuilder::build() {
   Kernel out = std::move(k_);
   k_ = Kernel{};
   k_.name = out.name;
+  k_.workgroup = out.workgroup;
   stack_.assign(1, &k_.body);
   return out;
 }

@@ -145,7 +145,8 @@ class CudaEmitter final : public detail::CEmitter {
 
   void prologue() override {
     const Features f = features(k());
-    out() << "// ember kernel " << k().name << " (CUDA C++, generated)\n";
+    out() << "// ember kernel " << k().name << " (CUDA C++, generated" << (k().contract ? ", --fmad=true" : "")
+          << ")\n";
     out() << "#include \"ember_scalar.hpp\"\n";
     if (f.f16 || f.bf16 || f.matrix) out() << "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n";
     if (f.matrix) out() << "#include <mma.h>\n";
@@ -510,10 +511,11 @@ void CudaEmitter::subgroup(const Inst& i) {
       case Op::SgShuffleXor: l.push_back("ek::shfl_xor(" + v + ", " + name(i.in[1]) + ")"); continue;
       default: break;
     }
-    const std::string r = fresh("r");
+    // The partner's value goes into a temporary first: a shuffle inside a short-circuit or
+    // a ternary would run in diverged lanes (an illegal instruction with a full mask).
+    const std::string r = fresh("r"), o = fresh("q");
     line(type(e) + " " + r + " = " + v + ";");
     std::string comb;
-    const std::string o = "ek::shfl_xor(" + r + ", o)";
     switch (i.op) {
       case Op::SgSum:
         if (is_float(e)) comb = round_half(e, r + " + " + o);
@@ -525,7 +527,10 @@ void CudaEmitter::subgroup(const Inst& i) {
       case Op::SgAll: comb = "(" + r + " && " + o + ")"; break;
       default: comb = "(" + r + " || " + o + ")"; break;
     }
-    line("for (u32 o = 16u; o > 0u; o >>= 1) " + r + " = " + comb + ";");
+    line("for (u32 o = 16u; o > 0u; o >>= 1) {");
+    line("  const " + type(e) + " " + o + " = ek::shfl_xor(" + r + ", o);");
+    line("  " + r + " = " + comb + ";");
+    line("}");
     l.push_back(r);
   }
   define(i, l);

@@ -82,7 +82,7 @@ class GlslEmitter final : public detail::CEmitter {
 
   std::string declare(Elem e, const std::string& name, const std::string& expr) const override {
     // `precise`: no contraction of a * b + c across statements either
-    return std::string(is_float(e) ? "precise " : "") + type(e) + " " + name + " = " + expr + ";";
+    return std::string(is_float(e) && !k().contract ? "precise " : "") + type(e) + " " + name + " = " + expr + ";";
   }
   void prologue() override;
   std::string builtin(const Inst& i) override;
@@ -169,10 +169,13 @@ void GlslEmitter::prologue() {
     os << "#extension GL_KHR_memory_scope_semantics : require\n";
     os << "#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require\n";
   }
-  if (o_.denorm_preserve) {
-    os << "#extension GL_EXT_spirv_intrinsics : require\n";
+  // SPV_KHR_float_controls: keep f32 subnormals (DenormPreserve) and NaN/inf/-0 semantics
+  // (SignedZeroInfNanPreserve) where the device offers them.
+  if (o_.denorm_preserve || o_.nan_preserve) os << "#extension GL_EXT_spirv_intrinsics : require\n";
+  if (o_.denorm_preserve)
     os << "spirv_execution_mode(extensions = [\"SPV_KHR_float_controls\"], capabilities = [4464], 4459, 32);\n";
-  }
+  if (o_.nan_preserve)
+    os << "spirv_execution_mode(extensions = [\"SPV_KHR_float_controls\"], capabilities = [4466], 4461, 32);\n";
   const auto& wg = k().workgroup;
   os << "layout(local_size_x = " << wg[0] << ", local_size_y = " << wg[1]
      << ", local_size_z = " << wg[2] << ") in;\n";
@@ -281,14 +284,16 @@ std::string GlslEmitter::pure(const Inst& i, int l) {
     case Op::Ceil: r = "ceil(" + a + ")"; break;
     case Op::Round: r = "roundEven(" + a + ")"; break;
     case Op::Trunc: r = "trunc(" + a + ")"; break;
-    case Op::Recip: r = f64 ? "(1.0lf / " + a + ")" : "(1.0 / " + a + ")"; break;
+    case Op::Recip: r = f64 ? "(1.0lf / " + a + ")" : "ember_div_f32(1.0, " + a + ")"; break;
     case Op::IsNan: r = "isnan(" + a + ")"; break;
     case Op::IsInf: r = "isinf(" + a + ")"; break;
     case Op::Add: r = wrap8("(" + a + " + " + b + ")"); break;
     case Op::Sub: r = wrap8("(" + a + " - " + b + ")"); break;
     case Op::Mul: r = wrap8("(" + a + " * " + b + ")"); break;
     case Op::Div:
-      r = is_float(ae) ? "(" + a + " / " + b + ")" : "ember_div_" + std::string(u8 ? "u32" : sfx) + "(" + a + ", " + b + ")";
+      r = !is_float(ae) ? "ember_div_" + std::string(u8 ? "u32" : sfx) + "(" + a + ", " + b + ")"
+          : f64       ? "(" + a + " / " + b + ")"
+                      : "ember_div_f32(" + a + ", " + b + ")";
       break;
     case Op::Rem:
       r = is_float(ae) ? std::string(f64 ? "ember_rem_f64(" : "ember_rem_f32(") + a + ", " + b + ")"
@@ -529,9 +534,9 @@ void GlslEmitter::subgroup(const Inst& i) {
       case Op::SgShuffleXor: l.push_back("subgroupShuffleXor(" + v + ", " + name(i.in[1]) + ")"); continue;
       default: break;
     }
-    const std::string r = fresh("r");
+    // the partner's value into a temporary first: never a shuffle in diverged lanes
+    const std::string r = fresh("r"), o = fresh("q");
     line(type(e) + " " + r + " = " + v + ";");
-    const std::string o = "subgroupShuffleXor(" + r + ", o)";
     std::string comb;
     switch (i.op) {
       case Op::SgSum:
@@ -550,7 +555,10 @@ void GlslEmitter::subgroup(const Inst& i) {
       case Op::SgAll: comb = "(" + r + " && " + o + ")"; break;
       default: comb = "(" + r + " || " + o + ")"; break;
     }
-    line("for (uint o = gl_SubgroupSize / 2u; o > 0u; o >>= 1u) " + r + " = " + comb + ";");
+    line("for (uint o = gl_SubgroupSize / 2u; o > 0u; o >>= 1u) {");
+    line("  " + type(e) + " " + o + " = subgroupShuffleXor(" + r + ", o);");
+    line("  " + r + " = " + comb + ";");
+    line("}");
     l.push_back(r);
   }
   define(i, l);

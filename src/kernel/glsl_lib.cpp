@@ -11,6 +11,13 @@ namespace {
 constexpr const char* kFloatLib = R"(
 #define ember_inf uintBitsToFloat(0x7f800000u)
 #define ember_nan uintBitsToFloat(0x7fc00000u)
+// a / b where GLSL's division (a * (1 / b) on some drivers) loses range: |b| > 2^126 makes
+// 1 / b subnormal, so both are scaled down first (exact: a power of two).
+float ember_div_f32(float a, float b) {
+  bool huge = abs(b) > 8.5070592e37;
+  precise float q = (huge ? a * 0.25 : a) / (huge ? b * 0.25 : b);
+  return q;
+}
 float ember_exp_f32(float x) {
   x = x > 88.8 ? 88.8 : x;
   x = x < -104.0 ? -104.0 : x;
@@ -71,7 +78,7 @@ float ember_log1p_f32(float x) {
   precise float u = 1.0 + x;
   precise float d = u - 1.0;
   float l = ember_log_f32(u);
-  precise float r = d == 0.0 ? x : l * (x / d);
+  precise float r = d == 0.0 ? x : l * ember_div_f32(x, d);
   r = u == ember_inf ? u : r;
   return r;
 }

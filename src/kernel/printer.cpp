@@ -36,6 +36,7 @@ class Printer {
     os_ << "kernel " << k_.name << " workgroup(" << k_.workgroup[0] << ", " << k_.workgroup[1]
         << ", " << k_.workgroup[2] << ")\n";
     for (const auto& [n, v] : k_.defines) os_ << "  define " << n << " = " << v << "\n";
+    if (k_.contract) os_ << "  contract a * b + c into fma\n";
     for (VarId a : k_.args) {
       const VarInfo& v = k_.vars[a];
       os_ << "  arg %" << a << " " << v.name << ": " << kind_name(v.kind) << " "

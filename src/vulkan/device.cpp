@@ -268,9 +268,12 @@ VulkanDevice::VulkanDevice(const detail::Instance& inst, VkPhysicalDevice pd)
 
   props_.kind = "vulkan";
   props_.name = p.deviceName;
-  props_.driver = std::to_string(VK_API_VERSION_MAJOR(p.driverVersion)) + "." +
-                  std::to_string(VK_API_VERSION_MINOR(p.driverVersion)) + "." +
-                  std::to_string(VK_API_VERSION_PATCH(p.driverVersion));
+  const std::uint32_t v = p.driverVersion;
+  props_.driver = p.vendorID == 0x10de  // NVIDIA packs 10.8.8.6 bits
+                      ? std::to_string(v >> 22) + "." + std::to_string((v >> 14) & 0xff) + "." +
+                            std::to_string((v >> 6) & 0xff)
+                      : std::to_string(VK_API_VERSION_MAJOR(v)) + "." + std::to_string(VK_API_VERSION_MINOR(v)) +
+                            "." + std::to_string(VK_API_VERSION_PATCH(v));
   for (std::uint32_t h = 0; h < mem_props_.memoryHeapCount; ++h)
     if (mem_props_.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
       props_.total_memory = std::max<std::uint64_t>(props_.total_memory, mem_props_.memoryHeaps[h].size);
@@ -285,7 +288,9 @@ VulkanDevice::VulkanDevice(const detail::Instance& inst, VkPhysicalDevice pd)
   glsl_.int64_atomics = e12.shaderBufferInt64Atomics;
   glsl_.coop_matrix = ec.cooperativeMatrix;
   glsl_.denorm_preserve = p12.shaderDenormPreserveFloat32;
+  glsl_.nan_preserve = p12.shaderSignedZeroInfNanPreserveFloat32;
   props_.denormals = p12.shaderDenormPreserveFloat32;
+  props_.nans = p12.shaderSignedZeroInfNanPreserveFloat32;
   props_.f16 = props_.bf16 = glsl_.int16;
   props_.u8 = glsl_.int8;
   props_.f64 = e.features.shaderFloat64;

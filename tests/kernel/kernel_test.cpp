@@ -88,12 +88,13 @@ std::int64_t ulp_distance(float a, float b) {
 }
 
 void expect_ulp(const std::vector<float>& got, const std::vector<float>& want, std::int64_t ulps,
-                const std::vector<float>& inputs, const char* what, bool flush) {
+                const std::vector<float>& inputs, const char* what, bool flush, bool nans) {
   ASSERT_EQ(got.size(), want.size());
   const auto subnormal = [](float f) { return f != 0 && std::fabs(f) < std::numeric_limits<float>::min(); };
   int bad = 0;
   for (std::size_t i = 0; i < got.size() && bad < 5; ++i) {
     if (flush && (subnormal(inputs[i]) || subnormal(want[i]))) continue;
+    if (nans && inputs[i] != inputs[i]) continue;
     if (ulp_distance(got[i], want[i]) > ulps) {
       ADD_FAILURE() << what << "[" << i << "] of " << inputs[i] << ": got " << got[i]
                     << ", want " << want[i] << " (" << ulp_distance(got[i], want[i]) << " ulp)";

@@ -87,8 +87,11 @@ std::int64_t ulp_distance(float a, float b);
 /// Expects got[i] within `ulps` of want[i] (NaN matching NaN); reports the first mismatches.
 /// `flush`: the device may flush f32 subnormals, so elements whose input or expected value is
 /// subnormal are not compared.
+/// `nans`: the device may not keep NaN through clamps (Vulkan without float controls), so
+/// elements with a NaN input are not compared.
 void expect_ulp(const std::vector<float>& got, const std::vector<float>& want, std::int64_t ulps,
-                const std::vector<float>& inputs, const char* what, bool flush = false);
+                const std::vector<float>& inputs, const char* what, bool flush = false,
+                bool nans = false);
 /// Expects |got - want| <= atol + rtol |want| (NaN matching NaN, inf matching inf).
 void expect_close(const std::vector<float>& got, const std::vector<float>& want, double atol,
                   double rtol, const char* what);

@@ -210,6 +210,9 @@ class KernelBuilder {
   void return_();
   void barrier();
 
+  /// Lets the compilers contract a * b + c into FMAs (see Kernel::contract).
+  void allow_contraction(bool on = true) { k_.contract = on; }
+
   /// The finished kernel (verified). The builder is left empty.
   Kernel build();
 

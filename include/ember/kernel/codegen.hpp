@@ -4,8 +4,9 @@
 // per lane, f16/bf16 values are f32 variables rounded after every operation, memory
 // accesses of 4, 8, 16 or 32 bytes are single wide loads/stores, and the math functions are
 // the shared scalar functions (CUDA compiles ember::scalar's header text; GLSL gets the same
-// algorithms transcribed). No target contracts a * b + c into an FMA on its own (CUDA:
-// --fmad=false; GLSL: `precise`), so every target rounds like the reference.
+// algorithms transcribed). Unless the kernel allows it (Kernel::contract), no target contracts
+// a * b + c into an FMA on its own (CUDA: --fmad=false; GLSL: `precise`), so every target
+// rounds like the reference.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +28,7 @@ struct GlslOptions {
   bool int64_atomics = true; // GL_EXT_shader_atomic_int64
   bool coop_matrix = false;  // GL_NV_cooperative_matrix
   bool denorm_preserve = false;  // request f32 subnormals kept (SPV_KHR_float_controls)
+  bool nan_preserve = false;     // request NaN/inf/-0 kept by f32 operations (same)
 };
 
 /// The GLSL 4.50 compute shader of a kernel: buffers at bindings 0..n-1 (set 0) in argument

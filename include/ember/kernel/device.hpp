@@ -35,6 +35,7 @@ struct DeviceProperties {
   bool subgroups = true;
   bool matrix = false;  // matrix-unit fragments (16x16x16)
   bool denormals = true;  // f32 subnormals are kept (false: the device may flush them to zero)
+  bool nans = true;       // NaN and infinities follow IEEE through comparisons and clamps
 };
 
 /// What `props` lacks to run a kernel with `f`; empty when it can run it.

@@ -133,6 +133,9 @@ struct Kernel {
   Block body;
   /// Compile-time parameters the kernel was specialised with (name, value), for printing.
   std::vector<std::pair<std::string, std::string>> defines;
+  /// Allow the compilers to contract a * b + c into one FMA (faster; results may then differ
+  /// from the reference by an ulp or two). Off by default: every target rounds alike.
+  bool contract = false;
 
   const VarInfo& var(VarId id) const { return vars.at(id); }
   std::uint32_t workgroup_threads() const { return workgroup[0] * workgroup[1] * workgroup[2]; }
