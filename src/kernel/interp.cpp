@@ -211,7 +211,12 @@ void Frame::exec(const Inst& i, Mask& mask) {
 
 void Frame::exec_if(const Inst& i, Mask& mask, bool bounds) {
   std::vector<std::uint8_t> cond(n_);
-  if (bounds) {
+  if (bounds && uniform(i.in[1])) {  // the usual pos < len with one len
+    load_index(i.in[1]);
+    const std::int64_t len = idx_[0];
+    load_index(i.in[0]);
+    for (std::uint32_t t = 0; t < n_; ++t) cond[t] = idx_[t] < len;
+  } else if (bounds) {
     load_index(i.in[1]);
     std::vector<std::int64_t> len(idx_);
     load_index(i.in[0]);
@@ -332,6 +337,19 @@ void Frame::exec_load(const Inst& i, const Mask& mask) {
     using T = Reg<E>;
     T* out = reg<T>(i.out);
     const bool buf = mi.kind == VarKind::Buffer;
+    if constexpr (E != Elem::F16 && E != Elem::BF16 && E != Elem::Bool) {
+      if (buf) {  // the common case: one base for every thread, elements in register layout
+        std::uint64_t len;
+        const T* src = reinterpret_cast<const T*>(mem_base(m, 0, len));
+        for (std::uint32_t t = 0; t < n_; ++t) {
+          if (!mask[t]) continue;
+          const std::int64_t ix = idx_[t];
+          if (ix < 0 || static_cast<std::uint64_t>(ix + 1) * lanes > len) out_of_bounds("load", ix, len);
+          for (int l = 0; l < lanes; ++l) out[t * lanes + l] = src[static_cast<std::size_t>(ix) * lanes + l];
+        }
+        return;
+      }
+    }
     for (std::uint32_t t = 0; t < n_; ++t) {
       if (!mask[t]) continue;
       std::uint64_t len;
@@ -357,6 +375,19 @@ void Frame::exec_store(const Inst& i, const Mask& mask) {
     using T = Reg<E>;
     const T* v = reg<T>(val);
     const bool buf = mi.kind == VarKind::Buffer;
+    if constexpr (E != Elem::F16 && E != Elem::BF16 && E != Elem::Bool) {
+      if (buf) {
+        std::uint64_t len;
+        T* dst = reinterpret_cast<T*>(mem_base(m, 0, len));
+        for (std::uint32_t t = 0; t < n_; ++t) {
+          if (!mask[t]) continue;
+          const std::int64_t ix = idx_[t];
+          if (ix < 0 || static_cast<std::uint64_t>(ix + 1) * lanes > len) out_of_bounds("store", ix, len);
+          for (int l = 0; l < lanes; ++l) dst[static_cast<std::size_t>(ix) * lanes + l] = v[(t * lanes + l) * sv];
+        }
+        return;
+      }
+    }
     for (std::uint32_t t = 0; t < n_; ++t) {
       if (!mask[t]) continue;
       std::uint64_t len;
@@ -462,6 +493,13 @@ void Frame::exec_builtin(const Inst& i) {
     case Op::GridDim: out[0] = gd[axis]; return;
     case Op::SubgroupSize: out[0] = p_.subgroup_; return;
     default: break;
+  }
+  if (i.op == Op::AbsolutePos || i.op == Op::LocalLinearIdx) {  // no division per thread
+    const auto first = static_cast<std::uint32_t>(w0_ * T);
+    for (std::uint32_t t = 0; t < n_; ++t) out[t] = i.op == Op::AbsolutePos ? first + t : t;
+    if (i.op == Op::LocalLinearIdx)
+      for (std::uint32_t t = 0; t < n_; ++t) out[t] %= T;
+    return;
   }
   for (std::uint32_t t = 0; t < n_; ++t) {
     const std::uint32_t local = t % T;
