@@ -47,7 +47,8 @@ extern "C" void gelu_forward(const float* x, float* y, unsigned n, unsigned begi
 int main(int argc, char** argv) {
   const unsigned n = argc > 1 ? static_cast<unsigned>(std::stoul(argv[1])) : (1u << 24);
   std::vector<float> x(n), y(n);
-  for (unsigned i = 0; i < n; ++i) x[i] = -6.0f + 12.0f * static_cast<float>(i) / static_cast<float>(n);
+  for (unsigned i = 0; i < n; ++i)
+    x[i] = -6.0f + 12.0f * static_cast<float>(i) / static_cast<float>(n);
 
   KernelBuilder kb("gelu_forward", {256, 1, 1});
   Mem bx = kb.buffer("x", Elem::F32, Access::Read), by = kb.buffer("y", Elem::F32, Access::Write);
@@ -69,12 +70,14 @@ int main(int argc, char** argv) {
     std::printf("%-12s run       %9.2f ms  %6.2f ns/element\n", "interpreter", ms, ms * 1e6 / n);
   }
 
-  const auto dir = std::filesystem::temp_directory_path() / ("ember-cpu-target-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("ember-cpu-target-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "gelu.cpp") << kGenerated;
   for (const char* cc : {"g++", "clang++-14", "clang++"}) {
     const std::string so = (dir / (std::string(cc) + ".so")).string();
-    const std::string cmd = std::string(cc) + " -std=c++20 -O2 -fPIC -shared -I" EMBER_SOURCE_INCLUDE " " +
+    const std::string cmd = std::string(cc) +
+                            " -std=c++20 -O2 -fPIC -shared -I" EMBER_SOURCE_INCLUDE " " +
                             (dir / "gelu.cpp").string() + " -o " + so + " 2>/dev/null";
     t = Clock::now();
     if (std::system(cmd.c_str()) != 0) {

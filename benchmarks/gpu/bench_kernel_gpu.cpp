@@ -39,18 +39,22 @@ std::size_t bench_bytes() {
 /// workgroup interleaved so that the accesses of a warp are contiguous. Launched with an exact
 /// cover, so the bounds checks are removed.
 Kernel streaming(bool tanh_op, bool contract, int lanes, std::uint32_t wg, std::uint32_t unroll) {
-  KernelBuilder kb(std::string(tanh_op ? "tanh" : "copy") + (contract ? "_fma" : "") + "_l" + std::to_string(lanes) +
-                       "_w" + std::to_string(wg) + "_u" + std::to_string(unroll),
+  KernelBuilder kb(std::string(tanh_op ? "tanh" : "copy") + (contract ? "_fma" : "") + "_l" +
+                       std::to_string(lanes) + "_w" + std::to_string(wg) + "_u" +
+                       std::to_string(unroll),
                    {wg, 1, 1});
   kb.allow_contraction(contract);
   Mem x = kb.buffer("x", Elem::F32, Access::Read);
   Mem y = kb.buffer("y", Elem::F32, Access::Write);
-  Val base = (kb.block_idx(0) + kb.grid_dim(0) * kb.block_idx(1)) * (wg * unroll) + kb.thread_idx(0);
+  Val base =
+      (kb.block_idx(0) + kb.grid_dim(0) * kb.block_idx(1)) * (wg * unroll) + kb.thread_idx(0);
   std::vector<Val> v;
-  for (std::uint32_t u = 0; u < unroll; ++u) v.push_back(x.load(base + u * wg, lanes));  // loads first
+  for (std::uint32_t u = 0; u < unroll; ++u)
+    v.push_back(x.load(base + u * wg, lanes));  // loads first
   for (std::uint32_t u = 0; u < unroll; ++u) {
     Val r = tanh_op ? tanh(v[u]) : v[u];
-    kb.if_in_bounds(base + u * wg, y.len() / static_cast<std::uint32_t>(lanes), [&] { y.store(base + u * wg, r); });
+    kb.if_in_bounds(base + u * wg, y.len() / static_cast<std::uint32_t>(lanes),
+                    [&] { y.store(base + u * wg, r); });
   }
   Kernel k = kb.build();
   assume_in_bounds(k);
@@ -119,7 +123,9 @@ void stream_bench(benchmark::State& state, ComputeDevice* dev, bool tanh_op, boo
   Streaming& s = setup(*dev, tanh_op, contract);
   std::vector<double> ms;
   for (auto _ : state) {
-    const double t = dev->time_ms([&] { dev->launch(*s.kernel, s.grid, {Arg::buf(s.x), Arg::buf(s.y)}); });
+    const double t = dev->time_ms([&] {
+      dev->launch(*s.kernel, s.grid, {Arg::buf(s.x), Arg::buf(s.y)});
+    });
     ms.push_back(t);
     state.SetIterationTime(t / 1e3);
   }
@@ -176,15 +182,23 @@ void tiny_bench(benchmark::State& state, ComputeDevice* dev) {
 
 void register_device(const std::string& tag, ComputeDevice* dev) {
   benchmark::RegisterBenchmark(("copy_1GiB/" + tag).c_str(), stream_bench, dev, false, false)
-      ->UseManualTime()->Iterations(50)->Unit(benchmark::kMillisecond);
+      ->UseManualTime()
+      ->Iterations(50)
+      ->Unit(benchmark::kMillisecond);
   // exact: no FMA contraction, results equal the CPU's bit for bit
   benchmark::RegisterBenchmark(("tanh_1GiB/" + tag).c_str(), stream_bench, dev, true, false)
-      ->UseManualTime()->Iterations(50)->Unit(benchmark::kMillisecond);
+      ->UseManualTime()
+      ->Iterations(50)
+      ->Unit(benchmark::kMillisecond);
   // Kernel::contract: the compiler may fuse a * b + c (an ulp or two from the CPU's result)
   benchmark::RegisterBenchmark(("tanh_fma_1GiB/" + tag).c_str(), stream_bench, dev, true, true)
-      ->UseManualTime()->Iterations(50)->Unit(benchmark::kMillisecond);
+      ->UseManualTime()
+      ->Iterations(50)
+      ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark(("tiny_launch_x10000/" + tag).c_str(), tiny_bench, dev)
-      ->UseManualTime()->Iterations(7)->Unit(benchmark::kMillisecond);
+      ->UseManualTime()
+      ->Iterations(7)
+      ->Unit(benchmark::kMillisecond);
 }
 
 }  // namespace
@@ -193,12 +207,16 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   std::string why;
 #ifdef EMBER_HAVE_CUDA
-  if (ember::cuda::device_count(&why) > 0) register_device("cuda", &ember::cuda::device(0));
-  else std::fprintf(stderr, "cuda: %s\n", why.c_str());
+  if (ember::cuda::device_count(&why) > 0)
+    register_device("cuda", &ember::cuda::device(0));
+  else
+    std::fprintf(stderr, "cuda: %s\n", why.c_str());
 #endif
 #ifdef EMBER_HAVE_VULKAN
-  if (ember::vulkan::device_count(&why) > 0) register_device("vulkan", &ember::vulkan::device(0));
-  else std::fprintf(stderr, "vulkan: %s\n", why.c_str());
+  if (ember::vulkan::device_count(&why) > 0)
+    register_device("vulkan", &ember::vulkan::device(0));
+  else
+    std::fprintf(stderr, "vulkan: %s\n", why.c_str());
 #endif
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -86,8 +86,10 @@ int main(int argc, char** argv) {
   std::size_t n = 1 << 20;
   std::string targets = "cpu,vulkan,cuda";
   for (int a = 1; a < argc; ++a) {
-    if (!std::strcmp(argv[a], "--n") && a + 1 < argc) n = std::stoul(argv[++a]);
-    else if (!std::strcmp(argv[a], "--targets") && a + 1 < argc) targets = argv[++a];
+    if (!std::strcmp(argv[a], "--n") && a + 1 < argc)
+      n = std::stoul(argv[++a]);
+    else if (!std::strcmp(argv[a], "--targets") && a + 1 < argc)
+      targets = argv[++a];
     else {
       std::fprintf(stderr, "usage: custom-kernel [--n N] [--targets cpu,vulkan,cuda]\n");
       return 2;

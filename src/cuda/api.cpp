@@ -40,11 +40,11 @@ DriverState load_driver() {
     s.error = "no CUDA driver (" + tried + ")";
     return s;
   }
-#define EMBER_API_LOAD(fn)                                                       \
-  s.d.fn##_ = reinterpret_cast<decltype(&fn)>(dlsym(h, EMBER_STR(fn)));          \
-  if (!s.d.fn##_) {                                                              \
-    s.error = "the CUDA driver lacks " EMBER_STR(fn);                            \
-    return s;                                                                    \
+#define EMBER_API_LOAD(fn)                                              \
+  s.d.fn##_ = reinterpret_cast<decltype(&fn)>(dlsym(h, EMBER_STR(fn))); \
+  if (!s.d.fn##_) {                                                     \
+    s.error = "the CUDA driver lacks " EMBER_STR(fn);                   \
+    return s;                                                           \
   }
   EMBER_CU_FUNCS(EMBER_API_LOAD)
   const CUresult r = s.d.cuInit_(0);
@@ -74,7 +74,8 @@ NvrtcState load_nvrtc() {
   names.push_back(std::string(EMBER_CUDA_LIBRARY_DIR) + "/libnvrtc.so");
 #endif
   for (const char* env : {"CUDA_HOME", "CUDA_PATH"})
-    if (const char* p = std::getenv(env); p && *p) names.push_back(std::string(p) + "/lib64/libnvrtc.so");
+    if (const char* p = std::getenv(env); p && *p)
+      names.push_back(std::string(p) + "/lib64/libnvrtc.so");
   names.emplace_back("/usr/local/cuda/lib64/libnvrtc.so");
   std::string tried;
   void* h = open_first(names, tried);
@@ -83,11 +84,11 @@ NvrtcState load_nvrtc() {
     return s;
   }
   Dl_info info{};
-#define EMBER_NVRTC_LOAD(fn)                                                     \
-  s.n.fn##_ = reinterpret_cast<decltype(&fn)>(dlsym(h, EMBER_STR(fn)));          \
-  if (!s.n.fn##_) {                                                              \
-    s.error = "NVRTC lacks " EMBER_STR(fn);                                      \
-    return s;                                                                    \
+#define EMBER_NVRTC_LOAD(fn)                                            \
+  s.n.fn##_ = reinterpret_cast<decltype(&fn)>(dlsym(h, EMBER_STR(fn))); \
+  if (!s.n.fn##_) {                                                     \
+    s.error = "NVRTC lacks " EMBER_STR(fn);                             \
+    return s;                                                           \
   }
   EMBER_NVRTC_FUNCS(EMBER_NVRTC_LOAD)
   if (dladdr(reinterpret_cast<void*>(s.n.nvrtcVersion_), &info) && info.dli_fname)

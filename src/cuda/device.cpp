@@ -43,7 +43,8 @@ class CudaDevice final : public kernel::ComputeDevice, private CachingPool::Driv
     d_.cuDeviceGetName_(name, sizeof name, dev_);
     props_.kind = "cuda";
     props_.name = name;
-    props_.driver = std::to_string(d_.version / 1000) + "." + std::to_string(d_.version % 1000 / 10);
+    props_.driver =
+        std::to_string(d_.version / 1000) + "." + std::to_string(d_.version % 1000 / 10);
     std::size_t mem = 0;
     d_.cuDeviceTotalMem_(&mem, dev_);
     props_.total_memory = mem;
@@ -51,7 +52,8 @@ class CudaDevice final : public kernel::ComputeDevice, private CachingPool::Driv
     props_.subgroup_size = attr(CU_DEVICE_ATTRIBUTE_WARP_SIZE);
     props_.max_workgroup_threads = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
     props_.shared_memory_bytes = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
-    props_.max_grid = {attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X), attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y),
+    props_.max_grid = {attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X),
+                       attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y),
                        attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)};
     props_.compute_capability = 10 * attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) +
                                 attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
@@ -65,7 +67,8 @@ class CudaDevice final : public kernel::ComputeDevice, private CachingPool::Driv
 
   const kernel::DeviceProperties& properties() const override { return props_; }
 
-  void write(const kernel::Buffer& dst, std::size_t offset, const void* src, std::size_t bytes) override {
+  void write(const kernel::Buffer& dst, std::size_t offset, const void* src,
+             std::size_t bytes) override {
     check_range("write", dst, offset, bytes);
     std::lock_guard lock(mu_);
     bind();
@@ -124,10 +127,10 @@ class CudaDevice final : public kernel::ComputeDevice, private CachingPool::Driv
     kernel::optimize(opt);
     const std::string source = kernel::generate_cuda(opt);
     const detail::Nvrtc* n = detail::nvrtc();
-    const std::string key = kernel::cache_key(
-        source + kernel::scalar_header_text() + "|sm" + std::to_string(props_.compute_capability) +
-        "|nvrtc" + (n ? std::to_string(n->major * 100 + n->minor) : "") + "|driver" +
-        std::to_string(d_.version));
+    const std::string key = kernel::cache_key(source + kernel::scalar_header_text() + "|sm" +
+                                              std::to_string(props_.compute_capability) + "|nvrtc" +
+                                              (n ? std::to_string(n->major * 100 + n->minor) : "") +
+                                              "|driver" + std::to_string(d_.version));
     if (auto hit = memory_.get(key)) return *hit;
     std::string image;
     if (auto cached = disk_.get(key)) {
@@ -142,7 +145,8 @@ class CudaDevice final : public kernel::ComputeDevice, private CachingPool::Driv
     bind();
     CUmodule module = nullptr;
     CUfunction function = nullptr;
-    check(d_.cuModuleLoadData_(&module, image.data()), "compile " + opt.name + " (cuModuleLoadData)");
+    check(d_.cuModuleLoadData_(&module, image.data()),
+          "compile " + opt.name + " (cuModuleLoadData)");
     check(d_.cuModuleGetFunction_(&function, module, opt.name.c_str()), "compile " + opt.name);
     auto c = std::make_shared<CudaCompiled>(std::move(opt), source, module, function);
     memory_.put(key, c);
@@ -201,7 +205,8 @@ class CudaDevice final : public kernel::ComputeDevice, private CachingPool::Driv
     for (std::size_t a = 0; a < args.size(); ++a) {
       const kernel::VarInfo& v = ker.vars[ker.args[a]];
       if (v.kind != kernel::VarKind::Buffer) continue;
-      ptrs[n] = ptr(*args[a].buffer) + args[a].offset * static_cast<std::uint64_t>(kernel::elem_bytes(v.type.elem));
+      ptrs[n] = ptr(*args[a].buffer) +
+                args[a].offset * static_cast<std::uint64_t>(kernel::elem_bytes(v.type.elem));
       params[n] = &ptrs[n];
       ++n;
     }
@@ -262,7 +267,8 @@ class CudaDevice final : public kernel::ComputeDevice, private CachingPool::Driv
     return s;
   }
   std::string sync_op(const char* op) const {
-    return last_kernel_.empty() ? std::string(op) : std::string(op) + " (after kernel " + last_kernel_ + ")";
+    return last_kernel_.empty() ? std::string(op)
+                                : std::string(op) + " (after kernel " + last_kernel_ + ")";
   }
   static void check(CUresult r, const std::string& op) { detail::check(r, op); }
 

@@ -103,7 +103,9 @@ bool arch_supported(const detail::Nvrtc& n, int arch) {
 
 }  // namespace
 
-bool nvrtc_available(std::string* why) { return detail::nvrtc(why) != nullptr; }
+bool nvrtc_available(std::string* why) {
+  return detail::nvrtc(why) != nullptr;
+}
 
 Program compile_program(const kernel::Kernel& k, int arch) {
   std::string why;
@@ -113,26 +115,27 @@ Program compile_program(const kernel::Kernel& k, int arch) {
   out.arch = arch;
   out.source = kernel::generate_cuda(k);
   out.cubin = arch_supported(*n, arch);
-  const char* header_names[] = {"ember_scalar.hpp", "cstdint", "cmath", "limits", "type_traits", "bit"};
-  const char* headers[] = {kernel::scalar_header_text(), kStdCstdint, kStdCmath, kStdLimits,
-                           kStdTypeTraits, kStdBit};
+  const char* header_names[] = {"ember_scalar.hpp", "cstdint",     "cmath",
+                                "limits",           "type_traits", "bit"};
+  const char* headers[] = {
+      kernel::scalar_header_text(), kStdCstdint, kStdCmath, kStdLimits, kStdTypeTraits, kStdBit};
   nvrtcProgram p = nullptr;
   if (n->nvrtcCreateProgram_(&p, out.source.c_str(), (k.name + ".cu").c_str(), 6, headers,
                              header_names) != NVRTC_SUCCESS)
     ember::detail::fail<DeviceError>("compile " + k.name, "nvrtcCreateProgram failed");
-  const std::string gpu = std::string("--gpu-architecture=") + (out.cubin ? "sm_" : "compute_") +
-                          std::to_string(arch);
+  const std::string gpu =
+      std::string("--gpu-architecture=") + (out.cubin ? "sm_" : "compute_") + std::to_string(arch);
   const std::string inc = "--include-path=" + detail::toolkit_include_dir();
-  std::vector<const char*> opts = {gpu.c_str(), "--std=c++17", k.contract ? "--fmad=true" : "--fmad=false",
-                                   "-default-device"};
+  std::vector<const char*> opts = {gpu.c_str(), "--std=c++17",
+                                   k.contract ? "--fmad=true" : "--fmad=false", "-default-device"};
   if (inc.size() > std::string("--include-path=").size()) opts.push_back(inc.c_str());
   const nvrtcResult r = n->nvrtcCompileProgram_(p, static_cast<int>(opts.size()), opts.data());
   out.log = program_log(*n, p);
   if (r != NVRTC_SUCCESS) {
     n->nvrtcDestroyProgram_(&p);
     ember::detail::fail<DeviceError>("compile " + k.name, "NVRTC failed (",
-                                     n->nvrtcGetErrorString_(r), "):\n", out.log,
-                                     "\n---- source\n", out.source);
+                                     n->nvrtcGetErrorString_(r), "):\n", out.log, "\n---- source\n",
+                                     out.source);
   }
   std::size_t size = 0;
   if (out.cubin) {

@@ -10,22 +10,40 @@ namespace ember::kernel {
 
 namespace {
 
-bool valid_lanes(int l) { return l == 1 || l == 2 || l == 4 || l == 8; }
+bool valid_lanes(int l) {
+  return l == 1 || l == 2 || l == 4 || l == 8;
+}
 
 /// The value a constant of `e` holds after rounding `v` to the type.
 void round_constant(Elem e, double v, VarInfo& out) {
   switch (e) {
-    case Elem::F32: out.f = static_cast<float>(v); break;
-    case Elem::F16: out.f = f16::to_float(f16::from_float(static_cast<float>(v))); break;
-    case Elem::BF16: out.f = bf16::to_float(bf16::from_float(static_cast<float>(v))); break;
-    case Elem::F64: out.f = v; break;
-    case Elem::I32: out.i = static_cast<std::int32_t>(static_cast<std::int64_t>(v)); break;
-    case Elem::I64: out.i = static_cast<std::int64_t>(v); break;
+    case Elem::F32:
+      out.f = static_cast<float>(v);
+      break;
+    case Elem::F16:
+      out.f = f16::to_float(f16::from_float(static_cast<float>(v)));
+      break;
+    case Elem::BF16:
+      out.f = bf16::to_float(bf16::from_float(static_cast<float>(v)));
+      break;
+    case Elem::F64:
+      out.f = v;
+      break;
+    case Elem::I32:
+      out.i = static_cast<std::int32_t>(static_cast<std::int64_t>(v));
+      break;
+    case Elem::I64:
+      out.i = static_cast<std::int64_t>(v);
+      break;
     case Elem::U32:
       out.i = static_cast<std::uint32_t>(static_cast<std::int64_t>(v));
       break;
-    case Elem::U8: out.i = static_cast<std::uint8_t>(static_cast<std::int64_t>(v)); break;
-    case Elem::Bool: out.i = v != 0 ? 1 : 0; break;
+    case Elem::U8:
+      out.i = static_cast<std::uint8_t>(static_cast<std::int64_t>(v));
+      break;
+    case Elem::Bool:
+      out.i = v != 0 ? 1 : 0;
+      break;
   }
 }
 
@@ -33,7 +51,9 @@ void round_constant(Elem e, double v, VarInfo& out) {
 
 // ---- Val, Var, Mem ---------------------------------------------------------------------------
 
-Type Val::type() const { return b_->info(id_).type; }
+Type Val::type() const {
+  return b_->info(id_).type;
+}
 KernelBuilder& Val::builder() const {
   if (!b_) detail::fail<ValueError>("kernel", "use of an empty Val");
   return *b_;
@@ -43,33 +63,40 @@ Var& Var::operator=(const Val& v) {
   Val x = v;
   const Type t = b_->info(id_).type;
   if (x.elem() != t.elem)
-    b_->fail_type("assign", "a " + type_name(x.type()) + " value to a " + type_name(t) +
-                                " variable");
+    b_->fail_type("assign",
+                  "a " + type_name(x.type()) + " value to a " + type_name(t) + " variable");
   if (x.lanes() != t.lanes) {
     if (x.lanes() != 1)
-      b_->fail_type("assign", "a " + type_name(x.type()) + " value to a " + type_name(t) +
-                                  " variable");
+      b_->fail_type("assign",
+                    "a " + type_name(x.type()) + " value to a " + type_name(t) + " variable");
     x = splat(x, t.lanes);
   }
   b_->emit_void(Op::Assign, {id_, x.id()});
   return *this;
 }
-Val Var::get() const { return b_->emit(Op::Read, b_->info(id_).type, {id_}); }
+Val Var::get() const {
+  return b_->emit(Op::Read, b_->info(id_).type, {id_});
+}
 
-ElemRef::operator Val() const { return m_.load(i_); }
+ElemRef::operator Val() const {
+  return m_.load(i_);
+}
 const ElemRef& ElemRef::operator=(const Val& v) const {
   m_.store(i_, v);
   return *this;
 }
 
-Elem Mem::elem() const { return b_->info(id_).type.elem; }
+Elem Mem::elem() const {
+  return b_->info(id_).type.elem;
+}
 
 static void check_index(KernelBuilder& b, const char* op, Val index) {
   if (!is_int(index.elem()) || index.lanes() != 1)
     b.fail_type(op, "index must be a scalar integer, not " + type_name(index.type()));
 }
 
-static void check_access(KernelBuilder& b, const VarInfo& m, const char* op, bool reads, bool writes) {
+static void check_access(KernelBuilder& b, const VarInfo& m, const char* op, bool reads,
+                         bool writes) {
   if (m.kind != VarKind::Buffer) return;
   if (reads && m.access == Access::Write)
     b.fail_value(op, "buffer '" + m.name + "' is write-only (Access::Write)");
@@ -91,7 +118,9 @@ void Mem::store(Val index, Val value) const {
                                std::string(elem_name(elem())) + " memory");
   b_->emit_void(Op::Store, {id_, index.id(), value.id()});
 }
-ElemRef Mem::operator[](std::uint32_t index) const { return (*this)[b_->u32(index)]; }
+ElemRef Mem::operator[](std::uint32_t index) const {
+  return (*this)[b_->u32(index)];
+}
 
 Val Mem::len() const {
   if (b_->info(id_).kind != VarKind::Buffer) b_->fail_value("len", "not a buffer");
@@ -122,9 +151,10 @@ Val Mem::atomic(AtomicOp op, Val index, Val v, Val cmp) const {
   const Elem e = elem();
   const bool ok_type = e == Elem::I32 || e == Elem::U32 || e == Elem::F32 || e == Elem::I64;
   if (!ok_type || v.lanes() != 1 || v.elem() != e)
-    b_->fail_type("atomic", "atomics take scalar i32, u32, i64 or f32 values on memory of "
-                            "that type; got " + type_name(v.type()) + " on " +
-                                std::string(elem_name(e)));
+    b_->fail_type("atomic",
+                  "atomics take scalar i32, u32, i64 or f32 values on memory of "
+                  "that type; got " +
+                      type_name(v.type()) + " on " + std::string(elem_name(e)));
   if (e == Elem::I64 && (op == AtomicOp::Min || op == AtomicOp::Max))
     b_->fail_type("atomic", "atomic min/max on i64 is not supported");
   if (cmp.valid()) {
@@ -132,13 +162,20 @@ Val Mem::atomic(AtomicOp op, Val index, Val v, Val cmp) const {
     return b_->emit(Op::Atomic, v.type(), {id_, index.id(), v.id(), cmp.id()},
                     static_cast<std::uint32_t>(op));
   }
-  return b_->emit(Op::Atomic, v.type(), {id_, index.id(), v.id()},
-                  static_cast<std::uint32_t>(op));
+  return b_->emit(Op::Atomic, v.type(), {id_, index.id(), v.id()}, static_cast<std::uint32_t>(op));
 }
-Val Mem::atomic_add(Val i, Val v) const { return atomic(AtomicOp::Add, i, v, {}); }
-Val Mem::atomic_min(Val i, Val v) const { return atomic(AtomicOp::Min, i, v, {}); }
-Val Mem::atomic_max(Val i, Val v) const { return atomic(AtomicOp::Max, i, v, {}); }
-Val Mem::atomic_exchange(Val i, Val v) const { return atomic(AtomicOp::Exchange, i, v, {}); }
+Val Mem::atomic_add(Val i, Val v) const {
+  return atomic(AtomicOp::Add, i, v, {});
+}
+Val Mem::atomic_min(Val i, Val v) const {
+  return atomic(AtomicOp::Min, i, v, {});
+}
+Val Mem::atomic_max(Val i, Val v) const {
+  return atomic(AtomicOp::Max, i, v, {});
+}
+Val Mem::atomic_exchange(Val i, Val v) const {
+  return atomic(AtomicOp::Exchange, i, v, {});
+}
 Val Mem::atomic_compare_exchange(Val i, Val cmp, Val v) const {
   return atomic(AtomicOp::CompareExchange, i, v, cmp);
 }
@@ -169,8 +206,7 @@ VarId KernelBuilder::new_var(VarInfo v) {
   return static_cast<VarId>(k_.vars.size() - 1);
 }
 
-Mem KernelBuilder::buffer(const std::string& name, Elem elem, Access access,
-                          std::uint32_t rank) {
+Mem KernelBuilder::buffer(const std::string& name, Elem elem, Access access, std::uint32_t rank) {
   if (rank == 0 || rank > 8) fail_value("buffer", "rank must be 1..8");
   VarInfo v;
   v.kind = VarKind::Buffer;
@@ -243,13 +279,15 @@ Var KernelBuilder::var(Val init) {
   return r;
 }
 
-Var KernelBuilder::var(Type type) { return var(constant(type.elem, 0, type.lanes)); }
+Var KernelBuilder::var(Type type) {
+  return var(constant(type.elem, 0, type.lanes));
+}
 
 Fragment KernelBuilder::fragment(MatrixInfo mi, Elem elem) {
   const bool ab = mi.use != MatrixUse::Acc;
   if (ab && !is_half(elem))
-    fail_type("fragment", "A and B fragments hold f16 or bf16, not " +
-                              std::string(elem_name(elem)));
+    fail_type("fragment",
+              "A and B fragments hold f16 or bf16, not " + std::string(elem_name(elem)));
   if (!ab && elem != Elem::F32 && elem != Elem::F16)
     fail_type("fragment", "accumulators hold f32 or f16");
   if (!(mi.m == 16 && mi.n == 16 && mi.k == 16))
@@ -261,21 +299,33 @@ Fragment KernelBuilder::fragment(MatrixInfo mi, Elem elem) {
   return Fragment(this, new_var(v));
 }
 
-Val KernelBuilder::thread_idx(int a) { return emit(Op::ThreadIdx, scalar_type(Elem::U32), {}, a); }
-Val KernelBuilder::block_idx(int a) { return emit(Op::BlockIdx, scalar_type(Elem::U32), {}, a); }
-Val KernelBuilder::block_dim(int a) { return emit(Op::BlockDim, scalar_type(Elem::U32), {}, a); }
-Val KernelBuilder::grid_dim(int a) { return emit(Op::GridDim, scalar_type(Elem::U32), {}, a); }
+Val KernelBuilder::thread_idx(int a) {
+  return emit(Op::ThreadIdx, scalar_type(Elem::U32), {}, a);
+}
+Val KernelBuilder::block_idx(int a) {
+  return emit(Op::BlockIdx, scalar_type(Elem::U32), {}, a);
+}
+Val KernelBuilder::block_dim(int a) {
+  return emit(Op::BlockDim, scalar_type(Elem::U32), {}, a);
+}
+Val KernelBuilder::grid_dim(int a) {
+  return emit(Op::GridDim, scalar_type(Elem::U32), {}, a);
+}
 Val KernelBuilder::global_idx(int a) {
   return emit(Op::GlobalIdx, scalar_type(Elem::U32), {}, a);
 }
 Val KernelBuilder::local_linear_idx() {
   return emit(Op::LocalLinearIdx, scalar_type(Elem::U32), {});
 }
-Val KernelBuilder::absolute_pos() { return emit(Op::AbsolutePos, scalar_type(Elem::U32), {}); }
+Val KernelBuilder::absolute_pos() {
+  return emit(Op::AbsolutePos, scalar_type(Elem::U32), {});
+}
 Val KernelBuilder::subgroup_size() {
   return emit(Op::SubgroupSize, scalar_type(Elem::U32), {});
 }
-Val KernelBuilder::lane_id() { return emit(Op::LaneId, scalar_type(Elem::U32), {}); }
+Val KernelBuilder::lane_id() {
+  return emit(Op::LaneId, scalar_type(Elem::U32), {});
+}
 
 Inst& KernelBuilder::open(Op op, std::initializer_list<VarId> in, int nblocks) {
   Inst inst;
@@ -309,9 +359,15 @@ Inst& KernelBuilder::open_for(Val start, Val end, Val step) {
   return inst;
 }
 
-void KernelBuilder::break_() { emit_void(Op::Break, {}); }
-void KernelBuilder::return_() { emit_void(Op::Return, {}); }
-void KernelBuilder::barrier() { emit_void(Op::Barrier, {}); }
+void KernelBuilder::break_() {
+  emit_void(Op::Break, {});
+}
+void KernelBuilder::return_() {
+  emit_void(Op::Return, {});
+}
+void KernelBuilder::barrier() {
+  emit_void(Op::Barrier, {});
+}
 
 Val KernelBuilder::emit(Op op, Type type, std::initializer_list<VarId> in, std::uint32_t aux) {
   VarInfo v;
@@ -367,7 +423,9 @@ namespace {
 
 enum Cls : unsigned { kF = 1, kI = 2, kB = 4, kNum = kF | kI, kAll = 7 };
 
-unsigned cls(Elem e) { return is_float(e) ? kF : e == Elem::Bool ? kB : kI; }
+unsigned cls(Elem e) {
+  return is_float(e) ? kF : e == Elem::Bool ? kB : kI;
+}
 
 Val unary(Op op, Val a, unsigned allowed, Elem out = Elem::Bool, bool to_bool = false) {
   KernelBuilder& b = a.builder();
@@ -390,12 +448,24 @@ Val binary(Op op, Val a, Val b, unsigned allowed, bool compare = false) {
 
 }  // namespace
 
-Val operator+(Val a, Val b) { return binary(Op::Add, a, b, kNum); }
-Val operator-(Val a, Val b) { return binary(Op::Sub, a, b, kNum); }
-Val operator*(Val a, Val b) { return binary(Op::Mul, a, b, kNum); }
-Val operator/(Val a, Val b) { return binary(Op::Div, a, b, kNum); }
-Val operator%(Val a, Val b) { return binary(Op::Rem, a, b, kNum); }
-Val operator-(Val a) { return unary(Op::Neg, a, kNum); }
+Val operator+(Val a, Val b) {
+  return binary(Op::Add, a, b, kNum);
+}
+Val operator-(Val a, Val b) {
+  return binary(Op::Sub, a, b, kNum);
+}
+Val operator*(Val a, Val b) {
+  return binary(Op::Mul, a, b, kNum);
+}
+Val operator/(Val a, Val b) {
+  return binary(Op::Div, a, b, kNum);
+}
+Val operator%(Val a, Val b) {
+  return binary(Op::Rem, a, b, kNum);
+}
+Val operator-(Val a) {
+  return unary(Op::Neg, a, kNum);
+}
 Val operator&(Val a, Val b) {
   return a.elem() == Elem::Bool ? binary(Op::And, a, b, kB) : binary(Op::BitAnd, a, b, kI);
 }
@@ -405,36 +475,94 @@ Val operator|(Val a, Val b) {
 Val operator^(Val a, Val b) {
   return a.elem() == Elem::Bool ? binary(Op::Ne, a, b, kB) : binary(Op::BitXor, a, b, kI);
 }
-Val operator!(Val a) { return unary(Op::Not, a, kB); }
-Val operator~(Val a) { return unary(Op::BitNot, a, kI); }
-Val operator<<(Val a, Val b) { return binary(Op::Shl, a, b, kI); }
-Val operator>>(Val a, Val b) { return binary(Op::Shr, a, b, kI); }
-Val operator==(Val a, Val b) { return binary(Op::Eq, a, b, kAll, true); }
-Val operator!=(Val a, Val b) { return binary(Op::Ne, a, b, kAll, true); }
-Val operator<(Val a, Val b) { return binary(Op::Lt, a, b, kNum, true); }
-Val operator<=(Val a, Val b) { return binary(Op::Le, a, b, kNum, true); }
-Val operator>(Val a, Val b) { return binary(Op::Gt, a, b, kNum, true); }
-Val operator>=(Val a, Val b) { return binary(Op::Ge, a, b, kNum, true); }
+Val operator!(Val a) {
+  return unary(Op::Not, a, kB);
+}
+Val operator~(Val a) {
+  return unary(Op::BitNot, a, kI);
+}
+Val operator<<(Val a, Val b) {
+  return binary(Op::Shl, a, b, kI);
+}
+Val operator>>(Val a, Val b) {
+  return binary(Op::Shr, a, b, kI);
+}
+Val operator==(Val a, Val b) {
+  return binary(Op::Eq, a, b, kAll, true);
+}
+Val operator!=(Val a, Val b) {
+  return binary(Op::Ne, a, b, kAll, true);
+}
+Val operator<(Val a, Val b) {
+  return binary(Op::Lt, a, b, kNum, true);
+}
+Val operator<=(Val a, Val b) {
+  return binary(Op::Le, a, b, kNum, true);
+}
+Val operator>(Val a, Val b) {
+  return binary(Op::Gt, a, b, kNum, true);
+}
+Val operator>=(Val a, Val b) {
+  return binary(Op::Ge, a, b, kNum, true);
+}
 
-Val abs(Val a) { return unary(Op::Abs, a, kNum); }
-Val sqrt(Val a) { return unary(Op::Sqrt, a, kF); }
-Val exp(Val a) { return unary(Op::Exp, a, kF); }
-Val log(Val a) { return unary(Op::Log, a, kF); }
-Val log1p(Val a) { return unary(Op::Log1p, a, kF); }
-Val tanh(Val a) { return unary(Op::Tanh, a, kF); }
-Val erf(Val a) { return unary(Op::Erf, a, kF); }
-Val sin(Val a) { return unary(Op::Sin, a, kF); }
-Val cos(Val a) { return unary(Op::Cos, a, kF); }
-Val floor(Val a) { return unary(Op::Floor, a, kF); }
-Val ceil(Val a) { return unary(Op::Ceil, a, kF); }
-Val round(Val a) { return unary(Op::Round, a, kF); }
-Val trunc(Val a) { return unary(Op::Trunc, a, kF); }
-Val recip(Val a) { return unary(Op::Recip, a, kF); }
-Val is_nan(Val a) { return unary(Op::IsNan, a, kF, Elem::Bool, true); }
-Val is_inf(Val a) { return unary(Op::IsInf, a, kF, Elem::Bool, true); }
-Val min(Val a, Val b) { return binary(Op::Min, a, b, kNum); }
-Val max(Val a, Val b) { return binary(Op::Max, a, b, kNum); }
-Val pow(Val a, Val b) { return binary(Op::Pow, a, b, kF); }
+Val abs(Val a) {
+  return unary(Op::Abs, a, kNum);
+}
+Val sqrt(Val a) {
+  return unary(Op::Sqrt, a, kF);
+}
+Val exp(Val a) {
+  return unary(Op::Exp, a, kF);
+}
+Val log(Val a) {
+  return unary(Op::Log, a, kF);
+}
+Val log1p(Val a) {
+  return unary(Op::Log1p, a, kF);
+}
+Val tanh(Val a) {
+  return unary(Op::Tanh, a, kF);
+}
+Val erf(Val a) {
+  return unary(Op::Erf, a, kF);
+}
+Val sin(Val a) {
+  return unary(Op::Sin, a, kF);
+}
+Val cos(Val a) {
+  return unary(Op::Cos, a, kF);
+}
+Val floor(Val a) {
+  return unary(Op::Floor, a, kF);
+}
+Val ceil(Val a) {
+  return unary(Op::Ceil, a, kF);
+}
+Val round(Val a) {
+  return unary(Op::Round, a, kF);
+}
+Val trunc(Val a) {
+  return unary(Op::Trunc, a, kF);
+}
+Val recip(Val a) {
+  return unary(Op::Recip, a, kF);
+}
+Val is_nan(Val a) {
+  return unary(Op::IsNan, a, kF, Elem::Bool, true);
+}
+Val is_inf(Val a) {
+  return unary(Op::IsInf, a, kF, Elem::Bool, true);
+}
+Val min(Val a, Val b) {
+  return binary(Op::Min, a, b, kNum);
+}
+Val max(Val a, Val b) {
+  return binary(Op::Max, a, b, kNum);
+}
+Val pow(Val a, Val b) {
+  return binary(Op::Pow, a, b, kF);
+}
 
 Val fma(Val a, Val b, Val c) {
   KernelBuilder& kb = a.builder();
@@ -497,14 +625,16 @@ Val insert(Val v, int lane, Val x) {
   KernelBuilder& kb = v.builder();
   if (lane < 0 || lane >= v.lanes())
     kb.fail_value("insert", "lane " + std::to_string(lane) + " of " + type_name(v.type()));
-  if (x.type() != scalar_type(v.elem())) kb.fail_type("insert", "value must be a scalar of v's type");
+  if (x.type() != scalar_type(v.elem()))
+    kb.fail_type("insert", "value must be a scalar of v's type");
   return kb.emit(Op::Insert, v.type(), {v.id(), x.id()}, lane);
 }
 
 namespace {
 Val subgroup(Op op, Val a, unsigned allowed) {
   KernelBuilder& b = a.builder();
-  if (!(cls(a.elem()) & allowed)) b.fail_type(op_name(op), "not defined for " + type_name(a.type()));
+  if (!(cls(a.elem()) & allowed))
+    b.fail_type(op_name(op), "not defined for " + type_name(a.type()));
   return b.emit(op, a.type(), {a.id()});
 }
 Val subgroup2(Op op, Val a, Val lane) {
@@ -515,14 +645,30 @@ Val subgroup2(Op op, Val a, Val lane) {
 }
 }  // namespace
 
-Val subgroup_sum(Val a) { return subgroup(Op::SgSum, a, kNum); }
-Val subgroup_min(Val a) { return subgroup(Op::SgMin, a, kNum); }
-Val subgroup_max(Val a) { return subgroup(Op::SgMax, a, kNum); }
-Val subgroup_all(Val a) { return subgroup(Op::SgAll, a, kB); }
-Val subgroup_any(Val a) { return subgroup(Op::SgAny, a, kB); }
-Val subgroup_broadcast(Val a, Val lane) { return subgroup2(Op::SgBroadcast, a, lane); }
-Val shuffle(Val a, Val src) { return subgroup2(Op::SgShuffle, a, src); }
-Val shuffle_xor(Val a, Val mask) { return subgroup2(Op::SgShuffleXor, a, mask); }
+Val subgroup_sum(Val a) {
+  return subgroup(Op::SgSum, a, kNum);
+}
+Val subgroup_min(Val a) {
+  return subgroup(Op::SgMin, a, kNum);
+}
+Val subgroup_max(Val a) {
+  return subgroup(Op::SgMax, a, kNum);
+}
+Val subgroup_all(Val a) {
+  return subgroup(Op::SgAll, a, kB);
+}
+Val subgroup_any(Val a) {
+  return subgroup(Op::SgAny, a, kB);
+}
+Val subgroup_broadcast(Val a, Val lane) {
+  return subgroup2(Op::SgBroadcast, a, lane);
+}
+Val shuffle(Val a, Val src) {
+  return subgroup2(Op::SgShuffle, a, src);
+}
+Val shuffle_xor(Val a, Val mask) {
+  return subgroup2(Op::SgShuffleXor, a, mask);
+}
 
 void mat_fill(const Fragment& f, Val v) {
   KernelBuilder& b = f.builder();

@@ -18,7 +18,8 @@ namespace ember::kernel {
 namespace fs = std::filesystem;
 
 fs::path cache_dir() {
-  if (const char* off = std::getenv("EMBER_KERNEL_CACHE"); off && std::string(off) == "0") return {};
+  if (const char* off = std::getenv("EMBER_KERNEL_CACHE"); off && std::string(off) == "0")
+    return {};
   if (const char* d = std::getenv("EMBER_CACHE_DIR"); d && *d) return fs::path(d);
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return fs::path(x) / "ember";
   if (const char* h = std::getenv("HOME"); h && *h) return fs::path(h) / ".cache" / "ember";
@@ -27,8 +28,7 @@ fs::path cache_dir() {
 
 std::string cache_key(const std::string& s) {
   char buf[40];
-  std::snprintf(buf, sizeof buf, "%016llx%016llx",
-                static_cast<unsigned long long>(hash64(s)),
+  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(hash64(s)),
                 static_cast<unsigned long long>(hash64(s, 0x9e3779b97f4a7c15ull)));
   return buf;
 }

@@ -12,7 +12,9 @@ namespace detail {
 extern const char* const kScalarHeaderText;  // generated from EMBER_SCALAR_HEADER
 }  // namespace detail
 
-const char* scalar_header_text() { return detail::kScalarHeaderText; }
+const char* scalar_header_text() {
+  return detail::kScalarHeaderText;
+}
 
 namespace {
 
@@ -75,15 +77,23 @@ __device__ __forceinline__ float round_bf16(float x) { return __bfloat162float(_
 
 const char* mem_type(Elem e) {
   switch (e) {
-    case Elem::F32: return "float";
-    case Elem::F16: return "__half";
-    case Elem::BF16: return "__nv_bfloat16";
-    case Elem::F64: return "double";
-    case Elem::I32: return "i32";
-    case Elem::I64: return "i64";
-    case Elem::U32: return "u32";
+    case Elem::F32:
+      return "float";
+    case Elem::F16:
+      return "__half";
+    case Elem::BF16:
+      return "__nv_bfloat16";
+    case Elem::F64:
+      return "double";
+    case Elem::I32:
+      return "i32";
+    case Elem::I64:
+      return "i64";
+    case Elem::U32:
+      return "u32";
     case Elem::U8:
-    case Elem::Bool: return "u8";
+    case Elem::Bool:
+      return "u8";
   }
   return "?";
 }
@@ -97,13 +107,20 @@ class CudaEmitter final : public detail::CEmitter {
     switch (e) {
       case Elem::F32:
       case Elem::F16:
-      case Elem::BF16: return "float";
-      case Elem::F64: return "double";
-      case Elem::I32: return "i32";
-      case Elem::I64: return "i64";
-      case Elem::U32: return "u32";
-      case Elem::U8: return "u8";
-      case Elem::Bool: return "bool";
+      case Elem::BF16:
+        return "float";
+      case Elem::F64:
+        return "double";
+      case Elem::I32:
+        return "i32";
+      case Elem::I64:
+        return "i64";
+      case Elem::U32:
+        return "u32";
+      case Elem::U8:
+        return "u8";
+      case Elem::Bool:
+        return "bool";
     }
     return "?";
   }
@@ -115,7 +132,8 @@ class CudaEmitter final : public detail::CEmitter {
       case Elem::BF16: {
         const float x = static_cast<float>(f);
         if (x != x) return "__int_as_float(0x7fffffff)";
-        if (std::isinf(x)) return x > 0 ? "__int_as_float(0x7f800000)" : "__int_as_float(0xff800000)";
+        if (std::isinf(x))
+          return x > 0 ? "__int_as_float(0x7f800000)" : "__int_as_float(0xff800000)";
         return "(" + detail::float_text(x, "f") + ")";
       }
       case Elem::F64:
@@ -130,9 +148,12 @@ class CudaEmitter final : public detail::CEmitter {
       case Elem::I64:
         if (i == INT64_MIN) return "(-9223372036854775807ll - 1)";
         return "(" + std::to_string(i) + "ll)";
-      case Elem::U32: return std::to_string(static_cast<std::uint32_t>(i)) + "u";
-      case Elem::U8: return "u8(" + std::to_string(i) + ")";
-      case Elem::Bool: return i ? "true" : "false";
+      case Elem::U32:
+        return std::to_string(static_cast<std::uint32_t>(i)) + "u";
+      case Elem::U8:
+        return "u8(" + std::to_string(i) + ")";
+      case Elem::Bool:
+        return i ? "true" : "false";
     }
     return "?";
   }
@@ -145,8 +166,8 @@ class CudaEmitter final : public detail::CEmitter {
 
   void prologue() override {
     const Features f = features(k());
-    out() << "// ember kernel " << k().name << " (CUDA C++, generated" << (k().contract ? ", --fmad=true" : "")
-          << ")\n";
+    out() << "// ember kernel " << k().name << " (CUDA C++, generated"
+          << (k().contract ? ", --fmad=true" : "") << ")\n";
     out() << "#include \"ember_scalar.hpp\"\n";
     if (f.f16 || f.bf16 || f.matrix) out() << "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n";
     if (f.matrix) out() << "#include <mma.h>\n";
@@ -171,13 +192,29 @@ class CudaEmitter final : public detail::CEmitter {
       const std::string w2 = "info.w[" + std::to_string(o + 1) + "]";
       std::string e;
       switch (v.type.elem) {
-        case Elem::F32: case Elem::F16: case Elem::BF16: e = "__uint_as_float(" + w + ")"; break;
-        case Elem::F64: e = "__longlong_as_double(i64(((u64)" + w2 + " << 32) | " + w + "))"; break;
-        case Elem::I64: e = "i64(((u64)" + w2 + " << 32) | " + w + ")"; break;
-        case Elem::I32: e = "i32(" + w + ")"; break;
-        case Elem::U32: e = w; break;
-        case Elem::U8: e = "u8(" + w + ")"; break;
-        case Elem::Bool: e = "(" + w + " != 0u)"; break;
+        case Elem::F32:
+        case Elem::F16:
+        case Elem::BF16:
+          e = "__uint_as_float(" + w + ")";
+          break;
+        case Elem::F64:
+          e = "__longlong_as_double(i64(((u64)" + w2 + " << 32) | " + w + "))";
+          break;
+        case Elem::I64:
+          e = "i64(((u64)" + w2 + " << 32) | " + w + ")";
+          break;
+        case Elem::I32:
+          e = "i32(" + w + ")";
+          break;
+        case Elem::U32:
+          e = w;
+          break;
+        case Elem::U8:
+          e = "u8(" + w + ")";
+          break;
+        case Elem::Bool:
+          e = "(" + w + " != 0u)";
+          break;
       }
       line("const " + type(v.type.elem) + " " + name(a) + " = " + e + ";");
     }
@@ -204,19 +241,28 @@ class CudaEmitter final : public detail::CEmitter {
     const std::string local = "(threadIdx.x + " + std::to_string(wg[0]) + "u * (threadIdx.y + " +
                               std::to_string(wg[1]) + "u * threadIdx.z))";
     switch (i.op) {
-      case Op::ThreadIdx: return "threadIdx." + ax;
-      case Op::BlockIdx: return "blockIdx." + ax;
-      case Op::BlockDim: return std::to_string(wg[i.aux % 3]) + "u";
-      case Op::GridDim: return "gridDim." + ax;
+      case Op::ThreadIdx:
+        return "threadIdx." + ax;
+      case Op::BlockIdx:
+        return "blockIdx." + ax;
+      case Op::BlockDim:
+        return std::to_string(wg[i.aux % 3]) + "u";
+      case Op::GridDim:
+        return "gridDim." + ax;
       case Op::GlobalIdx:
-        return "(blockIdx." + ax + " * " + std::to_string(wg[i.aux % 3]) + "u + threadIdx." + ax + ")";
-      case Op::LocalLinearIdx: return local;
+        return "(blockIdx." + ax + " * " + std::to_string(wg[i.aux % 3]) + "u + threadIdx." + ax +
+               ")";
+      case Op::LocalLinearIdx:
+        return local;
       case Op::AbsolutePos:
         return "((blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z)) * " +
                std::to_string(k().workgroup_threads()) + "u + " + local + ")";
-      case Op::SubgroupSize: return "32u";
-      case Op::LaneId: return "(" + local + " & 31u)";
-      default: break;
+      case Op::SubgroupSize:
+        return "32u";
+      case Op::LaneId:
+        return "(" + local + " & 31u)";
+      default:
+        break;
     }
     const std::uint32_t o = info_offset(i.in[0]);
     if (i.op == Op::BufLen) return "info.w[" + std::to_string(o) + "]";
@@ -246,66 +292,150 @@ class CudaEmitter final : public detail::CEmitter {
     std::string r;
     switch (i.op) {
       case Op::Neg:
-        r = is_float(ae) ? "(-" + a + ")" : sgn ? t + "(" + u + "(0) - " + u + "(" + a + "))" : t + "(-" + a + ")";
+        r = is_float(ae) ? "(-" + a + ")"
+            : sgn        ? t + "(" + u + "(0) - " + u + "(" + a + "))"
+                         : t + "(-" + a + ")";
         break;
-      case Op::Abs: r = is_float(ae) ? fn("fabsf", "fabs") : sgn ? "ek::iabs(" + a + ")" : a; break;
-      case Op::Not: r = "(!" + a + ")"; break;
-      case Op::BitNot: r = t + "(~" + a + ")"; break;
-      case Op::Sqrt: r = fn("sqrtf", "sqrt"); break;
-      case Op::Exp: r = fn("ember::scalar::exp_f32", "exp"); break;
-      case Op::Log: r = fn("ember::scalar::log_f32", "log"); break;
-      case Op::Log1p: r = fn("ember::scalar::log1p_f32", "log1p"); break;
-      case Op::Tanh: r = fn("ember::scalar::tanh_f32", "tanh"); break;
-      case Op::Erf: r = fn("ember::scalar::erf_f32", "erf"); break;
-      case Op::Sin: r = fn("sinf", "sin"); break;
-      case Op::Cos: r = fn("cosf", "cos"); break;
-      case Op::Floor: r = fn("floorf", "floor"); break;
-      case Op::Ceil: r = fn("ceilf", "ceil"); break;
-      case Op::Round: r = fn("rintf", "rint"); break;
-      case Op::Trunc: r = fn("truncf", "trunc"); break;
-      case Op::Recip: r = f32 ? "(1.0f / " + a + ")" : "(1.0 / " + a + ")"; break;
-      case Op::IsNan: r = "(" + a + " != " + a + ")"; break;
+      case Op::Abs:
+        r = is_float(ae) ? fn("fabsf", "fabs") : sgn ? "ek::iabs(" + a + ")" : a;
+        break;
+      case Op::Not:
+        r = "(!" + a + ")";
+        break;
+      case Op::BitNot:
+        r = t + "(~" + a + ")";
+        break;
+      case Op::Sqrt:
+        r = fn("sqrtf", "sqrt");
+        break;
+      case Op::Exp:
+        r = fn("ember::scalar::exp_f32", "exp");
+        break;
+      case Op::Log:
+        r = fn("ember::scalar::log_f32", "log");
+        break;
+      case Op::Log1p:
+        r = fn("ember::scalar::log1p_f32", "log1p");
+        break;
+      case Op::Tanh:
+        r = fn("ember::scalar::tanh_f32", "tanh");
+        break;
+      case Op::Erf:
+        r = fn("ember::scalar::erf_f32", "erf");
+        break;
+      case Op::Sin:
+        r = fn("sinf", "sin");
+        break;
+      case Op::Cos:
+        r = fn("cosf", "cos");
+        break;
+      case Op::Floor:
+        r = fn("floorf", "floor");
+        break;
+      case Op::Ceil:
+        r = fn("ceilf", "ceil");
+        break;
+      case Op::Round:
+        r = fn("rintf", "rint");
+        break;
+      case Op::Trunc:
+        r = fn("truncf", "trunc");
+        break;
+      case Op::Recip:
+        r = f32 ? "(1.0f / " + a + ")" : "(1.0 / " + a + ")";
+        break;
+      case Op::IsNan:
+        r = "(" + a + " != " + a + ")";
+        break;
       case Op::IsInf:
         r = f32 ? "(fabsf(" + a + ") == __int_as_float(0x7f800000))"
                 : "(fabs(" + a + ") == __longlong_as_double(0x7ff0000000000000ll))";
         break;
-      case Op::Add: r = is_float(ae) ? "(" + a + " + " + b + ")" : wrap("+"); break;
-      case Op::Sub: r = is_float(ae) ? "(" + a + " - " + b + ")" : wrap("-"); break;
-      case Op::Mul: r = is_float(ae) ? "(" + a + " * " + b + ")" : wrap("*"); break;
+      case Op::Add:
+        r = is_float(ae) ? "(" + a + " + " + b + ")" : wrap("+");
+        break;
+      case Op::Sub:
+        r = is_float(ae) ? "(" + a + " - " + b + ")" : wrap("-");
+        break;
+      case Op::Mul:
+        r = is_float(ae) ? "(" + a + " * " + b + ")" : wrap("*");
+        break;
       case Op::Div:
-        r = is_float(ae) ? "(" + a + " / " + b + ")" : "ember::scalar::int_floor_div(" + a + ", " + b + ")";
+        r = is_float(ae) ? "(" + a + " / " + b + ")"
+                         : "ember::scalar::int_floor_div(" + a + ", " + b + ")";
         break;
       case Op::Rem:
         r = is_float(ae) ? "ember::scalar::float_remainder(" + a + ", " + b + ")"
                          : "ember::scalar::int_remainder(" + a + ", " + b + ")";
         break;
-      case Op::Min: r = "ek::min_(" + a + ", " + b + ")"; break;
-      case Op::Max: r = "ek::max_(" + a + ", " + b + ")"; break;
-      case Op::Pow: r = std::string(f32 ? "powf(" : "pow(") + a + ", " + b + ")"; break;
-      case Op::And: r = "(" + a + " && " + b + ")"; break;
-      case Op::Or: r = "(" + a + " || " + b + ")"; break;
-      case Op::BitAnd: r = t + "(" + a + " & " + b + ")"; break;
-      case Op::BitOr: r = t + "(" + a + " | " + b + ")"; break;
-      case Op::BitXor: r = t + "(" + a + " ^ " + b + ")"; break;
-      case Op::Shl: r = "ek::shl(" + a + ", " + b + ")"; break;
-      case Op::Shr: r = "ek::shr(" + a + ", " + b + ")"; break;
-      case Op::Eq: r = "(" + a + " == " + b + ")"; break;
-      case Op::Ne: r = "(" + a + " != " + b + ")"; break;
-      case Op::Lt: r = "(" + a + " < " + b + ")"; break;
-      case Op::Le: r = "(" + a + " <= " + b + ")"; break;
-      case Op::Gt: r = "(" + a + " > " + b + ")"; break;
-      case Op::Ge: r = "(" + a + " >= " + b + ")"; break;
+      case Op::Min:
+        r = "ek::min_(" + a + ", " + b + ")";
+        break;
+      case Op::Max:
+        r = "ek::max_(" + a + ", " + b + ")";
+        break;
+      case Op::Pow:
+        r = std::string(f32 ? "powf(" : "pow(") + a + ", " + b + ")";
+        break;
+      case Op::And:
+        r = "(" + a + " && " + b + ")";
+        break;
+      case Op::Or:
+        r = "(" + a + " || " + b + ")";
+        break;
+      case Op::BitAnd:
+        r = t + "(" + a + " & " + b + ")";
+        break;
+      case Op::BitOr:
+        r = t + "(" + a + " | " + b + ")";
+        break;
+      case Op::BitXor:
+        r = t + "(" + a + " ^ " + b + ")";
+        break;
+      case Op::Shl:
+        r = "ek::shl(" + a + ", " + b + ")";
+        break;
+      case Op::Shr:
+        r = "ek::shr(" + a + ", " + b + ")";
+        break;
+      case Op::Eq:
+        r = "(" + a + " == " + b + ")";
+        break;
+      case Op::Ne:
+        r = "(" + a + " != " + b + ")";
+        break;
+      case Op::Lt:
+        r = "(" + a + " < " + b + ")";
+        break;
+      case Op::Le:
+        r = "(" + a + " <= " + b + ")";
+        break;
+      case Op::Gt:
+        r = "(" + a + " > " + b + ")";
+        break;
+      case Op::Ge:
+        r = "(" + a + " >= " + b + ")";
+        break;
       case Op::Select: {
         const std::string cond = name(i.in[0], type_of(i.in[0]).lanes == 1 ? 0 : l);
         return "(" + cond + " ? " + b + " : " + c + ")";
       }
-      case Op::Fma: r = std::string(f32 ? "fmaf(" : "fma(") + a + ", " + b + ", " + c + ")"; break;
-      case Op::Cast: r = cast(ae, e, a); break;
-      case Op::Bitcast: return bitcast(ae, e, a);
-      case Op::Splat: return name(i.in[0], 0);
-      case Op::Extract: return name(i.in[0], static_cast<int>(i.aux));
-      case Op::Insert: return l == static_cast<int>(i.aux) ? name(i.in[1], 0) : a;
-      default: return "/*?*/0";
+      case Op::Fma:
+        r = std::string(f32 ? "fmaf(" : "fma(") + a + ", " + b + ", " + c + ")";
+        break;
+      case Op::Cast:
+        r = cast(ae, e, a);
+        break;
+      case Op::Bitcast:
+        return bitcast(ae, e, a);
+      case Op::Splat:
+        return name(i.in[0], 0);
+      case Op::Extract:
+        return name(i.in[0], static_cast<int>(i.aux));
+      case Op::Insert:
+        return l == static_cast<int>(i.aux) ? name(i.in[1], 0) : a;
+      default:
+        return "/*?*/0";
     }
     return is_half(e) ? round_half(e, r) : r;
   }
@@ -314,8 +444,9 @@ class CudaEmitter final : public detail::CEmitter {
     if (to == Elem::Bool) return "(" + a + " != " + literal(from, 0, 0) + ")";
     if (from == Elem::Bool) return type(to) + "(" + a + " ? 1 : 0)";
     if (is_float(from) && is_int(to)) {
-      const char* lim[] = {"(-2147483647 - 1), 2147483647", "(-9223372036854775807ll - 1), 9223372036854775807ll",
-                           "0u, 4294967295u", "u8(0), u8(255)"};
+      const char* lim[] = {"(-2147483647 - 1), 2147483647",
+                           "(-9223372036854775807ll - 1), 9223372036854775807ll", "0u, 4294967295u",
+                           "u8(0), u8(255)"};
       const int which = to == Elem::I32 ? 0 : to == Elem::I64 ? 1 : to == Elem::U32 ? 2 : 3;
       return "ek::f2i<" + type(to) + ">(" + a + ", " + lim[which] + ")";
     }
@@ -323,8 +454,10 @@ class CudaEmitter final : public detail::CEmitter {
   }
 
   std::string bitcast(Elem from, Elem to, const std::string& a) const {
-    if (to == Elem::F32) return from == Elem::U32 ? "__uint_as_float(" + a + ")" : "__int_as_float(" + a + ")";
-    if (from == Elem::F32) return to == Elem::U32 ? "__float_as_uint(" + a + ")" : "__float_as_int(" + a + ")";
+    if (to == Elem::F32)
+      return from == Elem::U32 ? "__uint_as_float(" + a + ")" : "__int_as_float(" + a + ")";
+    if (from == Elem::F32)
+      return to == Elem::U32 ? "__float_as_uint(" + a + ")" : "__float_as_int(" + a + ")";
     if (to == Elem::F64) return "__longlong_as_double(" + a + ")";
     if (from == Elem::F64) return "__double_as_longlong(" + a + ")";
     return type(to) + "(" + a + ")";
@@ -335,12 +468,16 @@ class CudaEmitter final : public detail::CEmitter {
  private:
   std::string fragment_type(const VarInfo& v) const {
     const MatrixInfo& m = v.matrix;
-    const std::string dims = ", " + std::to_string(m.m) + ", " + std::to_string(m.n) + ", " + std::to_string(m.k);
+    const std::string dims =
+        ", " + std::to_string(m.m) + ", " + std::to_string(m.n) + ", " + std::to_string(m.k);
     const std::string el = v.type.elem == Elem::F32 ? "float" : mem_type(v.type.elem);
-    if (m.use == MatrixUse::Acc) return "nvcuda::wmma::fragment<nvcuda::wmma::accumulator" + dims + ", " + el + ">";
-    const std::string layout = m.layout == MatrixLayout::RowMajor ? "nvcuda::wmma::row_major" : "nvcuda::wmma::col_major";
-    return std::string("nvcuda::wmma::fragment<nvcuda::wmma::") + (m.use == MatrixUse::A ? "matrix_a" : "matrix_b") +
-           dims + ", " + el + ", " + layout + ">";
+    if (m.use == MatrixUse::Acc)
+      return "nvcuda::wmma::fragment<nvcuda::wmma::accumulator" + dims + ", " + el + ">";
+    const std::string layout =
+        m.layout == MatrixLayout::RowMajor ? "nvcuda::wmma::row_major" : "nvcuda::wmma::col_major";
+    return std::string("nvcuda::wmma::fragment<nvcuda::wmma::") +
+           (m.use == MatrixUse::A ? "matrix_a" : "matrix_b") + dims + ", " + el + ", " + layout +
+           ">";
   }
   void load(const Inst& i);
   void store(const Inst& i);
@@ -355,15 +492,24 @@ std::string unpack(Elem e, const std::string& w, int l) {
   const std::string shifted = "(" + wk + " >> " + std::to_string(sh) + ")";
   const std::string wide = "(((u64)" + w + "[" + std::to_string(k + 1) + "] << 32) | " + wk + ")";
   switch (e) {
-    case Elem::F32: return "__uint_as_float(" + wk + ")";
-    case Elem::I32: return "i32(" + wk + ")";
-    case Elem::U32: return wk;
-    case Elem::F64: return "__longlong_as_double(i64" + wide + ")";
-    case Elem::I64: return "i64" + wide;
-    case Elem::F16: return "__half2float(__ushort_as_half((unsigned short)(" + shifted + " & 0xffffu)))";
-    case Elem::BF16: return "__uint_as_float((" + shifted + " & 0xffffu) << 16)";
-    case Elem::U8: return "u8(" + shifted + " & 0xffu)";
-    case Elem::Bool: return "((" + shifted + " & 0xffu) != 0u)";
+    case Elem::F32:
+      return "__uint_as_float(" + wk + ")";
+    case Elem::I32:
+      return "i32(" + wk + ")";
+    case Elem::U32:
+      return wk;
+    case Elem::F64:
+      return "__longlong_as_double(i64" + wide + ")";
+    case Elem::I64:
+      return "i64" + wide;
+    case Elem::F16:
+      return "__half2float(__ushort_as_half((unsigned short)(" + shifted + " & 0xffffu)))";
+    case Elem::BF16:
+      return "__uint_as_float((" + shifted + " & 0xffffu) << 16)";
+    case Elem::U8:
+      return "u8(" + shifted + " & 0xffu)";
+    case Elem::Bool:
+      return "((" + shifted + " & 0xffu) != 0u)";
   }
   return "0";
 }
@@ -382,7 +528,11 @@ void CudaEmitter::load(const Inst& i) {
   };
   if (lanes == 1 || bytes < 4) {
     for (int x = 0; x < lanes; ++x)
-      l.push_back(scalar(mem + "[" + (lanes == 1 ? idx : idx + " * " + std::to_string(lanes) + "u + " + std::to_string(x) + "u") + "]"));
+      l.push_back(scalar(
+          mem + "[" +
+          (lanes == 1 ? idx
+                      : idx + " * " + std::to_string(lanes) + "u + " + std::to_string(x) + "u") +
+          "]"));
     define(i, l);
     return;
   }
@@ -401,7 +551,8 @@ void CudaEmitter::load(const Inst& i) {
     for (int j = 0; j < q; ++j) {
       const std::string tj = t + std::to_string(j);
       line("const uint4 " + tj + " = reinterpret_cast<const uint4*>(" + mem + ")[" +
-           (q == 1 ? idx : std::to_string(q) + "u * " + idx + " + " + std::to_string(j) + "u") + "];");
+           (q == 1 ? idx : std::to_string(q) + "u * " + idx + " + " + std::to_string(j) + "u") +
+           "];");
       init += (j ? ", " : "") + tj + ".x, " + tj + ".y, " + tj + ".z, " + tj + ".w";
     }
     line("const u32 " + w + "[" + std::to_string(words) + "] = {" + init + "};");
@@ -424,7 +575,9 @@ void CudaEmitter::store(const Inst& i) {
   };
   if (lanes == 1 || bytes < 4) {
     for (int x = 0; x < lanes; ++x)
-      line(mem + "[" + (lanes == 1 ? idx : idx + " * " + std::to_string(lanes) + "u + " + std::to_string(x) + "u") +
+      line(mem + "[" +
+           (lanes == 1 ? idx
+                       : idx + " * " + std::to_string(lanes) + "u + " + std::to_string(x) + "u") +
            "] = " + scalar(name(val, x)) + ";");
     return;
   }
@@ -436,32 +589,51 @@ void CudaEmitter::store(const Inst& i) {
     const std::string v = name(val, x), wk = w + "[" + std::to_string(k) + "]";
     const std::string s = " << " + std::to_string(sh);
     switch (e) {
-      case Elem::F32: line(wk + " = __float_as_uint(" + v + ");"); break;
-      case Elem::I32: line(wk + " = u32(" + v + ");"); break;
-      case Elem::U32: line(wk + " = " + v + ";"); break;
+      case Elem::F32:
+        line(wk + " = __float_as_uint(" + v + ");");
+        break;
+      case Elem::I32:
+        line(wk + " = u32(" + v + ");");
+        break;
+      case Elem::U32:
+        line(wk + " = " + v + ";");
+        break;
       case Elem::F64:
       case Elem::I64: {
-        const std::string p = e == Elem::F64 ? "u64(__double_as_longlong(" + v + "))" : "u64(" + v + ")";
+        const std::string p =
+            e == Elem::F64 ? "u64(__double_as_longlong(" + v + "))" : "u64(" + v + ")";
         line(wk + " = u32(" + p + ");");
         line(w + "[" + std::to_string(k + 1) + "] = u32(" + p + " >> 32);");
         break;
       }
-      case Elem::F16: line(wk + " |= u32(__half_as_ushort(__float2half_rn(" + v + ")))" + s + ";"); break;
-      case Elem::BF16: line(wk + " |= (__float_as_uint(" + v + ") >> 16)" + s + ";"); break;
-      case Elem::U8: line(wk + " |= u32(" + v + ")" + s + ";"); break;
-      case Elem::Bool: line(wk + " |= (" + v + " ? 1u : 0u)" + s + ";"); break;
+      case Elem::F16:
+        line(wk + " |= u32(__half_as_ushort(__float2half_rn(" + v + ")))" + s + ";");
+        break;
+      case Elem::BF16:
+        line(wk + " |= (__float_as_uint(" + v + ") >> 16)" + s + ";");
+        break;
+      case Elem::U8:
+        line(wk + " |= u32(" + v + ")" + s + ";");
+        break;
+      case Elem::Bool:
+        line(wk + " |= (" + v + " ? 1u : 0u)" + s + ";");
+        break;
     }
   }
-  if (bytes == 4) line("reinterpret_cast<u32*>(" + mem + ")[" + idx + "] = " + w + "[0];");
-  else if (bytes == 8) line("reinterpret_cast<uint2*>(" + mem + ")[" + idx + "] = make_uint2(" + w + "[0], " + w + "[1]);");
+  if (bytes == 4)
+    line("reinterpret_cast<u32*>(" + mem + ")[" + idx + "] = " + w + "[0];");
+  else if (bytes == 8)
+    line("reinterpret_cast<uint2*>(" + mem + ")[" + idx + "] = make_uint2(" + w + "[0], " + w +
+         "[1]);");
   else {
     const int q = bytes / 16;
     for (int j = 0; j < q; ++j) {
       const std::string b = std::to_string(4 * j);
       line("reinterpret_cast<uint4*>(" + mem + ")[" +
-           (q == 1 ? idx : std::to_string(q) + "u * " + idx + " + " + std::to_string(j) + "u") + "] = make_uint4(" + w +
-           "[" + b + "], " + w + "[" + std::to_string(4 * j + 1) + "], " + w + "[" + std::to_string(4 * j + 2) + "], " + w +
-           "[" + std::to_string(4 * j + 3) + "]);");
+           (q == 1 ? idx : std::to_string(q) + "u * " + idx + " + " + std::to_string(j) + "u") +
+           "] = make_uint4(" + w + "[" + b + "], " + w + "[" + std::to_string(4 * j + 1) + "], " +
+           w + "[" + std::to_string(4 * j + 2) + "], " + w + "[" + std::to_string(4 * j + 3) +
+           "]);");
     }
   }
 }
@@ -475,25 +647,41 @@ void CudaEmitter::atomic(const Inst& i) {
   if (e == Elem::I64) {
     const std::string q = "reinterpret_cast<u64*>(" + p + ")";
     switch (op) {
-      case AtomicOp::Add: r = "i64(atomicAdd(" + q + ", u64(" + v + ")))"; break;
-      case AtomicOp::Exchange: r = "i64(atomicExch(" + q + ", u64(" + v + ")))"; break;
+      case AtomicOp::Add:
+        r = "i64(atomicAdd(" + q + ", u64(" + v + ")))";
+        break;
+      case AtomicOp::Exchange:
+        r = "i64(atomicExch(" + q + ", u64(" + v + ")))";
+        break;
       case AtomicOp::CompareExchange:
         r = "i64(atomicCAS(" + q + ", u64(" + name(i.in[3]) + "), u64(" + v + ")))";
         break;
-      default: break;
+      default:
+        break;
     }
   } else if (e == Elem::F32 && op == AtomicOp::CompareExchange) {
-    r = "__uint_as_float(atomicCAS(reinterpret_cast<u32*>(" + p + "), __float_as_uint(" + name(i.in[3]) +
-        "), __float_as_uint(" + v + ")))";
+    r = "__uint_as_float(atomicCAS(reinterpret_cast<u32*>(" + p + "), __float_as_uint(" +
+        name(i.in[3]) + "), __float_as_uint(" + v + ")))";
   } else if (e == Elem::F32 && (op == AtomicOp::Min || op == AtomicOp::Max)) {
-    r = std::string(op == AtomicOp::Min ? "ek::atomic_min_f32(" : "ek::atomic_max_f32(") + p + ", " + v + ")";
+    r = std::string(op == AtomicOp::Min ? "ek::atomic_min_f32(" : "ek::atomic_max_f32(") + p +
+        ", " + v + ")";
   } else {
     switch (op) {
-      case AtomicOp::Add: r = "atomicAdd(" + p + ", " + v + ")"; break;
-      case AtomicOp::Min: r = "atomicMin(" + p + ", " + v + ")"; break;
-      case AtomicOp::Max: r = "atomicMax(" + p + ", " + v + ")"; break;
-      case AtomicOp::Exchange: r = "atomicExch(" + p + ", " + v + ")"; break;
-      case AtomicOp::CompareExchange: r = "atomicCAS(" + p + ", " + name(i.in[3]) + ", " + v + ")"; break;
+      case AtomicOp::Add:
+        r = "atomicAdd(" + p + ", " + v + ")";
+        break;
+      case AtomicOp::Min:
+        r = "atomicMin(" + p + ", " + v + ")";
+        break;
+      case AtomicOp::Max:
+        r = "atomicMax(" + p + ", " + v + ")";
+        break;
+      case AtomicOp::Exchange:
+        r = "atomicExch(" + p + ", " + v + ")";
+        break;
+      case AtomicOp::CompareExchange:
+        r = "atomicCAS(" + p + ", " + name(i.in[3]) + ", " + v + ")";
+        break;
     }
   }
   define(i, {r});
@@ -507,9 +695,14 @@ void CudaEmitter::subgroup(const Inst& i) {
     const std::string v = name(i.in[0], x);
     switch (i.op) {
       case Op::SgBroadcast:
-      case Op::SgShuffle: l.push_back("ek::shfl(" + v + ", " + name(i.in[1]) + ")"); continue;
-      case Op::SgShuffleXor: l.push_back("ek::shfl_xor(" + v + ", " + name(i.in[1]) + ")"); continue;
-      default: break;
+      case Op::SgShuffle:
+        l.push_back("ek::shfl(" + v + ", " + name(i.in[1]) + ")");
+        continue;
+      case Op::SgShuffleXor:
+        l.push_back("ek::shfl_xor(" + v + ", " + name(i.in[1]) + ")");
+        continue;
+      default:
+        break;
     }
     // The partner's value goes into a temporary first: a shuffle inside a short-circuit or
     // a ternary would run in diverged lanes (an illegal instruction with a full mask).
@@ -518,14 +711,26 @@ void CudaEmitter::subgroup(const Inst& i) {
     std::string comb;
     switch (i.op) {
       case Op::SgSum:
-        if (is_float(e)) comb = round_half(e, r + " + " + o);
-        else if (is_signed_int(e)) comb = type(e) + "(" + (e == Elem::I64 ? "u64(" : "u32(") + r + ") + " + (e == Elem::I64 ? "u64(" : "u32(") + o + "))";
-        else comb = type(e) + "(" + r + " + " + o + ")";
+        if (is_float(e))
+          comb = round_half(e, r + " + " + o);
+        else if (is_signed_int(e))
+          comb = type(e) + "(" + (e == Elem::I64 ? "u64(" : "u32(") + r + ") + " +
+                 (e == Elem::I64 ? "u64(" : "u32(") + o + "))";
+        else
+          comb = type(e) + "(" + r + " + " + o + ")";
         break;
-      case Op::SgMin: comb = "ek::min_(" + r + ", " + o + ")"; break;
-      case Op::SgMax: comb = "ek::max_(" + r + ", " + o + ")"; break;
-      case Op::SgAll: comb = "(" + r + " && " + o + ")"; break;
-      default: comb = "(" + r + " || " + o + ")"; break;
+      case Op::SgMin:
+        comb = "ek::min_(" + r + ", " + o + ")";
+        break;
+      case Op::SgMax:
+        comb = "ek::max_(" + r + ", " + o + ")";
+        break;
+      case Op::SgAll:
+        comb = "(" + r + " && " + o + ")";
+        break;
+      default:
+        comb = "(" + r + " || " + o + ")";
+        break;
     }
     line("for (u32 o = 16u; o > 0u; o >>= 1) {");
     line("  const " + type(e) + " " + o + " = ek::shfl_xor(" + r + ", o);");
@@ -538,37 +743,53 @@ void CudaEmitter::subgroup(const Inst& i) {
 
 void CudaEmitter::special(const Inst& i) {
   switch (i.op) {
-    case Op::Load: load(i); return;
-    case Op::Store: store(i); return;
-    case Op::Atomic: atomic(i); return;
-    case Op::Barrier: line("__syncthreads();"); return;
+    case Op::Load:
+      load(i);
+      return;
+    case Op::Store:
+      store(i);
+      return;
+    case Op::Atomic:
+      atomic(i);
+      return;
+    case Op::Barrier:
+      line("__syncthreads();");
+      return;
     case Op::MatFill: {
       const Elem fe = var(i.in[0]).type.elem;
-      const std::string v = fe == Elem::F32 ? name(i.in[1]) : (fe == Elem::F16 ? "__float2half_rn(" : "__float2bfloat16_rn(") + name(i.in[1]) + ")";
+      const std::string v = fe == Elem::F32
+                                ? name(i.in[1])
+                                : (fe == Elem::F16 ? "__float2half_rn(" : "__float2bfloat16_rn(") +
+                                      name(i.in[1]) + ")";
       line("nvcuda::wmma::fill_fragment(" + name(i.in[0]) + ", " + v + ");");
       return;
     }
     case Op::MatLoad: {
       const VarInfo& f = var(i.in[0]);
-      std::string s = "nvcuda::wmma::load_matrix_sync(" + name(i.in[0]) + ", " + name(i.in[1]) + " + " +
-                      name(i.in[2]) + ", " + name(i.in[3]);
+      std::string s = "nvcuda::wmma::load_matrix_sync(" + name(i.in[0]) + ", " + name(i.in[1]) +
+                      " + " + name(i.in[2]) + ", " + name(i.in[3]);
       if (f.matrix.use == MatrixUse::Acc)
-        s += static_cast<MatrixLayout>(i.aux) == MatrixLayout::RowMajor ? ", nvcuda::wmma::mem_row_major"
-                                                                         : ", nvcuda::wmma::mem_col_major";
+        s += static_cast<MatrixLayout>(i.aux) == MatrixLayout::RowMajor
+                 ? ", nvcuda::wmma::mem_row_major"
+                 : ", nvcuda::wmma::mem_col_major";
       line(s + ");");
       return;
     }
     case Op::MatStore:
-      line("nvcuda::wmma::store_matrix_sync(" + name(i.in[0]) + " + " + name(i.in[1]) + ", " + name(i.in[3]) + ", " +
-           name(i.in[2]) + (static_cast<MatrixLayout>(i.aux) == MatrixLayout::RowMajor ? ", nvcuda::wmma::mem_row_major"
-                                                                                     : ", nvcuda::wmma::mem_col_major") +
+      line("nvcuda::wmma::store_matrix_sync(" + name(i.in[0]) + " + " + name(i.in[1]) + ", " +
+           name(i.in[3]) + ", " + name(i.in[2]) +
+           (static_cast<MatrixLayout>(i.aux) == MatrixLayout::RowMajor
+                ? ", nvcuda::wmma::mem_row_major"
+                : ", nvcuda::wmma::mem_col_major") +
            ");");
       return;
     case Op::MatMma:
-      line("nvcuda::wmma::mma_sync(" + name(i.in[0]) + ", " + name(i.in[1]) + ", " + name(i.in[2]) + ", " +
-           name(i.in[3]) + ");");
+      line("nvcuda::wmma::mma_sync(" + name(i.in[0]) + ", " + name(i.in[1]) + ", " + name(i.in[2]) +
+           ", " + name(i.in[3]) + ");");
       return;
-    default: subgroup(i); return;
+    default:
+      subgroup(i);
+      return;
   }
 }
 

@@ -14,15 +14,22 @@ namespace {
 
 const char* storage_type(Elem e) {
   switch (e) {
-    case Elem::F32: return "float";
+    case Elem::F32:
+      return "float";
     case Elem::F16:
-    case Elem::BF16: return "uint16_t";
-    case Elem::F64: return "double";
-    case Elem::I32: return "int";
-    case Elem::I64: return "int64_t";
-    case Elem::U32: return "uint";
+    case Elem::BF16:
+      return "uint16_t";
+    case Elem::F64:
+      return "double";
+    case Elem::I32:
+      return "int";
+    case Elem::I64:
+      return "int64_t";
+    case Elem::U32:
+      return "uint";
     case Elem::U8:
-    case Elem::Bool: return "uint8_t";
+    case Elem::Bool:
+      return "uint8_t";
   }
   return "?";
 }
@@ -36,13 +43,19 @@ class GlslEmitter final : public detail::CEmitter {
     switch (e) {
       case Elem::F32:
       case Elem::F16:
-      case Elem::BF16: return "float";
-      case Elem::F64: return "double";
-      case Elem::I32: return "int";
-      case Elem::I64: return "int64_t";
+      case Elem::BF16:
+        return "float";
+      case Elem::F64:
+        return "double";
+      case Elem::I32:
+        return "int";
+      case Elem::I64:
+        return "int64_t";
       case Elem::U32:
-      case Elem::U8: return "uint";
-      case Elem::Bool: return "bool";
+      case Elem::U8:
+        return "uint";
+      case Elem::Bool:
+        return "bool";
     }
     return "?";
   }
@@ -68,8 +81,10 @@ class GlslEmitter final : public detail::CEmitter {
         if (i == INT64_MIN) return "int64_t(0x8000000000000000ul)";
         return "(" + std::to_string(i) + "l)";
       case Elem::U32:
-      case Elem::U8: return std::to_string(static_cast<std::uint32_t>(i)) + "u";
-      case Elem::Bool: return i ? "true" : "false";
+      case Elem::U8:
+        return std::to_string(static_cast<std::uint32_t>(i)) + "u";
+      case Elem::Bool:
+        return i ? "true" : "false";
     }
     return "?";
   }
@@ -82,7 +97,8 @@ class GlslEmitter final : public detail::CEmitter {
 
   std::string declare(Elem e, const std::string& name, const std::string& expr) const override {
     // `precise`: no contraction of a * b + c across statements either
-    return std::string(is_float(e) && !k().contract ? "precise " : "") + type(e) + " " + name + " = " + expr + ";";
+    return std::string(is_float(e) && !k().contract ? "precise " : "") + type(e) + " " + name +
+           " = " + expr + ";";
   }
   void prologue() override;
   std::string builtin(const Inst& i) override;
@@ -139,7 +155,8 @@ void GlslEmitter::prologue() {
   });
   (void)float_cas;
   if ((f.u8) && !o_.int8) unsupported("8-bit buffers (the device lacks 8-bit storage)");
-  if ((f.f16 || f.bf16) && !o_.int16) unsupported("16-bit buffers (the device lacks 16-bit storage)");
+  if ((f.f16 || f.bf16) && !o_.int16)
+    unsupported("16-bit buffers (the device lacks 16-bit storage)");
   if (f.f64_math) unsupported("transcendental functions on f64 (GLSL has none)");
   if (f.float_atomics && !o_.float_atomics) unsupported("f32 atomics");
   if (f.i64_atomics && !o_.int64_atomics) unsupported("i64 atomics");
@@ -173,9 +190,11 @@ void GlslEmitter::prologue() {
   // (SignedZeroInfNanPreserve) where the device offers them.
   if (o_.denorm_preserve || o_.nan_preserve) os << "#extension GL_EXT_spirv_intrinsics : require\n";
   if (o_.denorm_preserve)
-    os << "spirv_execution_mode(extensions = [\"SPV_KHR_float_controls\"], capabilities = [4464], 4459, 32);\n";
+    os << "spirv_execution_mode(extensions = [\"SPV_KHR_float_controls\"], capabilities = [4464], "
+          "4459, 32);\n";
   if (o_.nan_preserve)
-    os << "spirv_execution_mode(extensions = [\"SPV_KHR_float_controls\"], capabilities = [4466], 4461, 32);\n";
+    os << "spirv_execution_mode(extensions = [\"SPV_KHR_float_controls\"], capabilities = [4466], "
+          "4461, 32);\n";
   const auto& wg = k().workgroup;
   os << "layout(local_size_x = " << wg[0] << ", local_size_y = " << wg[1]
      << ", local_size_z = " << wg[2] << ") in;\n";
@@ -183,17 +202,24 @@ void GlslEmitter::prologue() {
   for (VarId a : k().args) {
     const VarInfo& v = var(a);
     if (v.kind != VarKind::Buffer) continue;
-    const char* q = v.access == Access::Read ? "readonly " : v.access == Access::Write ? "writeonly " : "";
-    const std::string lay = "layout(std430, set = 0, binding = " + std::to_string(binding) + ") " + q + "buffer ";
+    const char* q = v.access == Access::Read    ? "readonly "
+                    : v.access == Access::Write ? "writeonly "
+                                                : "";
+    const std::string lay =
+        "layout(std430, set = 0, binding = " + std::to_string(binding) + ") " + q + "buffer ";
     os << lay << "B" << a << " { " << storage_type(v.type.elem) << " d[]; } " << name(a) << ";\n";
     for (int w : views_[a])
-      os << lay << "B" << a << "_w" << w << " { " << (w == 4 ? "uint" : w == 8 ? "uvec2" : "uvec4")
+      os << lay << "B" << a << "_w" << w << " { "
+         << (w == 4   ? "uint"
+             : w == 8 ? "uvec2"
+                      : "uvec4")
          << " d[]; } " << name(a) << "_w" << w << ";\n";
     if (half_views_.count(a))
       os << lay << "B" << a << "_h { float16_t d[]; } " << name(a) << "_h;\n";
     ++binding;
   }
-  os << "layout(std430, set = 0, binding = " << binding << ") readonly buffer EmberInfo { uint w[]; } info;\n";
+  os << "layout(std430, set = 0, binding = " << binding
+     << ") readonly buffer EmberInfo { uint w[]; } info;\n";
   for (VarId id = 0; id < k().vars.size(); ++id) {
     const VarInfo& v = var(id);
     if (v.kind == VarKind::Shared)
@@ -205,15 +231,31 @@ void GlslEmitter::prologue() {
     const VarInfo& v = var(a);
     if (v.kind != VarKind::Scalar) continue;
     const std::uint32_t o = info_offset(a);
-    const std::string w = "info.w[" + std::to_string(o) + "]", w2 = "info.w[" + std::to_string(o + 1) + "]";
+    const std::string w = "info.w[" + std::to_string(o) + "]",
+                      w2 = "info.w[" + std::to_string(o + 1) + "]";
     std::string e;
     switch (v.type.elem) {
-      case Elem::F32: case Elem::F16: case Elem::BF16: e = "uintBitsToFloat(" + w + ")"; break;
-      case Elem::F64: e = "packDouble2x32(uvec2(" + w + ", " + w2 + "))"; break;
-      case Elem::I64: e = "int64_t((uint64_t(" + w2 + ") << 32) | uint64_t(" + w + "))"; break;
-      case Elem::I32: e = "int(" + w + ")"; break;
-      case Elem::U32: case Elem::U8: e = w; break;
-      case Elem::Bool: e = "(" + w + " != 0u)"; break;
+      case Elem::F32:
+      case Elem::F16:
+      case Elem::BF16:
+        e = "uintBitsToFloat(" + w + ")";
+        break;
+      case Elem::F64:
+        e = "packDouble2x32(uvec2(" + w + ", " + w2 + "))";
+        break;
+      case Elem::I64:
+        e = "int64_t((uint64_t(" + w2 + ") << 32) | uint64_t(" + w + "))";
+        break;
+      case Elem::I32:
+        e = "int(" + w + ")";
+        break;
+      case Elem::U32:
+      case Elem::U8:
+        e = w;
+        break;
+      case Elem::Bool:
+        e = "(" + w + " != 0u)";
+        break;
     }
     line(type(v.type.elem) + " " + name(a) + " = " + e + ";");
   }
@@ -235,18 +277,28 @@ std::string GlslEmitter::builtin(const Inst& i) {
   static const char* xyz[] = {"x", "y", "z"};
   const std::string ax = xyz[i.aux % 3];
   switch (i.op) {
-    case Op::ThreadIdx: return "gl_LocalInvocationID." + ax;
-    case Op::BlockIdx: return "gl_WorkGroupID." + ax;
-    case Op::BlockDim: return std::to_string(k().workgroup[i.aux % 3]) + "u";
-    case Op::GridDim: return "gl_NumWorkGroups." + ax;
-    case Op::GlobalIdx: return "gl_GlobalInvocationID." + ax;
-    case Op::LocalLinearIdx: return "gl_LocalInvocationIndex";
+    case Op::ThreadIdx:
+      return "gl_LocalInvocationID." + ax;
+    case Op::BlockIdx:
+      return "gl_WorkGroupID." + ax;
+    case Op::BlockDim:
+      return std::to_string(k().workgroup[i.aux % 3]) + "u";
+    case Op::GridDim:
+      return "gl_NumWorkGroups." + ax;
+    case Op::GlobalIdx:
+      return "gl_GlobalInvocationID." + ax;
+    case Op::LocalLinearIdx:
+      return "gl_LocalInvocationIndex";
     case Op::AbsolutePos:
       return "((gl_WorkGroupID.x + gl_NumWorkGroups.x * (gl_WorkGroupID.y + gl_NumWorkGroups.y * "
-             "gl_WorkGroupID.z)) * " + std::to_string(k().workgroup_threads()) + "u + gl_LocalInvocationIndex)";
-    case Op::SubgroupSize: return "gl_SubgroupSize";
-    case Op::LaneId: return "gl_SubgroupInvocationID";
-    default: break;
+             "gl_WorkGroupID.z)) * " +
+             std::to_string(k().workgroup_threads()) + "u + gl_LocalInvocationIndex)";
+    case Op::SubgroupSize:
+      return "gl_SubgroupSize";
+    case Op::LaneId:
+      return "gl_SubgroupInvocationID";
+    default:
+      break;
   }
   const std::uint32_t o = info_offset(i.in[0]);
   if (i.op == Op::BufLen) return "info.w[" + std::to_string(o) + "]";
@@ -264,36 +316,85 @@ std::string GlslEmitter::pure(const Inst& i, int l) {
   const std::string c = i.in[2] != kNoVar ? name(i.in[2], l) : "";
   const bool f64 = ae == Elem::F64;
   const bool u8 = ae == Elem::U8;
-  const std::string sfx = ae == Elem::I32 ? "i32" : ae == Elem::I64 ? "i64" : ae == Elem::U8 ? "u8" : "u32";
+  const std::string sfx = ae == Elem::I32   ? "i32"
+                          : ae == Elem::I64 ? "i64"
+                          : ae == Elem::U8  ? "u8"
+                                            : "u32";
   const auto wrap8 = [&](const std::string& x) { return u8 ? "((" + x + ") & 0xffu)" : x; };
   std::string r;
   switch (i.op) {
-    case Op::Neg: r = wrap8("(-" + a + ")"); break;
-    case Op::Abs: r = is_float(ae) ? "abs(" + a + ")" : is_signed_int(ae) ? "(" + a + " < " + literal(ae, 0, 0) + " ? -" + a + " : " + a + ")" : a; break;
-    case Op::Not: r = "(!" + a + ")"; break;
-    case Op::BitNot: r = wrap8("(~" + a + ")"); break;
-    case Op::Sqrt: r = "sqrt(" + a + ")"; break;
-    case Op::Exp: r = "ember_exp_f32(" + a + ")"; break;
-    case Op::Log: r = "ember_log_f32(" + a + ")"; break;
-    case Op::Log1p: r = "ember_log1p_f32(" + a + ")"; break;
-    case Op::Tanh: r = "ember_tanh_f32(" + a + ")"; break;
-    case Op::Erf: r = "ember_erf_f32(" + a + ")"; break;
-    case Op::Sin: r = "sin(" + a + ")"; break;
-    case Op::Cos: r = "cos(" + a + ")"; break;
-    case Op::Floor: r = "floor(" + a + ")"; break;
-    case Op::Ceil: r = "ceil(" + a + ")"; break;
-    case Op::Round: r = "roundEven(" + a + ")"; break;
-    case Op::Trunc: r = "trunc(" + a + ")"; break;
-    case Op::Recip: r = f64 ? "(1.0lf / " + a + ")" : "ember_div_f32(1.0, " + a + ")"; break;
-    case Op::IsNan: r = "isnan(" + a + ")"; break;
-    case Op::IsInf: r = "isinf(" + a + ")"; break;
-    case Op::Add: r = wrap8("(" + a + " + " + b + ")"); break;
-    case Op::Sub: r = wrap8("(" + a + " - " + b + ")"); break;
-    case Op::Mul: r = wrap8("(" + a + " * " + b + ")"); break;
+    case Op::Neg:
+      r = wrap8("(-" + a + ")");
+      break;
+    case Op::Abs:
+      r = is_float(ae)        ? "abs(" + a + ")"
+          : is_signed_int(ae) ? "(" + a + " < " + literal(ae, 0, 0) + " ? -" + a + " : " + a + ")"
+                              : a;
+      break;
+    case Op::Not:
+      r = "(!" + a + ")";
+      break;
+    case Op::BitNot:
+      r = wrap8("(~" + a + ")");
+      break;
+    case Op::Sqrt:
+      r = "sqrt(" + a + ")";
+      break;
+    case Op::Exp:
+      r = "ember_exp_f32(" + a + ")";
+      break;
+    case Op::Log:
+      r = "ember_log_f32(" + a + ")";
+      break;
+    case Op::Log1p:
+      r = "ember_log1p_f32(" + a + ")";
+      break;
+    case Op::Tanh:
+      r = "ember_tanh_f32(" + a + ")";
+      break;
+    case Op::Erf:
+      r = "ember_erf_f32(" + a + ")";
+      break;
+    case Op::Sin:
+      r = "sin(" + a + ")";
+      break;
+    case Op::Cos:
+      r = "cos(" + a + ")";
+      break;
+    case Op::Floor:
+      r = "floor(" + a + ")";
+      break;
+    case Op::Ceil:
+      r = "ceil(" + a + ")";
+      break;
+    case Op::Round:
+      r = "roundEven(" + a + ")";
+      break;
+    case Op::Trunc:
+      r = "trunc(" + a + ")";
+      break;
+    case Op::Recip:
+      r = f64 ? "(1.0lf / " + a + ")" : "ember_div_f32(1.0, " + a + ")";
+      break;
+    case Op::IsNan:
+      r = "isnan(" + a + ")";
+      break;
+    case Op::IsInf:
+      r = "isinf(" + a + ")";
+      break;
+    case Op::Add:
+      r = wrap8("(" + a + " + " + b + ")");
+      break;
+    case Op::Sub:
+      r = wrap8("(" + a + " - " + b + ")");
+      break;
+    case Op::Mul:
+      r = wrap8("(" + a + " * " + b + ")");
+      break;
     case Op::Div:
       r = !is_float(ae) ? "ember_div_" + std::string(u8 ? "u32" : sfx) + "(" + a + ", " + b + ")"
-          : f64       ? "(" + a + " / " + b + ")"
-                      : "ember_div_f32(" + a + ", " + b + ")";
+          : f64         ? "(" + a + " / " + b + ")"
+                        : "ember_div_f32(" + a + ", " + b + ")";
       break;
     case Op::Rem:
       r = is_float(ae) ? std::string(f64 ? "ember_rem_f64(" : "ember_rem_f32(") + a + ", " + b + ")"
@@ -302,35 +403,75 @@ std::string GlslEmitter::pure(const Inst& i, int l) {
     case Op::Min:
     case Op::Max: {
       const bool mn = i.op == Op::Min;
-      if (is_float(ae)) r = std::string(mn ? "ember_min_" : "ember_max_") + (f64 ? "f64(" : "f32(") + a + ", " + b + ")";
-      else r = "(" + a + (mn ? " < " : " > ") + b + " ? " + a + " : " + b + ")";
+      if (is_float(ae))
+        r = std::string(mn ? "ember_min_" : "ember_max_") + (f64 ? "f64(" : "f32(") + a + ", " + b +
+            ")";
+      else
+        r = "(" + a + (mn ? " < " : " > ") + b + " ? " + a + " : " + b + ")";
       break;
     }
-    case Op::Pow: r = "ember_pow_f32(" + a + ", " + b + ")"; break;
-    case Op::And: r = "(" + a + " && " + b + ")"; break;
-    case Op::Or: r = "(" + a + " || " + b + ")"; break;
-    case Op::BitAnd: r = "(" + a + " & " + b + ")"; break;
-    case Op::BitOr: r = "(" + a + " | " + b + ")"; break;
-    case Op::BitXor: r = "(" + a + " ^ " + b + ")"; break;
-    case Op::Shl: r = "ember_shl_" + sfx + "(" + a + ", " + b + ")"; break;
-    case Op::Shr: r = "ember_shr_" + sfx + "(" + a + ", " + b + ")"; break;
-    case Op::Eq: r = "(" + a + " == " + b + ")"; break;
-    case Op::Ne: r = "(" + a + " != " + b + ")"; break;
-    case Op::Lt: r = "(" + a + " < " + b + ")"; break;
-    case Op::Le: r = "(" + a + " <= " + b + ")"; break;
-    case Op::Gt: r = "(" + a + " > " + b + ")"; break;
-    case Op::Ge: r = "(" + a + " >= " + b + ")"; break;
+    case Op::Pow:
+      r = "ember_pow_f32(" + a + ", " + b + ")";
+      break;
+    case Op::And:
+      r = "(" + a + " && " + b + ")";
+      break;
+    case Op::Or:
+      r = "(" + a + " || " + b + ")";
+      break;
+    case Op::BitAnd:
+      r = "(" + a + " & " + b + ")";
+      break;
+    case Op::BitOr:
+      r = "(" + a + " | " + b + ")";
+      break;
+    case Op::BitXor:
+      r = "(" + a + " ^ " + b + ")";
+      break;
+    case Op::Shl:
+      r = "ember_shl_" + sfx + "(" + a + ", " + b + ")";
+      break;
+    case Op::Shr:
+      r = "ember_shr_" + sfx + "(" + a + ", " + b + ")";
+      break;
+    case Op::Eq:
+      r = "(" + a + " == " + b + ")";
+      break;
+    case Op::Ne:
+      r = "(" + a + " != " + b + ")";
+      break;
+    case Op::Lt:
+      r = "(" + a + " < " + b + ")";
+      break;
+    case Op::Le:
+      r = "(" + a + " <= " + b + ")";
+      break;
+    case Op::Gt:
+      r = "(" + a + " > " + b + ")";
+      break;
+    case Op::Ge:
+      r = "(" + a + " >= " + b + ")";
+      break;
     case Op::Select: {
       const std::string cond = name(i.in[0], type_of(i.in[0]).lanes == 1 ? 0 : l);
       return "(" + cond + " ? " + b + " : " + c + ")";
     }
-    case Op::Fma: r = "fma(" + a + ", " + b + ", " + c + ")"; break;
-    case Op::Cast: r = cast(ae, e, a); break;
-    case Op::Bitcast: return bitcast(ae, e, a);
-    case Op::Splat: return name(i.in[0], 0);
-    case Op::Extract: return name(i.in[0], static_cast<int>(i.aux));
-    case Op::Insert: return l == static_cast<int>(i.aux) ? name(i.in[1], 0) : a;
-    default: return "0";
+    case Op::Fma:
+      r = "fma(" + a + ", " + b + ", " + c + ")";
+      break;
+    case Op::Cast:
+      r = cast(ae, e, a);
+      break;
+    case Op::Bitcast:
+      return bitcast(ae, e, a);
+    case Op::Splat:
+      return name(i.in[0], 0);
+    case Op::Extract:
+      return name(i.in[0], static_cast<int>(i.aux));
+    case Op::Insert:
+      return l == static_cast<int>(i.aux) ? name(i.in[1], 0) : a;
+    default:
+      return "0";
   }
   return is_half(e) ? round_half(e, r) : r;
 }
@@ -339,7 +480,10 @@ std::string GlslEmitter::cast(Elem from, Elem to, const std::string& a) const {
   if (to == Elem::Bool) return "(" + a + " != " + literal(from, 0, 0) + ")";
   if (from == Elem::Bool) return type(to) + "(" + a + ")";
   if (is_float(from) && is_int(to)) {
-    const char* f = to == Elem::I32 ? "ember_f2i32(" : to == Elem::I64 ? "ember_f2i64(" : to == Elem::U32 ? "ember_f2u32(" : "ember_f2u8(";
+    const char* f = to == Elem::I32   ? "ember_f2i32("
+                    : to == Elem::I64 ? "ember_f2i64("
+                    : to == Elem::U32 ? "ember_f2u32("
+                                      : "ember_f2u8(";
     return f + a + ")";
   }
   if (to == Elem::U8) return "(uint(" + a + ") & 0xffu)";
@@ -347,8 +491,10 @@ std::string GlslEmitter::cast(Elem from, Elem to, const std::string& a) const {
 }
 
 std::string GlslEmitter::bitcast(Elem from, Elem to, const std::string& a) const {
-  if (to == Elem::F32) return from == Elem::U32 ? "uintBitsToFloat(" + a + ")" : "intBitsToFloat(" + a + ")";
-  if (from == Elem::F32) return to == Elem::U32 ? "floatBitsToUint(" + a + ")" : "floatBitsToInt(" + a + ")";
+  if (to == Elem::F32)
+    return from == Elem::U32 ? "uintBitsToFloat(" + a + ")" : "intBitsToFloat(" + a + ")";
+  if (from == Elem::F32)
+    return to == Elem::U32 ? "floatBitsToUint(" + a + ")" : "floatBitsToInt(" + a + ")";
   if (to == Elem::F64) return "int64BitsToDouble(" + a + ")";
   if (from == Elem::F64) return "doubleBitsToInt64(" + a + ")";
   return type(to) + "(" + a + ")";
@@ -357,18 +503,28 @@ std::string GlslEmitter::bitcast(Elem from, Elem to, const std::string& a) const
 /// Lane l of a vector of `e` in the 32-bit words `w`.
 std::string unpack_glsl(Elem e, const std::string& w, int l) {
   const int off = l * elem_bytes(e), k = off / 4, sh = (off % 4) * 8;
-  const std::string wk = w + "[" + std::to_string(k) + "]", wk1 = w + "[" + std::to_string(k + 1) + "]";
+  const std::string wk = w + "[" + std::to_string(k) + "]",
+                    wk1 = w + "[" + std::to_string(k + 1) + "]";
   const std::string part = "((" + wk + " >> " + std::to_string(sh) + "u)";
   switch (e) {
-    case Elem::F32: return "uintBitsToFloat(" + wk + ")";
-    case Elem::I32: return "int(" + wk + ")";
-    case Elem::U32: return wk;
-    case Elem::F64: return "packDouble2x32(uvec2(" + wk + ", " + wk1 + "))";
-    case Elem::I64: return "int64_t((uint64_t(" + wk1 + ") << 32) | uint64_t(" + wk + "))";
-    case Elem::F16: return "ember_f16_to_f32(" + part + " & 0xffffu))";
-    case Elem::BF16: return "uintBitsToFloat(" + part + " & 0xffffu) << 16)";
-    case Elem::U8: return part + " & 0xffu)";
-    case Elem::Bool: return "(" + part + " & 0xffu) != 0u)";
+    case Elem::F32:
+      return "uintBitsToFloat(" + wk + ")";
+    case Elem::I32:
+      return "int(" + wk + ")";
+    case Elem::U32:
+      return wk;
+    case Elem::F64:
+      return "packDouble2x32(uvec2(" + wk + ", " + wk1 + "))";
+    case Elem::I64:
+      return "int64_t((uint64_t(" + wk1 + ") << 32) | uint64_t(" + wk + "))";
+    case Elem::F16:
+      return "ember_f16_to_f32(" + part + " & 0xffffu))";
+    case Elem::BF16:
+      return "uintBitsToFloat(" + part + " & 0xffffu) << 16)";
+    case Elem::U8:
+      return part + " & 0xffu)";
+    case Elem::Bool:
+      return "(" + part + " & 0xffu) != 0u)";
   }
   return "0";
 }
@@ -384,17 +540,25 @@ void GlslEmitter::load(const Inst& i) {
   const auto scalar = [&](const std::string& ref) {
     if (!buf) return ref;
     switch (e) {
-      case Elem::F16: return "ember_f16_to_f32(uint(" + ref + "))";
-      case Elem::BF16: return "uintBitsToFloat(uint(" + ref + ") << 16)";
-      case Elem::U8: return "uint(" + ref + ")";
-      case Elem::Bool: return "(" + ref + " != uint8_t(0))";
-      default: return ref;
+      case Elem::F16:
+        return "ember_f16_to_f32(uint(" + ref + "))";
+      case Elem::BF16:
+        return "uintBitsToFloat(uint(" + ref + ") << 16)";
+      case Elem::U8:
+        return "uint(" + ref + ")";
+      case Elem::Bool:
+        return "(" + ref + " != uint8_t(0))";
+      default:
+        return ref;
     }
   };
   std::vector<std::string> l;
   if (lanes == 1 || bytes < 4 || !buf) {
     for (int x = 0; x < lanes; ++x)
-      l.push_back(scalar(mem + "[" + (lanes == 1 ? idx : idx + " * " + std::to_string(lanes) + " + " + std::to_string(x)) + "]"));
+      l.push_back(scalar(
+          mem + "[" +
+          (lanes == 1 ? idx : idx + " * " + std::to_string(lanes) + " + " + std::to_string(x)) +
+          "]"));
     define(i, l);
     return;
   }
@@ -411,10 +575,13 @@ void GlslEmitter::load(const Inst& i) {
     std::string init;
     for (int j = 0; j < q; ++j) {
       const std::string tj = t + std::to_string(j);
-      line("uvec4 " + tj + " = " + view(m, 16) + "[" + (q == 1 ? idx : std::to_string(q) + "u * " + idx + " + " + std::to_string(j) + "u") + "];");
+      line("uvec4 " + tj + " = " + view(m, 16) + "[" +
+           (q == 1 ? idx : std::to_string(q) + "u * " + idx + " + " + std::to_string(j) + "u") +
+           "];");
       init += (j ? ", " : "") + tj + ".x, " + tj + ".y, " + tj + ".z, " + tj + ".w";
     }
-    line("uint " + w + "[" + std::to_string(bytes / 4) + "] = uint[" + std::to_string(bytes / 4) + "](" + init + ");");
+    line("uint " + w + "[" + std::to_string(bytes / 4) + "] = uint[" + std::to_string(bytes / 4) +
+         "](" + init + ");");
   }
   for (int x = 0; x < lanes; ++x) l.push_back(unpack_glsl(e, w, x));
   define(i, l);
@@ -431,17 +598,23 @@ void GlslEmitter::store(const Inst& i) {
   const auto scalar = [&](const std::string& v) {
     if (!buf) return v;
     switch (e) {
-      case Elem::F16: return "uint16_t(ember_f16_bits(" + v + "))";
-      case Elem::BF16: return "uint16_t(floatBitsToUint(" + v + ") >> 16)";
-      case Elem::U8: return "uint8_t(" + v + ")";
-      case Elem::Bool: return "uint8_t(" + v + " ? 1 : 0)";
-      default: return v;
+      case Elem::F16:
+        return "uint16_t(ember_f16_bits(" + v + "))";
+      case Elem::BF16:
+        return "uint16_t(floatBitsToUint(" + v + ") >> 16)";
+      case Elem::U8:
+        return "uint8_t(" + v + ")";
+      case Elem::Bool:
+        return "uint8_t(" + v + " ? 1 : 0)";
+      default:
+        return v;
     }
   };
   if (lanes == 1 || bytes < 4 || !buf) {
     for (int x = 0; x < lanes; ++x)
-      line(mem + "[" + (lanes == 1 ? idx : idx + " * " + std::to_string(lanes) + " + " + std::to_string(x)) + "] = " +
-           scalar(name(val, x)) + ";");
+      line(mem + "[" +
+           (lanes == 1 ? idx : idx + " * " + std::to_string(lanes) + " + " + std::to_string(x)) +
+           "] = " + scalar(name(val, x)) + ";");
     return;
   }
   const int words = bytes / 4;
@@ -453,9 +626,15 @@ void GlslEmitter::store(const Inst& i) {
     const std::string v = name(val, x), wk = w + "[" + std::to_string(k) + "]";
     const std::string s = " << " + std::to_string(sh) + "u";
     switch (e) {
-      case Elem::F32: line(wk + " = floatBitsToUint(" + v + ");"); break;
-      case Elem::I32: line(wk + " = uint(" + v + ");"); break;
-      case Elem::U32: line(wk + " = " + v + ";"); break;
+      case Elem::F32:
+        line(wk + " = floatBitsToUint(" + v + ");");
+        break;
+      case Elem::I32:
+        line(wk + " = uint(" + v + ");");
+        break;
+      case Elem::U32:
+        line(wk + " = " + v + ";");
+        break;
       case Elem::F64: {
         const std::string t = fresh("d");
         line("uvec2 " + t + " = unpackDouble2x32(" + v + ");");
@@ -467,20 +646,32 @@ void GlslEmitter::store(const Inst& i) {
         line(wk + " = uint(uint64_t(" + v + ") & 0xfffffffful);");
         line(w + "[" + std::to_string(k + 1) + "] = uint(uint64_t(" + v + ") >> 32);");
         break;
-      case Elem::F16: line(wk + " |= ember_f16_bits(" + v + ")" + s + ";"); break;
-      case Elem::BF16: line(wk + " |= (floatBitsToUint(" + v + ") >> 16)" + s + ";"); break;
-      case Elem::U8: line(wk + " |= (" + v + " & 0xffu)" + s + ";"); break;
-      case Elem::Bool: line(wk + " |= (" + v + " ? 1u : 0u)" + s + ";"); break;
+      case Elem::F16:
+        line(wk + " |= ember_f16_bits(" + v + ")" + s + ";");
+        break;
+      case Elem::BF16:
+        line(wk + " |= (floatBitsToUint(" + v + ") >> 16)" + s + ";");
+        break;
+      case Elem::U8:
+        line(wk + " |= (" + v + " & 0xffu)" + s + ";");
+        break;
+      case Elem::Bool:
+        line(wk + " |= (" + v + " ? 1u : 0u)" + s + ";");
+        break;
     }
   }
-  if (bytes == 4) line(view(m, 4) + "[" + idx + "] = " + w + "[0];");
-  else if (bytes == 8) line(view(m, 8) + "[" + idx + "] = uvec2(" + w + "[0], " + w + "[1]);");
+  if (bytes == 4)
+    line(view(m, 4) + "[" + idx + "] = " + w + "[0];");
+  else if (bytes == 8)
+    line(view(m, 8) + "[" + idx + "] = uvec2(" + w + "[0], " + w + "[1]);");
   else {
     const int q = bytes / 16;
     for (int j = 0; j < q; ++j)
-      line(view(m, 16) + "[" + (q == 1 ? idx : std::to_string(q) + "u * " + idx + " + " + std::to_string(j) + "u") + "] = uvec4(" +
-           w + "[" + std::to_string(4 * j) + "], " + w + "[" + std::to_string(4 * j + 1) + "], " + w + "[" +
-           std::to_string(4 * j + 2) + "], " + w + "[" + std::to_string(4 * j + 3) + "]);");
+      line(view(m, 16) + "[" +
+           (q == 1 ? idx : std::to_string(q) + "u * " + idx + " + " + std::to_string(j) + "u") +
+           "] = uvec4(" + w + "[" + std::to_string(4 * j) + "], " + w + "[" +
+           std::to_string(4 * j + 1) + "], " + w + "[" + std::to_string(4 * j + 2) + "], " + w +
+           "[" + std::to_string(4 * j + 3) + "]);");
   }
 }
 
@@ -496,8 +687,9 @@ void GlslEmitter::atomic(const Inst& i) {
     const std::string o = fresh("o"), n = fresh("n"), p = fresh("p");
     line("uint " + o + " = " + u + ";");
     line("while (true) {");
-    line("  uint " + n + " = floatBitsToUint(" + (op == AtomicOp::Min ? "ember_min_f32(" : "ember_max_f32(") +
-         "uintBitsToFloat(" + o + "), " + v + "));");
+    line("  uint " + n + " = floatBitsToUint(" +
+         (op == AtomicOp::Min ? "ember_min_f32(" : "ember_max_f32(") + "uintBitsToFloat(" + o +
+         "), " + v + "));");
     line("  uint " + p + " = atomicCompSwap(" + u + ", " + o + ", " + n + ");");
     line("  if (" + p + " == " + o + ") break;");
     line("  " + o + " = " + p + ";");
@@ -507,14 +699,22 @@ void GlslEmitter::atomic(const Inst& i) {
   }
   std::string r;
   switch (op) {
-    case AtomicOp::Add: r = "atomicAdd(" + ref + ", " + v + ")"; break;
-    case AtomicOp::Min: r = "atomicMin(" + ref + ", " + v + ")"; break;
-    case AtomicOp::Max: r = "atomicMax(" + ref + ", " + v + ")"; break;
-    case AtomicOp::Exchange: r = "atomicExchange(" + ref + ", " + v + ")"; break;
+    case AtomicOp::Add:
+      r = "atomicAdd(" + ref + ", " + v + ")";
+      break;
+    case AtomicOp::Min:
+      r = "atomicMin(" + ref + ", " + v + ")";
+      break;
+    case AtomicOp::Max:
+      r = "atomicMax(" + ref + ", " + v + ")";
+      break;
+    case AtomicOp::Exchange:
+      r = "atomicExchange(" + ref + ", " + v + ")";
+      break;
     case AtomicOp::CompareExchange:
       if (e == Elem::F32)
-        r = "uintBitsToFloat(atomicCompSwap(" + view(m, 4) + "[" + name(i.in[1]) + "], floatBitsToUint(" +
-            name(i.in[3]) + "), floatBitsToUint(" + v + ")))";
+        r = "uintBitsToFloat(atomicCompSwap(" + view(m, 4) + "[" + name(i.in[1]) +
+            "], floatBitsToUint(" + name(i.in[3]) + "), floatBitsToUint(" + v + ")))";
       else
         r = "atomicCompSwap(" + ref + ", " + name(i.in[3]) + ", " + v + ")";
       break;
@@ -530,9 +730,14 @@ void GlslEmitter::subgroup(const Inst& i) {
     const std::string v = name(i.in[0], x);
     switch (i.op) {
       case Op::SgBroadcast:
-      case Op::SgShuffle: l.push_back("subgroupShuffle(" + v + ", " + name(i.in[1]) + ")"); continue;
-      case Op::SgShuffleXor: l.push_back("subgroupShuffleXor(" + v + ", " + name(i.in[1]) + ")"); continue;
-      default: break;
+      case Op::SgShuffle:
+        l.push_back("subgroupShuffle(" + v + ", " + name(i.in[1]) + ")");
+        continue;
+      case Op::SgShuffleXor:
+        l.push_back("subgroupShuffleXor(" + v + ", " + name(i.in[1]) + ")");
+        continue;
+      default:
+        break;
     }
     // the partner's value into a temporary first: never a shuffle in diverged lanes
     const std::string r = fresh("r"), o = fresh("q");
@@ -540,20 +745,26 @@ void GlslEmitter::subgroup(const Inst& i) {
     std::string comb;
     switch (i.op) {
       case Op::SgSum:
-        comb = is_float(e) ? round_half(e, "(" + r + " + " + o + ")")
-                           : e == Elem::U8 ? "((" + r + " + " + o + ") & 0xffu)" : "(" + r + " + " + o + ")";
+        comb = is_float(e)     ? round_half(e, "(" + r + " + " + o + ")")
+               : e == Elem::U8 ? "((" + r + " + " + o + ") & 0xffu)"
+                               : "(" + r + " + " + o + ")";
         break;
       case Op::SgMin:
       case Op::SgMax: {
         const bool mn = i.op == Op::SgMin;
         if (is_float(e))
-          comb = std::string(mn ? "ember_min_" : "ember_max_") + (e == Elem::F64 ? "f64(" : "f32(") + r + ", " + o + ")";
+          comb = std::string(mn ? "ember_min_" : "ember_max_") +
+                 (e == Elem::F64 ? "f64(" : "f32(") + r + ", " + o + ")";
         else
           comb = "(" + r + (mn ? " < " : " > ") + o + " ? " + r + " : " + o + ")";
         break;
       }
-      case Op::SgAll: comb = "(" + r + " && " + o + ")"; break;
-      default: comb = "(" + r + " || " + o + ")"; break;
+      case Op::SgAll:
+        comb = "(" + r + " && " + o + ")";
+        break;
+      default:
+        comb = "(" + r + " || " + o + ")";
+        break;
     }
     line("for (uint o = gl_SubgroupSize / 2u; o > 0u; o >>= 1u) {");
     line("  " + type(e) + " " + o + " = subgroupShuffleXor(" + r + ", o);");
@@ -567,7 +778,8 @@ void GlslEmitter::subgroup(const Inst& i) {
 void GlslEmitter::matrix(const Inst& i) {
   const auto coop = [&](VarId f) {
     const VarInfo& v = var(f);
-    return "fcoopmatNV<" + std::string(v.type.elem == Elem::F32 ? "32" : "16") + ", gl_ScopeSubgroup, 16, 16>";
+    return "fcoopmatNV<" + std::string(v.type.elem == Elem::F32 ? "32" : "16") +
+           ", gl_ScopeSubgroup, 16, 16>";
   };
   const auto buffer = [&](VarId mem) {
     return is_half(var(mem).type.elem) ? name(mem) + "_h.d" : name(mem) + ".d";
@@ -583,24 +795,31 @@ void GlslEmitter::matrix(const Inst& i) {
       return;
     }
     case Op::MatLoad:
-      line("coopMatLoadNV(" + name(i.in[0]) + ", " + buffer(i.in[1]) + ", " + name(i.in[2]) + ", " + name(i.in[3]) +
-           ", " + col(i.aux) + ");");
+      line("coopMatLoadNV(" + name(i.in[0]) + ", " + buffer(i.in[1]) + ", " + name(i.in[2]) + ", " +
+           name(i.in[3]) + ", " + col(i.aux) + ");");
       return;
     case Op::MatStore:
-      line("coopMatStoreNV(" + name(i.in[3]) + ", " + buffer(i.in[0]) + ", " + name(i.in[1]) + ", " + name(i.in[2]) +
-           ", " + col(i.aux) + ");");
+      line("coopMatStoreNV(" + name(i.in[3]) + ", " + buffer(i.in[0]) + ", " + name(i.in[1]) +
+           ", " + name(i.in[2]) + ", " + col(i.aux) + ");");
       return;
     default:
-      line(name(i.in[0]) + " = coopMatMulAddNV(" + name(i.in[1]) + ", " + name(i.in[2]) + ", " + name(i.in[3]) + ");");
+      line(name(i.in[0]) + " = coopMatMulAddNV(" + name(i.in[1]) + ", " + name(i.in[2]) + ", " +
+           name(i.in[3]) + ");");
       return;
   }
 }
 
 void GlslEmitter::special(const Inst& i) {
   switch (i.op) {
-    case Op::Load: load(i); return;
-    case Op::Store: store(i); return;
-    case Op::Atomic: atomic(i); return;
+    case Op::Load:
+      load(i);
+      return;
+    case Op::Store:
+      store(i);
+      return;
+    case Op::Atomic:
+      atomic(i);
+      return;
     case Op::Barrier:
       line("memoryBarrierShared();");
       line("memoryBarrierBuffer();");
@@ -609,8 +828,12 @@ void GlslEmitter::special(const Inst& i) {
     case Op::MatFill:
     case Op::MatLoad:
     case Op::MatStore:
-    case Op::MatMma: matrix(i); return;
-    default: subgroup(i); return;
+    case Op::MatMma:
+      matrix(i);
+      return;
+    default:
+      subgroup(i);
+      return;
   }
 }
 

@@ -33,8 +33,7 @@ class HostDriver final : public CachingPool::Driver {
 
 class CpuCompiled final : public CompiledKernel {
  public:
-  explicit CpuCompiled(Kernel k)
-      : CompiledKernel(k, {}), program(std::move(k), kCpuSubgroup) {}
+  explicit CpuCompiled(Kernel k) : CompiledKernel(k, {}), program(std::move(k), kCpuSubgroup) {}
   cpu::Program program;
 };
 
@@ -44,8 +43,8 @@ class CpuDevice final : public ComputeDevice {
     props_.kind = "cpu";
     props_.name = "cpu (kernel interpreter)";
     props_.driver = "ember";
-    props_.total_memory =
-        static_cast<std::uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<std::uint64_t>(sysconf(_SC_PAGE_SIZE));
+    props_.total_memory = static_cast<std::uint64_t>(sysconf(_SC_PHYS_PAGES)) *
+                          static_cast<std::uint64_t>(sysconf(_SC_PAGE_SIZE));
     props_.compute_units = static_cast<std::uint32_t>(omp_get_max_threads());
     props_.subgroup_size = kCpuSubgroup;
     props_.max_workgroup_threads = 1024;

@@ -37,12 +37,20 @@ std::string CEmitter::name(VarId v, int lane) const {
   if (i.kind == VarKind::Constant) return literal(i.type.elem, i.f, i.i);
   std::string n;
   switch (i.kind) {
-    case VarKind::Mutable: n = "m"; break;
-    case VarKind::Shared: return "s" + std::to_string(v);
-    case VarKind::Local: return "l" + std::to_string(v);
-    case VarKind::Buffer: return "b" + std::to_string(v);
-    case VarKind::Matrix: return "f" + std::to_string(v);
-    default: n = "v"; break;
+    case VarKind::Mutable:
+      n = "m";
+      break;
+    case VarKind::Shared:
+      return "s" + std::to_string(v);
+    case VarKind::Local:
+      return "l" + std::to_string(v);
+    case VarKind::Buffer:
+      return "b" + std::to_string(v);
+    case VarKind::Matrix:
+      return "f" + std::to_string(v);
+    default:
+      n = "v";
+      break;
   }
   n += std::to_string(v);
   if (i.type.lanes > 1) n += "_" + std::to_string(std::min<int>(lane, i.type.lanes - 1));
@@ -113,9 +121,14 @@ void CEmitter::inst(const Inst& i) {
       nested(i.blocks[0]);
       line("}");
       return;
-    case Op::Break: line("break;"); return;
-    case Op::Return: line("return;"); return;
-    default: break;
+    case Op::Break:
+      line("break;");
+      return;
+    case Op::Return:
+      line("return;");
+      return;
+    default:
+      break;
   }
   if (i.op <= Op::BufStride) {
     define(i, {builtin(i)});

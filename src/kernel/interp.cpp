@@ -14,16 +14,25 @@ using eval::with_elem;
 
 namespace {
 
-std::size_t align64(std::size_t x) { return (x + 63) & ~std::size_t{63}; }
+std::size_t align64(std::size_t x) {
+  return (x + 63) & ~std::size_t{63};
+}
 
-bool is_builtin(Op op) { return op <= Op::LaneId; }
-bool is_metadata(Op op) { return op == Op::BufLen || op == Op::BufShape || op == Op::BufStride; }
+bool is_builtin(Op op) {
+  return op <= Op::LaneId;
+}
+bool is_metadata(Op op) {
+  return op == Op::BufLen || op == Op::BufShape || op == Op::BufStride;
+}
 
 std::uint32_t tile_elems(const MatrixInfo& m) {
   switch (m.use) {
-    case MatrixUse::A: return std::uint32_t{m.m} * m.k;
-    case MatrixUse::B: return std::uint32_t{m.k} * m.n;
-    case MatrixUse::Acc: return std::uint32_t{m.m} * m.n;
+    case MatrixUse::A:
+      return std::uint32_t{m.m} * m.k;
+    case MatrixUse::B:
+      return std::uint32_t{m.k} * m.n;
+    case MatrixUse::Acc:
+      return std::uint32_t{m.m} * m.n;
   }
   return 0;
 }
@@ -73,11 +82,20 @@ Program::Program(Kernel k, std::uint32_t subgroup_size, std::uint32_t chunk_thre
     const std::size_t rb = static_cast<std::size_t>(eval::reg_bytes(i.type.elem));
     std::size_t bytes = 0;
     switch (i.kind) {
-      case VarKind::Buffer: break;
-      case VarKind::Shared: bytes = std::size_t{wgs_per_chunk_} * i.length * rb; break;
-      case VarKind::Local: bytes = std::size_t{n_} * i.length * rb; break;
-      case VarKind::Matrix: bytes = std::size_t{subgroups} * tile_elems(i.matrix) * 4; break;
-      default: bytes = (uniform_[v] ? 1 : n_) * std::size_t{i.type.lanes} * rb; break;
+      case VarKind::Buffer:
+        break;
+      case VarKind::Shared:
+        bytes = std::size_t{wgs_per_chunk_} * i.length * rb;
+        break;
+      case VarKind::Local:
+        bytes = std::size_t{n_} * i.length * rb;
+        break;
+      case VarKind::Matrix:
+        bytes = std::size_t{subgroups} * tile_elems(i.matrix) * 4;
+        break;
+      default:
+        bytes = (uniform_[v] ? 1 : n_) * std::size_t{i.type.lanes} * rb;
+        break;
     }
     offset_[v] = at;
     at += align64(bytes);
@@ -135,7 +153,8 @@ Frame::Frame(const Program& p, const RunArgs& args)
         std::fill_n(reg<T>(v), count(v), val);
       });
     } else if (i.kind == VarKind::Scalar) {
-      const std::uint32_t* w = args.info + p_.layout_.offset[static_cast<std::size_t>(p_.arg_of_[v])];
+      const std::uint32_t* w =
+          args.info + p_.layout_.offset[static_cast<std::size_t>(p_.arg_of_[v])];
       std::uint64_t bits = w[0];
       if (elem_bytes(i.type.elem) == 8) bits |= std::uint64_t{w[1]} << 32;
       std::memcpy(reg<std::byte>(v), &bits, static_cast<std::size_t>(eval::reg_bytes(i.type.elem)));
@@ -144,8 +163,8 @@ Frame::Frame(const Program& p, const RunArgs& args)
 }
 
 void Frame::out_of_bounds(const char* what, std::int64_t index, std::uint64_t len) const {
-  detail::fail<DeviceError>("kernel " + p_.k_.name, what, ": index ", index,
-                            " is out of bounds (", len, " elements)");
+  detail::fail<DeviceError>("kernel " + p_.k_.name, what, ": index ", index, " is out of bounds (",
+                            len, " elements)");
 }
 
 void Frame::run_chunk(std::uint64_t w0) {
@@ -169,18 +188,34 @@ void Frame::exec_block(const Block& b, Mask& mask) {
 
 void Frame::exec(const Inst& i, Mask& mask) {
   switch (i.op) {
-    case Op::Load: exec_load(i, mask); return;
-    case Op::Store: exec_store(i, mask); return;
+    case Op::Load:
+      exec_load(i, mask);
+      return;
+    case Op::Store:
+      exec_store(i, mask);
+      return;
     case Op::Read:
       std::memcpy(reg<std::byte>(i.out), reg<std::byte>(i.in[0]),
                   count(i.out) * static_cast<std::size_t>(eval::reg_bytes(info(i.out).type.elem)));
       return;
-    case Op::Assign: exec_assign(i, mask); return;
-    case Op::Atomic: exec_atomic(i, mask); return;
-    case Op::If: exec_if(i, mask, false); return;
-    case Op::IfInBounds: exec_if(i, mask, true); return;
-    case Op::Loop: exec_loop(i, mask); return;
-    case Op::For: exec_for(i, mask); return;
+    case Op::Assign:
+      exec_assign(i, mask);
+      return;
+    case Op::Atomic:
+      exec_atomic(i, mask);
+      return;
+    case Op::If:
+      exec_if(i, mask, false);
+      return;
+    case Op::IfInBounds:
+      exec_if(i, mask, true);
+      return;
+    case Op::Loop:
+      exec_loop(i, mask);
+      return;
+    case Op::For:
+      exec_for(i, mask);
+      return;
     case Op::Break:
     case Op::Return: {
       const std::uint8_t bit = i.op == Op::Break ? 2 : 1;
@@ -191,15 +226,26 @@ void Frame::exec(const Inst& i, Mask& mask) {
         }
       return;
     }
-    case Op::Barrier: return;  // every thread of the chunk is here
-    case Op::SgSum: case Op::SgMin: case Op::SgMax: case Op::SgAll: case Op::SgAny:
-    case Op::SgBroadcast: case Op::SgShuffle: case Op::SgShuffleXor:
+    case Op::Barrier:
+      return;  // every thread of the chunk is here
+    case Op::SgSum:
+    case Op::SgMin:
+    case Op::SgMax:
+    case Op::SgAll:
+    case Op::SgAny:
+    case Op::SgBroadcast:
+    case Op::SgShuffle:
+    case Op::SgShuffleXor:
       exec_subgroup(i);
       return;
-    case Op::MatFill: case Op::MatLoad: case Op::MatStore: case Op::MatMma:
+    case Op::MatFill:
+    case Op::MatLoad:
+    case Op::MatStore:
+    case Op::MatMma:
       exec_matrix(i, mask);
       return;
-    default: break;
+    default:
+      break;
   }
   if (is_builtin(i.op))
     exec_builtin(i);
@@ -344,8 +390,10 @@ void Frame::exec_load(const Inst& i, const Mask& mask) {
         for (std::uint32_t t = 0; t < n_; ++t) {
           if (!mask[t]) continue;
           const std::int64_t ix = idx_[t];
-          if (ix < 0 || static_cast<std::uint64_t>(ix + 1) * lanes > len) out_of_bounds("load", ix, len);
-          for (int l = 0; l < lanes; ++l) out[t * lanes + l] = src[static_cast<std::size_t>(ix) * lanes + l];
+          if (ix < 0 || static_cast<std::uint64_t>(ix + 1) * lanes > len)
+            out_of_bounds("load", ix, len);
+          for (int l = 0; l < lanes; ++l)
+            out[t * lanes + l] = src[static_cast<std::size_t>(ix) * lanes + l];
         }
         return;
       }
@@ -355,7 +403,8 @@ void Frame::exec_load(const Inst& i, const Mask& mask) {
       std::uint64_t len;
       std::byte* base = mem_base(m, t, len);
       const std::int64_t ix = idx_[t];
-      if (ix < 0 || static_cast<std::uint64_t>(ix + 1) * lanes > len) out_of_bounds("load", ix, len);
+      if (ix < 0 || static_cast<std::uint64_t>(ix + 1) * lanes > len)
+        out_of_bounds("load", ix, len);
       for (int l = 0; l < lanes; ++l) {
         const std::size_t e = static_cast<std::size_t>(ix) * lanes + l;
         out[t * lanes + l] = buf ? read_mem_elem<E>(base, e) : reinterpret_cast<T*>(base)[e];
@@ -382,8 +431,10 @@ void Frame::exec_store(const Inst& i, const Mask& mask) {
         for (std::uint32_t t = 0; t < n_; ++t) {
           if (!mask[t]) continue;
           const std::int64_t ix = idx_[t];
-          if (ix < 0 || static_cast<std::uint64_t>(ix + 1) * lanes > len) out_of_bounds("store", ix, len);
-          for (int l = 0; l < lanes; ++l) dst[static_cast<std::size_t>(ix) * lanes + l] = v[(t * lanes + l) * sv];
+          if (ix < 0 || static_cast<std::uint64_t>(ix + 1) * lanes > len)
+            out_of_bounds("store", ix, len);
+          for (int l = 0; l < lanes; ++l)
+            dst[static_cast<std::size_t>(ix) * lanes + l] = v[(t * lanes + l) * sv];
         }
         return;
       }
@@ -393,7 +444,8 @@ void Frame::exec_store(const Inst& i, const Mask& mask) {
       std::uint64_t len;
       std::byte* base = mem_base(m, t, len);
       const std::int64_t ix = idx_[t];
-      if (ix < 0 || static_cast<std::uint64_t>(ix + 1) * lanes > len) out_of_bounds("store", ix, len);
+      if (ix < 0 || static_cast<std::uint64_t>(ix + 1) * lanes > len)
+        out_of_bounds("store", ix, len);
       for (int l = 0; l < lanes; ++l) {
         const std::size_t e = static_cast<std::size_t>(ix) * lanes + l;
         const T x = v[(t * lanes + l) * sv];
@@ -423,10 +475,14 @@ template <class T>
 T atomic_apply(AtomicOp op, T* p, T v, T cmp, bool shared) {
   const auto combine = [&](T old) -> T {
     switch (op) {
-      case AtomicOp::Add: return eval::fn::Add{}(old, v);
-      case AtomicOp::Min: return eval::fn::Min{}(old, v);
-      case AtomicOp::Max: return eval::fn::Max{}(old, v);
-      case AtomicOp::Exchange: return v;
+      case AtomicOp::Add:
+        return eval::fn::Add{}(old, v);
+      case AtomicOp::Min:
+        return eval::fn::Min{}(old, v);
+      case AtomicOp::Max:
+        return eval::fn::Max{}(old, v);
+      case AtomicOp::Exchange:
+        return v;
       case AtomicOp::CompareExchange:  // by bits, as GPUs compare (-0 != +0, NaN == NaN)
         return std::memcmp(&old, &cmp, sizeof(T)) == 0 ? v : old;
     }
@@ -485,14 +541,23 @@ void Frame::exec_builtin(const Inst& i) {
     return ax == 0 ? local % wg[0] : ax == 1 ? (local / wg[0]) % wg[1] : local / (wg[0] * wg[1]);
   };
   const auto block3 = [&](std::uint64_t w, std::uint32_t ax) {
-    return static_cast<std::uint32_t>(ax == 0 ? w % g.x : ax == 1 ? (w / g.x) % g.y : w / (std::uint64_t{g.x} * g.y));
+    return static_cast<std::uint32_t>(ax == 0   ? w % g.x
+                                      : ax == 1 ? (w / g.x) % g.y
+                                                : w / (std::uint64_t{g.x} * g.y));
   };
   const std::uint32_t gd[3] = {g.x, g.y, g.z};
   switch (i.op) {
-    case Op::BlockDim: out[0] = wg[axis]; return;
-    case Op::GridDim: out[0] = gd[axis]; return;
-    case Op::SubgroupSize: out[0] = p_.subgroup_; return;
-    default: break;
+    case Op::BlockDim:
+      out[0] = wg[axis];
+      return;
+    case Op::GridDim:
+      out[0] = gd[axis];
+      return;
+    case Op::SubgroupSize:
+      out[0] = p_.subgroup_;
+      return;
+    default:
+      break;
   }
   if (i.op == Op::AbsolutePos || i.op == Op::LocalLinearIdx) {  // no division per thread
     const auto first = static_cast<std::uint32_t>(w0_ * T);
@@ -506,13 +571,26 @@ void Frame::exec_builtin(const Inst& i) {
     const std::uint64_t w = w0_ + t / T;
     std::uint32_t r = 0;
     switch (i.op) {
-      case Op::ThreadIdx: r = local3(local, axis); break;
-      case Op::BlockIdx: r = block3(w, axis); break;
-      case Op::GlobalIdx: r = block3(w, axis) * wg[axis] + local3(local, axis); break;
-      case Op::LocalLinearIdx: r = local; break;
-      case Op::AbsolutePos: r = static_cast<std::uint32_t>(w * T + local); break;
-      case Op::LaneId: r = local % p_.subgroup_; break;
-      default: break;
+      case Op::ThreadIdx:
+        r = local3(local, axis);
+        break;
+      case Op::BlockIdx:
+        r = block3(w, axis);
+        break;
+      case Op::GlobalIdx:
+        r = block3(w, axis) * wg[axis] + local3(local, axis);
+        break;
+      case Op::LocalLinearIdx:
+        r = local;
+        break;
+      case Op::AbsolutePos:
+        r = static_cast<std::uint32_t>(w * T + local);
+        break;
+      case Op::LaneId:
+        r = local % p_.subgroup_;
+        break;
+      default:
+        break;
     }
     out[t] = r;
   }

@@ -64,39 +64,81 @@ void unary(Ctx c) {
       if (c.i.op == Op::IsNan)
         map1(o, a, sa, c.n, [](T x) -> std::uint8_t { return x != x; });
       else
-        map1(o, a, sa, c.n, [](T x) -> std::uint8_t { return std::fabs(x) == std::numeric_limits<T>::infinity(); });
+        map1(o, a, sa, c.n, [](T x) -> std::uint8_t {
+          return std::fabs(x) == std::numeric_limits<T>::infinity();
+        });
     }
     return;
   }
   T* o = c.f.reg<T>(c.i.out);
   if constexpr (std::is_floating_point_v<T>) {
     switch (c.i.op) {
-      case Op::Neg: map1(o, a, sa, c.n, [](T x) { return -x; }); break;
-      case Op::Abs: map1(o, a, sa, c.n, [](T x) { return std::fabs(x); }); break;
-      case Op::Sqrt: map1(o, a, sa, c.n, [](T x) { return std::sqrt(x); }); break;
-      case Op::Exp: map1(o, a, sa, c.n, fn::Exp{}); break;
-      case Op::Log: map1(o, a, sa, c.n, fn::Log{}); break;
-      case Op::Log1p: map1(o, a, sa, c.n, fn::Log1p{}); break;
-      case Op::Tanh: map1(o, a, sa, c.n, fn::Tanh{}); break;
-      case Op::Erf: map1(o, a, sa, c.n, fn::Erf{}); break;
-      case Op::Sin: map1(o, a, sa, c.n, fn::Sin{}); break;
-      case Op::Cos: map1(o, a, sa, c.n, fn::Cos{}); break;
-      case Op::Floor: map1(o, a, sa, c.n, [](T x) { return std::floor(x); }); break;
-      case Op::Ceil: map1(o, a, sa, c.n, [](T x) { return std::ceil(x); }); break;
-      case Op::Round: map1(o, a, sa, c.n, fn::Round{}); break;
-      case Op::Trunc: map1(o, a, sa, c.n, [](T x) { return std::trunc(x); }); break;
-      case Op::Recip: map1(o, a, sa, c.n, [](T x) { return T(1) / x; }); break;
-      default: break;
+      case Op::Neg:
+        map1(o, a, sa, c.n, [](T x) { return -x; });
+        break;
+      case Op::Abs:
+        map1(o, a, sa, c.n, [](T x) { return std::fabs(x); });
+        break;
+      case Op::Sqrt:
+        map1(o, a, sa, c.n, [](T x) { return std::sqrt(x); });
+        break;
+      case Op::Exp:
+        map1(o, a, sa, c.n, fn::Exp{});
+        break;
+      case Op::Log:
+        map1(o, a, sa, c.n, fn::Log{});
+        break;
+      case Op::Log1p:
+        map1(o, a, sa, c.n, fn::Log1p{});
+        break;
+      case Op::Tanh:
+        map1(o, a, sa, c.n, fn::Tanh{});
+        break;
+      case Op::Erf:
+        map1(o, a, sa, c.n, fn::Erf{});
+        break;
+      case Op::Sin:
+        map1(o, a, sa, c.n, fn::Sin{});
+        break;
+      case Op::Cos:
+        map1(o, a, sa, c.n, fn::Cos{});
+        break;
+      case Op::Floor:
+        map1(o, a, sa, c.n, [](T x) { return std::floor(x); });
+        break;
+      case Op::Ceil:
+        map1(o, a, sa, c.n, [](T x) { return std::ceil(x); });
+        break;
+      case Op::Round:
+        map1(o, a, sa, c.n, fn::Round{});
+        break;
+      case Op::Trunc:
+        map1(o, a, sa, c.n, [](T x) { return std::trunc(x); });
+        break;
+      case Op::Recip:
+        map1(o, a, sa, c.n, [](T x) { return T(1) / x; });
+        break;
+      default:
+        break;
     }
     if constexpr (is_half(E))
       for (std::size_t k = 0; k < c.n; ++k) o[k] = eval::round_to<E>(o[k]);
   } else {
     switch (c.i.op) {
-      case Op::Neg: map1(o, a, sa, c.n, fn::Neg{}); break;
-      case Op::Abs: map1(o, a, sa, c.n, fn::Abs{}); break;
-      case Op::Not: map1(o, a, sa, c.n, [](T x) -> T { return x ? 0 : 1; }); break;
-      case Op::BitNot: map1(o, a, sa, c.n, fn::BitNot{}); break;
-      default: break;
+      case Op::Neg:
+        map1(o, a, sa, c.n, fn::Neg{});
+        break;
+      case Op::Abs:
+        map1(o, a, sa, c.n, fn::Abs{});
+        break;
+      case Op::Not:
+        map1(o, a, sa, c.n, [](T x) -> T { return x ? 0 : 1; });
+        break;
+      case Op::BitNot:
+        map1(o, a, sa, c.n, fn::BitNot{});
+        break;
+      default:
+        break;
     }
   }
 }
@@ -109,12 +151,24 @@ void binary(Ctx c) {
   if (eval::is_compare(c.i.op)) {
     auto* o = c.f.reg<std::uint8_t>(c.i.out);
     switch (c.i.op) {
-      case Op::Eq: map2(o, a, sa, b, sb, c.n, [](T x, T y) -> std::uint8_t { return x == y; }); break;
-      case Op::Ne: map2(o, a, sa, b, sb, c.n, [](T x, T y) -> std::uint8_t { return x != y; }); break;
-      case Op::Lt: map2(o, a, sa, b, sb, c.n, [](T x, T y) -> std::uint8_t { return x < y; }); break;
-      case Op::Le: map2(o, a, sa, b, sb, c.n, [](T x, T y) -> std::uint8_t { return x <= y; }); break;
-      case Op::Gt: map2(o, a, sa, b, sb, c.n, [](T x, T y) -> std::uint8_t { return x > y; }); break;
-      default: map2(o, a, sa, b, sb, c.n, [](T x, T y) -> std::uint8_t { return x >= y; }); break;
+      case Op::Eq:
+        map2(o, a, sa, b, sb, c.n, [](T x, T y) -> std::uint8_t { return x == y; });
+        break;
+      case Op::Ne:
+        map2(o, a, sa, b, sb, c.n, [](T x, T y) -> std::uint8_t { return x != y; });
+        break;
+      case Op::Lt:
+        map2(o, a, sa, b, sb, c.n, [](T x, T y) -> std::uint8_t { return x < y; });
+        break;
+      case Op::Le:
+        map2(o, a, sa, b, sb, c.n, [](T x, T y) -> std::uint8_t { return x <= y; });
+        break;
+      case Op::Gt:
+        map2(o, a, sa, b, sb, c.n, [](T x, T y) -> std::uint8_t { return x > y; });
+        break;
+      default:
+        map2(o, a, sa, b, sb, c.n, [](T x, T y) -> std::uint8_t { return x >= y; });
+        break;
     }
     return;
   }
@@ -126,14 +180,29 @@ void binary(Ctx c) {
       map2(o, a, sa, b, sb, c.n, [](T x, T y) -> T { return x | y; });
   } else {
     switch (c.i.op) {
-      case Op::Add: map2(o, a, sa, b, sb, c.n, fn::Add{}); break;
-      case Op::Sub: map2(o, a, sa, b, sb, c.n, fn::Sub{}); break;
-      case Op::Mul: map2(o, a, sa, b, sb, c.n, fn::Mul{}); break;
-      case Op::Div: map2(o, a, sa, b, sb, c.n, fn::Div{}); break;
-      case Op::Rem: map2(o, a, sa, b, sb, c.n, fn::Rem{}); break;
-      case Op::Min: map2(o, a, sa, b, sb, c.n, fn::Min{}); break;
-      case Op::Max: map2(o, a, sa, b, sb, c.n, fn::Max{}); break;
-      default: break;
+      case Op::Add:
+        map2(o, a, sa, b, sb, c.n, fn::Add{});
+        break;
+      case Op::Sub:
+        map2(o, a, sa, b, sb, c.n, fn::Sub{});
+        break;
+      case Op::Mul:
+        map2(o, a, sa, b, sb, c.n, fn::Mul{});
+        break;
+      case Op::Div:
+        map2(o, a, sa, b, sb, c.n, fn::Div{});
+        break;
+      case Op::Rem:
+        map2(o, a, sa, b, sb, c.n, fn::Rem{});
+        break;
+      case Op::Min:
+        map2(o, a, sa, b, sb, c.n, fn::Min{});
+        break;
+      case Op::Max:
+        map2(o, a, sa, b, sb, c.n, fn::Max{});
+        break;
+      default:
+        break;
     }
     if constexpr (std::is_floating_point_v<T>) {
       if (c.i.op == Op::Pow) map2(o, a, sa, b, sb, c.n, fn::Pow{});
@@ -141,12 +210,23 @@ void binary(Ctx c) {
         for (std::size_t k = 0; k < c.n; ++k) o[k] = eval::round_to<E>(o[k]);
     } else {
       switch (c.i.op) {
-        case Op::BitAnd: map2(o, a, sa, b, sb, c.n, fn::BitAnd{}); break;
-        case Op::BitOr: map2(o, a, sa, b, sb, c.n, fn::BitOr{}); break;
-        case Op::BitXor: map2(o, a, sa, b, sb, c.n, fn::BitXor{}); break;
-        case Op::Shl: map2(o, a, sa, b, sb, c.n, fn::Shl{}); break;
-        case Op::Shr: map2(o, a, sa, b, sb, c.n, fn::Shr{}); break;
-        default: break;
+        case Op::BitAnd:
+          map2(o, a, sa, b, sb, c.n, fn::BitAnd{});
+          break;
+        case Op::BitOr:
+          map2(o, a, sa, b, sb, c.n, fn::BitOr{});
+          break;
+        case Op::BitXor:
+          map2(o, a, sa, b, sb, c.n, fn::BitXor{});
+          break;
+        case Op::Shl:
+          map2(o, a, sa, b, sb, c.n, fn::Shl{});
+          break;
+        case Op::Shr:
+          map2(o, a, sa, b, sb, c.n, fn::Shr{});
+          break;
+        default:
+          break;
       }
     }
   }
@@ -203,7 +283,8 @@ void shaped(Ctx c) {
       }
       break;
     }
-    default: break;
+    default:
+      break;
   }
 }
 
@@ -273,16 +354,24 @@ void Frame::exec_subgroup(const Inst& i) {
     const auto combine = [&](R a, R b) -> R {
       switch (i.op) {
         case Op::SgSum:
-          if constexpr (E == Elem::Bool) return a;
-          else return eval::round_to<E>(fn::Add{}(a, b));
+          if constexpr (E == Elem::Bool)
+            return a;
+          else
+            return eval::round_to<E>(fn::Add{}(a, b));
         case Op::SgMin:
-          if constexpr (E == Elem::Bool) return a;
-          else return fn::Min{}(a, b);
+          if constexpr (E == Elem::Bool)
+            return a;
+          else
+            return fn::Min{}(a, b);
         case Op::SgMax:
-          if constexpr (E == Elem::Bool) return a;
-          else return fn::Max{}(a, b);
-        case Op::SgAll: return static_cast<R>(a && b);
-        default: return static_cast<R>(a || b);
+          if constexpr (E == Elem::Bool)
+            return a;
+          else
+            return fn::Max{}(a, b);
+        case Op::SgAll:
+          return static_cast<R>(a && b);
+        default:
+          return static_cast<R>(a || b);
       }
     };
     for (std::uint32_t off = S / 2; off >= 1; off /= 2) {
@@ -362,10 +451,12 @@ void Frame::exec_matrix(const Inst& i, const Mask& mask) {
             for (std::uint32_t r = 0; r < rows; ++r)
               for (std::uint32_t c = 0; c < cols; ++c) {
                 const std::uint64_t e = off + std::uint64_t{row ? r : c} * st + (row ? c : r);
-                if (e >= len) out_of_bounds(load ? "mat_load" : "mat_store", static_cast<std::int64_t>(e), len);
+                if (e >= len)
+                  out_of_bounds(load ? "mat_load" : "mat_store", static_cast<std::int64_t>(e), len);
                 float& x = tl[r * cols + c];
                 if (load) {
-                  x = static_cast<float>(buf ? read_mem_elem<E>(base, e) : reinterpret_cast<Reg<E>*>(base)[e]);
+                  x = static_cast<float>(buf ? read_mem_elem<E>(base, e)
+                                             : reinterpret_cast<Reg<E>*>(base)[e]);
                 } else if (buf) {
                   write_mem_elem<E>(base, e, static_cast<Reg<E>>(x));
                 } else {
@@ -390,7 +481,8 @@ void Frame::exec_matrix(const Inst& i, const Mask& mask) {
         std::copy(res.begin(), res.end(), tile(d, t));
         break;
       }
-      default: break;
+      default:
+        break;
     }
   }
 }

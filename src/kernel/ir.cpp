@@ -8,30 +8,48 @@ namespace ember::kernel {
 
 std::string_view elem_name(Elem e) {
   switch (e) {
-    case Elem::F32: return "f32";
-    case Elem::F16: return "f16";
-    case Elem::BF16: return "bf16";
-    case Elem::F64: return "f64";
-    case Elem::I32: return "i32";
-    case Elem::I64: return "i64";
-    case Elem::U32: return "u32";
-    case Elem::U8: return "u8";
-    case Elem::Bool: return "bool";
+    case Elem::F32:
+      return "f32";
+    case Elem::F16:
+      return "f16";
+    case Elem::BF16:
+      return "bf16";
+    case Elem::F64:
+      return "f64";
+    case Elem::I32:
+      return "i32";
+    case Elem::I64:
+      return "i64";
+    case Elem::U32:
+      return "u32";
+    case Elem::U8:
+      return "u8";
+    case Elem::Bool:
+      return "bool";
   }
   return "?";
 }
 
 Elem elem_of(DType d) {
   switch (d) {
-    case DType::F32: return Elem::F32;
-    case DType::F16: return Elem::F16;
-    case DType::BF16: return Elem::BF16;
-    case DType::F64: return Elem::F64;
-    case DType::I32: return Elem::I32;
-    case DType::I64: return Elem::I64;
-    case DType::U8: return Elem::U8;
-    case DType::Bool: return Elem::Bool;
-    default: break;
+    case DType::F32:
+      return Elem::F32;
+    case DType::F16:
+      return Elem::F16;
+    case DType::BF16:
+      return Elem::BF16;
+    case DType::F64:
+      return Elem::F64;
+    case DType::I32:
+      return Elem::I32;
+    case DType::I64:
+      return Elem::I64;
+    case DType::U8:
+      return Elem::U8;
+    case DType::Bool:
+      return Elem::Bool;
+    default:
+      break;
   }
   detail::fail<UnsupportedError>("kernel", "dtype ", d, " has no kernel element type");
 }
@@ -53,27 +71,89 @@ struct OpInfo {
 };
 
 constexpr OpInfo kOps[] = {
-    {"thread_idx", true}, {"block_idx", true}, {"block_dim", true}, {"grid_dim", true},
-    {"global_idx", true}, {"local_linear_idx", true}, {"absolute_pos", true},
-    {"subgroup_size", true}, {"lane_id", true},
-    {"buf_len", true}, {"buf_shape", true}, {"buf_stride", true},
-    {"neg", true}, {"abs", true}, {"not", true}, {"bit_not", true}, {"sqrt", true},
-    {"exp", true}, {"log", true}, {"log1p", true}, {"tanh", true}, {"erf", true},
-    {"sin", true}, {"cos", true}, {"floor", true}, {"ceil", true}, {"round", true},
-    {"trunc", true}, {"recip", true}, {"is_nan", true}, {"is_inf", true},
-    {"add", true}, {"sub", true}, {"mul", true}, {"div", true}, {"rem", true},
-    {"min", true}, {"max", true}, {"pow", true}, {"and", true}, {"or", true},
-    {"bit_and", true}, {"bit_or", true}, {"bit_xor", true}, {"shl", true}, {"shr", true},
-    {"eq", true}, {"ne", true}, {"lt", true}, {"le", true}, {"gt", true}, {"ge", true},
-    {"select", true}, {"fma", true},
-    {"cast", true}, {"bitcast", true}, {"splat", true}, {"extract", true}, {"insert", true},
-    {"load", false}, {"store", false}, {"read", false}, {"assign", false}, {"atomic", false},
-    {"if", false}, {"for", false}, {"loop", false}, {"break", false}, {"return", false},
-    {"barrier", false}, {"if_in_bounds", false},
-    {"subgroup_sum", false}, {"subgroup_min", false}, {"subgroup_max", false},
-    {"subgroup_all", false}, {"subgroup_any", false}, {"subgroup_broadcast", false},
-    {"shuffle", false}, {"shuffle_xor", false},
-    {"mat_fill", false}, {"mat_load", false}, {"mat_store", false}, {"mat_mma", false},
+    {"thread_idx", true},
+    {"block_idx", true},
+    {"block_dim", true},
+    {"grid_dim", true},
+    {"global_idx", true},
+    {"local_linear_idx", true},
+    {"absolute_pos", true},
+    {"subgroup_size", true},
+    {"lane_id", true},
+    {"buf_len", true},
+    {"buf_shape", true},
+    {"buf_stride", true},
+    {"neg", true},
+    {"abs", true},
+    {"not", true},
+    {"bit_not", true},
+    {"sqrt", true},
+    {"exp", true},
+    {"log", true},
+    {"log1p", true},
+    {"tanh", true},
+    {"erf", true},
+    {"sin", true},
+    {"cos", true},
+    {"floor", true},
+    {"ceil", true},
+    {"round", true},
+    {"trunc", true},
+    {"recip", true},
+    {"is_nan", true},
+    {"is_inf", true},
+    {"add", true},
+    {"sub", true},
+    {"mul", true},
+    {"div", true},
+    {"rem", true},
+    {"min", true},
+    {"max", true},
+    {"pow", true},
+    {"and", true},
+    {"or", true},
+    {"bit_and", true},
+    {"bit_or", true},
+    {"bit_xor", true},
+    {"shl", true},
+    {"shr", true},
+    {"eq", true},
+    {"ne", true},
+    {"lt", true},
+    {"le", true},
+    {"gt", true},
+    {"ge", true},
+    {"select", true},
+    {"fma", true},
+    {"cast", true},
+    {"bitcast", true},
+    {"splat", true},
+    {"extract", true},
+    {"insert", true},
+    {"load", false},
+    {"store", false},
+    {"read", false},
+    {"assign", false},
+    {"atomic", false},
+    {"if", false},
+    {"for", false},
+    {"loop", false},
+    {"break", false},
+    {"return", false},
+    {"barrier", false},
+    {"if_in_bounds", false},
+    {"subgroup_sum", false},
+    {"subgroup_min", false},
+    {"subgroup_max", false},
+    {"subgroup_all", false},
+    {"subgroup_any", false},
+    {"subgroup_broadcast", false},
+    {"shuffle", false},
+    {"shuffle_xor", false},
+    {"mat_fill", false},
+    {"mat_load", false},
+    {"mat_store", false},
+    {"mat_mma", false},
 };
 static_assert(std::size(kOps) == static_cast<std::size_t>(Op::Count_), "op table out of date");
 
@@ -96,11 +176,11 @@ struct Verifier {
     if (v >= k.vars.size()) bad(k, i, "operand " + std::to_string(v) + " does not exist");
     const VarInfo& info = k.vars[v];
     if (info.kind == VarKind::Value && !defined(v))
-      bad(k, i, "value %" + std::to_string(v) +
-                    " is used outside the block that defines it (carry it out through a Var)");
+      bad(k, i,
+          "value %" + std::to_string(v) +
+              " is used outside the block that defines it (carry it out through a Var)");
   }
-  void expect_kind(const Inst& i, VarId v, std::initializer_list<VarKind> kinds,
-                   const char* what) {
+  void expect_kind(const Inst& i, VarId v, std::initializer_list<VarKind> kinds, const char* what) {
     for (VarKind kd : kinds)
       if (k.vars.at(v).kind == kd) return;
     bad(k, i, std::string("operand %") + std::to_string(v) + " is not " + what);
@@ -130,7 +210,8 @@ struct Verifier {
         case Op::Break:
           if (loop_depth == 0) bad(k, i, "break outside a loop");
           break;
-        default: break;
+        default:
+          break;
       }
       if (i.op == Op::For) {
         scopes.emplace_back();
@@ -149,22 +230,35 @@ struct Verifier {
 
 }  // namespace
 
-const char* op_name(Op op) { return kOps[static_cast<int>(op)].name; }
-bool is_pure(Op op) { return kOps[static_cast<int>(op)].pure; }
+const char* op_name(Op op) {
+  return kOps[static_cast<int>(op)].name;
+}
+bool is_pure(Op op) {
+  return kOps[static_cast<int>(op)].pure;
+}
 
 Features features(const Kernel& k) {
   Features f;
   for (const VarInfo& v : k.vars) {
     switch (v.type.elem) {
-      case Elem::F16: f.f16 = true; break;
-      case Elem::BF16: f.bf16 = true; break;
-      case Elem::F64: f.f64 = true; break;
-      case Elem::I64: f.i64 = true; break;
+      case Elem::F16:
+        f.f16 = true;
+        break;
+      case Elem::BF16:
+        f.bf16 = true;
+        break;
+      case Elem::F64:
+        f.f64 = true;
+        break;
+      case Elem::I64:
+        f.i64 = true;
+        break;
       case Elem::U8:
       case Elem::Bool:
         if (v.kind == VarKind::Buffer || v.kind == VarKind::Shared) f.u8 = true;
         break;
-      default: break;
+      default:
+        break;
     }
     if (v.kind == VarKind::Shared) f.shared = true;
     if (v.kind == VarKind::Matrix) f.matrix = true;
@@ -178,17 +272,33 @@ Features features(const Kernel& k) {
         if (e == Elem::I64) f.i64_atomics = true;
         break;
       }
-      case Op::Barrier: f.barrier = true; break;
-      case Op::SgSum: case Op::SgMin: case Op::SgMax: case Op::SgAll: case Op::SgAny:
-      case Op::SgBroadcast: case Op::SgShuffle: case Op::SgShuffleXor:
-      case Op::SubgroupSize: case Op::LaneId:
+      case Op::Barrier:
+        f.barrier = true;
+        break;
+      case Op::SgSum:
+      case Op::SgMin:
+      case Op::SgMax:
+      case Op::SgAll:
+      case Op::SgAny:
+      case Op::SgBroadcast:
+      case Op::SgShuffle:
+      case Op::SgShuffleXor:
+      case Op::SubgroupSize:
+      case Op::LaneId:
         f.subgroups = true;
         break;
-      case Op::Exp: case Op::Log: case Op::Log1p: case Op::Tanh: case Op::Erf: case Op::Sin:
-      case Op::Cos: case Op::Pow:
+      case Op::Exp:
+      case Op::Log:
+      case Op::Log1p:
+      case Op::Tanh:
+      case Op::Erf:
+      case Op::Sin:
+      case Op::Cos:
+      case Op::Pow:
         if (k.vars[i.out].type.elem == Elem::F64) f.f64_math = true;
         break;
-      default: break;
+      default:
+        break;
     }
   });
   return f;
@@ -201,8 +311,7 @@ void verify(const Kernel& k) {
       detail::fail<ValueError>("kernel " + k.name, "argument %", a, " is not a buffer or scalar");
   }
   for (std::uint32_t w : k.workgroup)
-    if (w == 0)
-      detail::fail<ValueError>("kernel " + k.name, "workgroup size has a zero dimension");
+    if (w == 0) detail::fail<ValueError>("kernel " + k.name, "workgroup size has a zero dimension");
   Verifier v{k, {}};
   v.block(k.body, 0);
 }

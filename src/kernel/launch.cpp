@@ -25,8 +25,7 @@ Arg Arg::buf(const Buffer& b, std::uint64_t offset, std::uint64_t len) {
 Arg Arg::view(const Buffer& b, const std::vector<std::uint32_t>& shape,
               const std::vector<std::uint32_t>& strides, std::uint64_t offset) {
   if (shape.empty() || shape.size() > kMaxRank)
-    detail::fail<ValueError>("launch", "a view needs 1 to ", kMaxRank, " dims, got ",
-                             shape.size());
+    detail::fail<ValueError>("launch", "a view needs 1 to ", kMaxRank, " dims, got ", shape.size());
   if (!strides.empty() && strides.size() != shape.size())
     detail::fail<ValueError>("launch", "a view of rank ", shape.size(), " got ", strides.size(),
                              " strides");
@@ -79,8 +78,8 @@ Grid grid_for(const Kernel& k, std::uint64_t threads, std::uint32_t max_x) {
   if (groups <= max_x) return Grid{static_cast<std::uint32_t>(groups), 1, 1};
   const std::uint64_t y = (groups + max_x - 1) / max_x;
   if (y > 65535)
-    detail::fail<UnsupportedError>("launch " + k.name, threads, " threads need more than ",
-                                   max_x, " x 65535 workgroups");
+    detail::fail<UnsupportedError>("launch " + k.name, threads, " threads need more than ", max_x,
+                                   " x 65535 workgroups");
   return Grid{max_x, static_cast<std::uint32_t>(y), 1};
 }
 
@@ -133,7 +132,8 @@ void pack_info(const Kernel& k, const InfoLayout& layout, const ComputeDevice& d
     if (&a.buffer->device() != &device)
       detail::fail<DeviceError>(op, what, " is on ", a.buffer->device().properties().name,
                                 ", not on ", device.properties().name);
-    const std::uint64_t cap = a.buffer->bytes() / static_cast<std::uint64_t>(elem_bytes(v.type.elem));
+    const std::uint64_t cap =
+        a.buffer->bytes() / static_cast<std::uint64_t>(elem_bytes(v.type.elem));
     if (a.offset > cap)
       detail::fail<ValueError>(op, what, ": offset ", a.offset, " beyond the buffer's ", cap,
                                " elements");
@@ -146,8 +146,8 @@ void pack_info(const Kernel& k, const InfoLayout& layout, const ComputeDevice& d
                                      " elements; kernels index with u32 (< 2^32)");
     const std::uint32_t rank = a.rank ? a.rank : 1;
     if (rank != v.rank)
-      detail::fail<ValueError>(op, what, " has rank ", v.rank, " in the kernel, got a rank-",
-                               rank, " view");
+      detail::fail<ValueError>(op, what, " has rank ", v.rank, " in the kernel, got a rank-", rank,
+                               " view");
     w[0] = static_cast<std::uint32_t>(len);
     std::uint64_t last = 0;
     bool empty = false;
@@ -156,8 +156,10 @@ void pack_info(const Kernel& k, const InfoLayout& layout, const ComputeDevice& d
       const std::uint32_t st = a.rank ? a.strides[d] : 1;
       w[1 + d] = s;
       w[1 + rank + d] = st;
-      if (s == 0) empty = true;
-      else last += std::uint64_t{s - 1} * st;
+      if (s == 0)
+        empty = true;
+      else
+        last += std::uint64_t{s - 1} * st;
     }
     if (!empty && len > 0 && last >= len)
       detail::fail<ValueError>(op, what, ": the view reaches element ", last, " of ", len);
@@ -173,7 +175,9 @@ int choose_lanes(Elem e, std::uint64_t n, std::uint64_t offset, int max_lanes) {
 
 // ---- ComputeDevice -----------------------------------------------------------------------------
 
-BufferStorage::~BufferStorage() { device_->free_block(block_); }
+BufferStorage::~BufferStorage() {
+  device_->free_block(block_);
+}
 
 Buffer ComputeDevice::alloc(std::size_t bytes) {
   const CachingPool::Block b = allocate_block(bytes);
@@ -199,15 +203,14 @@ void ComputeDevice::check_range(const char* op, const Buffer& b, std::size_t off
     detail::fail<DeviceError>(op, "the buffer is on ", b->device().properties().name, ", not on ",
                               properties().name);
   if (offset > b->bytes() || bytes > b->bytes() - offset)
-    detail::fail<ValueError>(op, "bytes [", offset, ", ", offset + bytes,
-                             ") exceed the buffer's ", b->bytes());
+    detail::fail<ValueError>(op, "bytes [", offset, ", ", offset + bytes, ") exceed the buffer's ",
+                             b->bytes());
 }
 
 void ComputeDevice::log_kernel(const Kernel& k, const std::string& target,
                                const std::string& code) {
   if (!kernel_log_enabled()) return;
-  std::cerr << "==== ember kernel " << k.name << " (" << target << ")\n"
-            << to_string(k);
+  std::cerr << "==== ember kernel " << k.name << " (" << target << ")\n" << to_string(k);
   if (!code.empty()) std::cerr << "---- generated code\n" << code << "\n";
   std::cerr << "====\n";
 }

@@ -157,8 +157,8 @@ class Folder {
           set_const(r, eval::Unary<E>::apply(op, x));
         } else if (op == Op::Fma) {
           if constexpr (std::is_floating_point_v<eval::Reg<E>>)
-            set_const(r, eval::fma<E>(x, const_reg<E>(k_.vars[i.in[1]]),
-                                      const_reg<E>(k_.vars[i.in[2]])));
+            set_const(
+                r, eval::fma<E>(x, const_reg<E>(k_.vars[i.in[1]]), const_reg<E>(k_.vars[i.in[2]])));
         } else if (eval::is_compare(op)) {
           r.i = eval::Binary<E>::compare(op, x, const_reg<E>(k_.vars[i.in[1]]));
         } else {
@@ -184,22 +184,27 @@ class Folder {
     const VarId a = i.in[0], b = i.in[1];
     switch (i.op) {
       case Op::Add:
-        if (integer && const_is(b, 0)) replace(i.out, a);
-        else if (integer && const_is(a, 0)) replace(i.out, b);
+        if (integer && const_is(b, 0))
+          replace(i.out, a);
+        else if (integer && const_is(a, 0))
+          replace(i.out, b);
         break;
       case Op::Sub:
         if (integer && const_is(b, 0)) replace(i.out, a);
         break;
       case Op::Mul:
-        if (const_is(b, 1) && k_.vars[a].type == out.type) replace(i.out, a);
-        else if (const_is(a, 1) && k_.vars[b].type == out.type) replace(i.out, b);
+        if (const_is(b, 1) && k_.vars[a].type == out.type)
+          replace(i.out, a);
+        else if (const_is(a, 1) && k_.vars[b].type == out.type)
+          replace(i.out, b);
         else if (integer && (const_is(a, 0) || const_is(b, 0)))
           replace(i.out, const_is(a, 0) ? a : b);
         break;
       case Op::Div:
         if (const_is(b, 1)) replace(i.out, a);
         break;
-      default: break;
+      default:
+        break;
     }
   }
 
@@ -251,7 +256,8 @@ class Cse {
   bool changed_ = false;
 };
 
-void count_uses(const Block& b, std::vector<std::uint32_t>& uses, std::vector<std::uint32_t>& reads) {
+void count_uses(const Block& b, std::vector<std::uint32_t>& uses,
+                std::vector<std::uint32_t>& reads) {
   for (const Inst& i : b) {
     for (VarId v : i.in)
       if (v != kNoVar) ++uses[v];
@@ -298,8 +304,12 @@ bool inline_bounds(Block& b) {
 
 }  // namespace
 
-bool fold_constants(Kernel& k) { return Folder(k).run(); }
-bool eliminate_common_subexpressions(Kernel& k) { return Cse(k).run(); }
+bool fold_constants(Kernel& k) {
+  return Folder(k).run();
+}
+bool eliminate_common_subexpressions(Kernel& k) {
+  return Cse(k).run();
+}
 
 bool eliminate_dead_code(Kernel& k) {
   bool any = false;
@@ -312,7 +322,9 @@ bool eliminate_dead_code(Kernel& k) {
   return any;
 }
 
-bool assume_in_bounds(Kernel& k) { return inline_bounds(k.body); }
+bool assume_in_bounds(Kernel& k) {
+  return inline_bounds(k.body);
+}
 
 void optimize(Kernel& k) {
   for (int round = 0; round < 8; ++round) {

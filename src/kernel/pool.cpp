@@ -37,8 +37,8 @@ std::optional<std::uint64_t> CachingPool::driver_alloc(std::size_t bytes, const 
     h = driver_.allocate(bytes);
     if (!h)
       detail::fail<OutOfMemoryError>(op, "out of device memory allocating ", bytes,
-                                     " bytes (pool holds ", stats_.bytes_reserved,
-                                     " bytes, ", stats_.bytes_in_use, " in use)");
+                                     " bytes (pool holds ", stats_.bytes_reserved, " bytes, ",
+                                     stats_.bytes_in_use, " in use)");
   }
   ++stats_.driver_allocs;
   stats_.bytes_reserved += bytes;

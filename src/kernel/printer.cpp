@@ -12,14 +12,22 @@ namespace {
 
 const char* kind_name(VarKind k) {
   switch (k) {
-    case VarKind::Value: return "value";
-    case VarKind::Mutable: return "var";
-    case VarKind::Constant: return "const";
-    case VarKind::Scalar: return "scalar";
-    case VarKind::Buffer: return "buffer";
-    case VarKind::Shared: return "shared";
-    case VarKind::Local: return "local";
-    case VarKind::Matrix: return "fragment";
+    case VarKind::Value:
+      return "value";
+    case VarKind::Mutable:
+      return "var";
+    case VarKind::Constant:
+      return "const";
+    case VarKind::Scalar:
+      return "scalar";
+    case VarKind::Buffer:
+      return "buffer";
+    case VarKind::Shared:
+      return "shared";
+    case VarKind::Local:
+      return "local";
+    case VarKind::Matrix:
+      return "fragment";
   }
   return "?";
 }
@@ -49,13 +57,13 @@ class Printer {
       if (v.kind == VarKind::Shared || v.kind == VarKind::Local)
         os_ << "  " << kind_name(v.kind) << " %" << id << ": " << type_name(v.type) << "["
             << v.length << "]\n";
-      if (v.kind == VarKind::Mutable)
-        os_ << "  var %" << id << ": " << type_name(v.type) << "\n";
+      if (v.kind == VarKind::Mutable) os_ << "  var %" << id << ": " << type_name(v.type) << "\n";
       if (v.kind == VarKind::Matrix)
         os_ << "  fragment %" << id << ": " << type_name(v.type) << " "
-            << (v.matrix.use == MatrixUse::A ? "A" : v.matrix.use == MatrixUse::B ? "B" : "Acc")
-            << " " << int(v.matrix.m) << "x" << int(v.matrix.n) << "x" << int(v.matrix.k)
-            << "\n";
+            << (v.matrix.use == MatrixUse::A   ? "A"
+                : v.matrix.use == MatrixUse::B ? "B"
+                                               : "Acc")
+            << " " << int(v.matrix.m) << "x" << int(v.matrix.n) << "x" << int(v.matrix.k) << "\n";
     }
     block(k_.body, 1);
     return os_.str();
@@ -115,7 +123,9 @@ class Printer {
 
 }  // namespace
 
-std::string to_string(const Kernel& k) { return Printer(k).run(); }
+std::string to_string(const Kernel& k) {
+  return Printer(k).run();
+}
 
 bool kernel_log_enabled() {
   const char* v = std::getenv("EMBER_KERNEL_LOG");

@@ -29,8 +29,8 @@ std::uint64_t bucket(std::uint64_t n) {
   return p;
 }
 
-Key make_key(const std::string& op, const std::vector<std::uint64_t>& shape, const std::string& dtype,
-             const kernel::ComputeDevice& device) {
+Key make_key(const std::string& op, const std::vector<std::uint64_t>& shape,
+             const std::string& dtype, const kernel::ComputeDevice& device) {
   Key k{op, {}, dtype, {}};
   for (std::uint64_t d : shape) k.shape.push_back(bucket(d));
   const auto& p = device.properties();
@@ -45,8 +45,10 @@ bool Tuner::enabled() {
 
 fs::path Tuner::default_path() {
   if (const char* d = std::getenv("EMBER_CACHE_DIR"); d && *d) return fs::path(d) / "autotune.json";
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return fs::path(x) / "ember" / "autotune.json";
-  if (const char* h = std::getenv("HOME"); h && *h) return fs::path(h) / ".cache" / "ember" / "autotune.json";
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
+    return fs::path(x) / "ember" / "autotune.json";
+  if (const char* h = std::getenv("HOME"); h && *h)
+    return fs::path(h) / ".cache" / "ember" / "autotune.json";
   return {};
 }
 
@@ -55,7 +57,9 @@ Tuner& Tuner::global() {
   return *t;
 }
 
-Tuner::Tuner(fs::path file) : file_(std::move(file)) { load(); }
+Tuner::Tuner(fs::path file) : file_(std::move(file)) {
+  load();
+}
 
 void Tuner::load() {
   if (file_.empty()) return;
@@ -78,7 +82,9 @@ void Tuner::save() const {
   nlohmann::json entries = nlohmann::json::object();
   for (const auto& [key, w] : winners_) {
     auto t = times_.find(key);
-    entries[key] = {{"winner", w}, {"times_ms", t == times_.end() ? nlohmann::json::object() : nlohmann::json(t->second)}};
+    entries[key] = {
+        {"winner", w},
+        {"times_ms", t == times_.end() ? nlohmann::json::object() : nlohmann::json(t->second)}};
   }
   const nlohmann::json j = {{"version", 1}, {"entries", entries}};
   std::error_code ec;

@@ -16,13 +16,13 @@
 
 namespace ember::vulkan {
 
+using detail::check;
 using kernel::Arg;
 using kernel::CachingPool;
 using kernel::CompiledKernel;
 using kernel::CompiledPtr;
 using kernel::Grid;
 using kernel::Kernel;
-using detail::check;
 
 namespace {
 
@@ -43,7 +43,8 @@ class VulkanDevice;
 
 class VulkanCompiled final : public CompiledKernel {
  public:
-  VulkanCompiled(Kernel k, std::string source, VulkanDevice* d) : CompiledKernel(std::move(k), std::move(source)), owner(d) {}
+  VulkanCompiled(Kernel k, std::string source, VulkanDevice* d)
+      : CompiledKernel(std::move(k), std::move(source)), owner(d) {}
   ~VulkanCompiled() override;
   VulkanDevice* owner;
   VkShaderModule module = VK_NULL_HANDLE;
@@ -58,7 +59,8 @@ class VulkanDevice final : public kernel::ComputeDevice, private CachingPool::Dr
   VulkanDevice(const detail::Instance& inst, VkPhysicalDevice pd);
 
   const kernel::DeviceProperties& properties() const override { return props_; }
-  void write(const kernel::Buffer& dst, std::size_t offset, const void* src, std::size_t bytes) override;
+  void write(const kernel::Buffer& dst, std::size_t offset, const void* src,
+             std::size_t bytes) override;
   void read(const kernel::Buffer& src, std::size_t offset, void* dst, std::size_t bytes) override;
   void copy(const kernel::Buffer& src, std::size_t so, const kernel::Buffer& dst, std::size_t dof,
             std::size_t bytes) override;
@@ -112,7 +114,8 @@ class VulkanDevice final : public kernel::ComputeDevice, private CachingPool::Dr
   void free(std::uint64_t handle, std::size_t bytes) override;
   void wait_idle() override { sync(); }
 
-  std::uint32_t memory_type(std::uint32_t bits, VkMemoryPropertyFlags want, VkMemoryPropertyFlags prefer) const;
+  std::uint32_t memory_type(std::uint32_t bits, VkMemoryPropertyFlags want,
+                            VkMemoryPropertyFlags prefer) const;
   HostBuffer make_host(std::size_t bytes, bool readback);
   void destroy_host(HostBuffer& h);
   HostBuffer take_host(std::vector<HostBuffer>& pool, std::size_t bytes, bool readback);
@@ -155,13 +158,16 @@ class VulkanDevice final : public kernel::ComputeDevice, private CachingPool::Dr
   mutable std::recursive_mutex mu_;
 };
 
-VulkanCompiled::~VulkanCompiled() { owner->retire(*this); }
+VulkanCompiled::~VulkanCompiled() {
+  owner->retire(*this);
+}
 
 VulkanDevice::VulkanDevice(const detail::Instance& inst, VkPhysicalDevice pd)
     : inst_(inst), pd_(pd), pool_(*this, CachingPool::Options{}) {
   const auto& fi = inst.fn;
   VkPhysicalDeviceVulkan12Properties p12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES};
-  VkPhysicalDeviceSubgroupProperties sg{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES, &p12};
+  VkPhysicalDeviceSubgroupProperties sg{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES,
+                                        &p12};
   VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &sg};
   fi.vkGetPhysicalDeviceProperties2(pd, &p2);
   const VkPhysicalDeviceProperties& p = p2.properties;
@@ -187,27 +193,31 @@ VulkanDevice::VulkanDevice(const detail::Instance& inst, VkPhysicalDevice pd)
   if (coop) enable.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
 
   // features: query what exists, enable what the generator uses
-  VkPhysicalDeviceCooperativeMatrixFeaturesNV qc{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
-  VkPhysicalDeviceShaderAtomicFloatFeaturesEXT qa{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT,
-                                                  coop ? &qc : nullptr};
-  VkPhysicalDeviceVulkan12Features q12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
-                                       atomic_float ? static_cast<void*>(&qa) : (coop ? static_cast<void*>(&qc) : nullptr)};
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV qc{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  VkPhysicalDeviceShaderAtomicFloatFeaturesEXT qa{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT, coop ? &qc : nullptr};
+  VkPhysicalDeviceVulkan12Features q12{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+      atomic_float ? static_cast<void*>(&qa) : (coop ? static_cast<void*>(&qc) : nullptr)};
   VkPhysicalDeviceVulkan11Features q11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, &q12};
   VkPhysicalDeviceFeatures2 q{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &q11};
   fi.vkGetPhysicalDeviceFeatures2(pd, &q);
   if (!q12.timelineSemaphore)
     ember::detail::fail<DeviceError>("vulkan", p.deviceName, " lacks timeline semaphores");
 
-  VkPhysicalDeviceCooperativeMatrixFeaturesNV ec{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV ec{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
   ec.cooperativeMatrix = qc.cooperativeMatrix;
-  VkPhysicalDeviceShaderAtomicFloatFeaturesEXT ea{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT,
-                                                  coop ? &ec : nullptr};
+  VkPhysicalDeviceShaderAtomicFloatFeaturesEXT ea{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT, coop ? &ec : nullptr};
   ea.shaderBufferFloat32Atomics = qa.shaderBufferFloat32Atomics;
   ea.shaderBufferFloat32AtomicAdd = qa.shaderBufferFloat32AtomicAdd;
   ea.shaderSharedFloat32Atomics = qa.shaderSharedFloat32Atomics;
   ea.shaderSharedFloat32AtomicAdd = qa.shaderSharedFloat32AtomicAdd;
-  VkPhysicalDeviceVulkan12Features e12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
-                                       atomic_float ? static_cast<void*>(&ea) : (coop ? static_cast<void*>(&ec) : nullptr)};
+  VkPhysicalDeviceVulkan12Features e12{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+      atomic_float ? static_cast<void*>(&ea) : (coop ? static_cast<void*>(&ec) : nullptr)};
   e12.storageBuffer8BitAccess = q12.storageBuffer8BitAccess;
   e12.shaderInt8 = q12.shaderInt8;
   e12.shaderFloat16 = q12.shaderFloat16;
@@ -272,11 +282,13 @@ VulkanDevice::VulkanDevice(const detail::Instance& inst, VkPhysicalDevice pd)
   props_.driver = p.vendorID == 0x10de  // NVIDIA packs 10.8.8.6 bits
                       ? std::to_string(v >> 22) + "." + std::to_string((v >> 14) & 0xff) + "." +
                             std::to_string((v >> 6) & 0xff)
-                      : std::to_string(VK_API_VERSION_MAJOR(v)) + "." + std::to_string(VK_API_VERSION_MINOR(v)) +
-                            "." + std::to_string(VK_API_VERSION_PATCH(v));
+                      : std::to_string(VK_API_VERSION_MAJOR(v)) + "." +
+                            std::to_string(VK_API_VERSION_MINOR(v)) + "." +
+                            std::to_string(VK_API_VERSION_PATCH(v));
   for (std::uint32_t h = 0; h < mem_props_.memoryHeapCount; ++h)
     if (mem_props_.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
-      props_.total_memory = std::max<std::uint64_t>(props_.total_memory, mem_props_.memoryHeaps[h].size);
+      props_.total_memory =
+          std::max<std::uint64_t>(props_.total_memory, mem_props_.memoryHeaps[h].size);
   props_.subgroup_size = sg.subgroupSize;
   props_.max_workgroup_threads = p.limits.maxComputeWorkGroupInvocations;
   props_.shared_memory_bytes = p.limits.maxComputeSharedMemorySize;
@@ -298,8 +310,10 @@ VulkanDevice::VulkanDevice(const detail::Instance& inst, VkPhysicalDevice pd)
   props_.f64_math = false;
   props_.float_atomics = glsl_.float_atomics;
   props_.i64_atomics = glsl_.int64_atomics;
-  const VkSubgroupFeatureFlags need = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
-  props_.subgroups = (sg.supportedOperations & need) == need && (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT);
+  const VkSubgroupFeatureFlags need =
+      VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
+  props_.subgroups =
+      (sg.supportedOperations & need) == need && (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT);
   props_.matrix = glsl_.coop_matrix;
 }
 
@@ -315,7 +329,8 @@ std::uint32_t VulkanDevice::memory_type(std::uint32_t bits, VkMemoryPropertyFlag
     if ((f & prefer) == prefer) return i;
     if (fallback < 0) fallback = static_cast<int>(i);
   }
-  if (fallback < 0) ember::detail::fail<DeviceError>("vulkan", props_.name, " has no suitable memory type");
+  if (fallback < 0)
+    ember::detail::fail<DeviceError>("vulkan", props_.name, " has no suitable memory type");
   return static_cast<std::uint32_t>(fallback);
 }
 
@@ -323,7 +338,8 @@ std::optional<std::uint64_t> VulkanDevice::allocate(std::size_t bytes) {
   std::lock_guard lock(mu_);
   VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bi.size = bytes;
-  bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+             VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   Segment s{};
   check(f_.vkCreateBuffer(dev_, &bi, nullptr, &s.buffer), "alloc");
   VkMemoryRequirements req;
@@ -358,15 +374,17 @@ HostBuffer VulkanDevice::make_host(std::size_t bytes, bool readback) {
   h.readback = readback;
   VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bi.size = bytes;
-  bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+             VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   check(f_.vkCreateBuffer(dev_, &bi, nullptr, &h.buffer), "staging");
   VkMemoryRequirements req;
   f_.vkGetBufferMemoryRequirements(dev_, h.buffer, &req);
   VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
   ai.allocationSize = req.size;
-  ai.memoryTypeIndex = memory_type(req.memoryTypeBits,
-                                   VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
-                                   readback ? VK_MEMORY_PROPERTY_HOST_CACHED_BIT : 0);
+  ai.memoryTypeIndex =
+      memory_type(req.memoryTypeBits,
+                  VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                  readback ? VK_MEMORY_PROPERTY_HOST_CACHED_BIT : 0);
   check(f_.vkAllocateMemory(dev_, &ai, nullptr, &h.memory), "staging");
   check(f_.vkBindBufferMemory(dev_, h.buffer, h.memory, 0), "staging");
   void* m = nullptr;
@@ -382,7 +400,8 @@ void VulkanDevice::destroy_host(HostBuffer& h) {
   h = HostBuffer{};
 }
 
-HostBuffer VulkanDevice::take_host(std::vector<HostBuffer>& free_list, std::size_t bytes, bool readback) {
+HostBuffer VulkanDevice::take_host(std::vector<HostBuffer>& free_list, std::size_t bytes,
+                                   bool readback) {
   for (std::size_t i = 0; i < free_list.size(); ++i)
     if (free_list[i].bytes >= bytes) {
       HostBuffer h = free_list[i];
@@ -420,7 +439,8 @@ void VulkanDevice::barrier(VkPipelineStageFlags dst_stage, VkAccessFlags dst_acc
   VkMemoryBarrier b{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   b.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
   b.dstAccessMask = dst_access;
-  f_.vkCmdPipelineBarrier(cur_->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+  f_.vkCmdPipelineBarrier(cur_->cmd,
+                          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
                           dst_stage, 0, 1, &b, 0, nullptr, 0, nullptr);
 }
 
@@ -467,7 +487,8 @@ void VulkanDevice::reclaim() {
 
 // ---- copies ----------------------------------------------------------------------------------
 
-void VulkanDevice::write(const kernel::Buffer& dst, std::size_t offset, const void* src, std::size_t bytes) {
+void VulkanDevice::write(const kernel::Buffer& dst, std::size_t offset, const void* src,
+                         std::size_t bytes) {
   check_range("write", dst, offset, bytes);
   std::lock_guard lock(mu_);
   const auto* s = static_cast<const std::byte*>(src);
@@ -492,7 +513,8 @@ void VulkanDevice::write(const kernel::Buffer& dst, std::size_t offset, const vo
   }
 }
 
-void VulkanDevice::read(const kernel::Buffer& src, std::size_t offset, void* dst, std::size_t bytes) {
+void VulkanDevice::read(const kernel::Buffer& src, std::size_t offset, void* dst,
+                        std::size_t bytes) {
   check_range("read", src, offset, bytes);
   std::lock_guard lock(mu_);
   auto* d = static_cast<std::byte*>(dst);
@@ -512,8 +534,8 @@ void VulkanDevice::read(const kernel::Buffer& src, std::size_t offset, void* dst
   }
 }
 
-void VulkanDevice::copy(const kernel::Buffer& src, std::size_t so, const kernel::Buffer& dst, std::size_t dof,
-                        std::size_t bytes) {
+void VulkanDevice::copy(const kernel::Buffer& src, std::size_t so, const kernel::Buffer& dst,
+                        std::size_t dof, std::size_t bytes) {
   check_range("copy", src, so, bytes);
   check_range("copy", dst, dof, bytes);
   std::lock_guard lock(mu_);
@@ -597,15 +619,18 @@ void VulkanDevice::enqueue(const CompiledKernel& k, Grid grid, std::span<const A
     const std::uint64_t len = info[k.layout().offset[a]];
     const std::uint64_t range = std::max<std::uint64_t>(4, (len * eb + 3) / 4 * 4);
     if (off % limits_.minStorageBufferOffsetAlignment != 0)
-      ember::detail::fail<UnsupportedError>("launch " + ker.name, "argument ", a, " starts at byte ", off,
-                                            ", not a multiple of the device's storage buffer alignment ",
-                                            limits_.minStorageBufferOffsetAlignment);
+      ember::detail::fail<UnsupportedError>(
+          "launch " + ker.name, "argument ", a, " starts at byte ", off,
+          ", not a multiple of the device's storage buffer alignment ",
+          limits_.minStorageBufferOffsetAlignment);
     if (range > limits_.maxStorageBufferRange)
       ember::detail::fail<UnsupportedError>("launch " + ker.name, "argument ", a, " spans ", range,
                                             " bytes; ", props_.name, " binds at most ",
                                             limits_.maxStorageBufferRange);
-    bi[n++] = VkDescriptorBufferInfo{vk_buffer(*args[a].buffer), off,
-                                     std::min<std::uint64_t>(range, args[a].buffer->block().size - (off - args[a].buffer->block().offset))};
+    bi[n++] = VkDescriptorBufferInfo{
+        vk_buffer(*args[a].buffer), off,
+        std::min<std::uint64_t>(
+            range, args[a].buffer->block().size - (off - args[a].buffer->block().offset))};
   }
   std::lock_guard lock(mu_);
   Batch& b = batch();

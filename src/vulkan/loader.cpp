@@ -21,11 +21,16 @@ struct State {
 
 int rank(VkPhysicalDeviceType t) {
   switch (t) {
-    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 0;
-    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return 1;
-    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return 2;
-    case VK_PHYSICAL_DEVICE_TYPE_CPU: return 3;
-    default: return 4;
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+      return 0;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+      return 1;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+      return 2;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU:
+      return 3;
+    default:
+      return 4;
   }
 }
 
@@ -43,8 +48,8 @@ State make() {
     s.error = "the Vulkan loader has no vkGetInstanceProcAddr";
     return s;
   }
-  auto version_fn =
-      reinterpret_cast<PFN_vkEnumerateInstanceVersion>(gipa(VK_NULL_HANDLE, "vkEnumerateInstanceVersion"));
+  auto version_fn = reinterpret_cast<PFN_vkEnumerateInstanceVersion>(
+      gipa(VK_NULL_HANDLE, "vkEnumerateInstanceVersion"));
   std::uint32_t version = VK_API_VERSION_1_0;
   if (version_fn) version_fn(&version);
   if (version < VK_API_VERSION_1_2) {
@@ -63,11 +68,11 @@ State make() {
     s.error = std::string("vkCreateInstance failed: ") + result_name(r);
     return s;
   }
-#define EMBER_VK_LOAD_I(name)                                                        \
-  s.inst.fn.name = reinterpret_cast<PFN_##name>(gipa(s.inst.instance, #name));       \
-  if (!s.inst.fn.name) {                                                             \
-    s.error = "the Vulkan loader lacks " #name;                                      \
-    return s;                                                                        \
+#define EMBER_VK_LOAD_I(name)                                                  \
+  s.inst.fn.name = reinterpret_cast<PFN_##name>(gipa(s.inst.instance, #name)); \
+  if (!s.inst.fn.name) {                                                       \
+    s.error = "the Vulkan loader lacks " #name;                                \
+    return s;                                                                  \
   }
   EMBER_VK_INSTANCE_FUNCS(EMBER_VK_LOAD_I)
   std::uint32_t n = 0;
@@ -98,8 +103,8 @@ State make() {
   }
   if (s.inst.devices.empty()) {
     s.error = all.empty() ? "no Vulkan device (the loader found no driver)"
-                          : pick ? "no Vulkan device matches EMBER_VULKAN_DEVICE=" + std::string(pick)
-                                 : "no Vulkan 1.2 device";
+              : pick      ? "no Vulkan device matches EMBER_VULKAN_DEVICE=" + std::string(pick)
+                          : "no Vulkan 1.2 device";
     return s;
   }
   s.ok = true;
@@ -119,8 +124,8 @@ const Instance* instance(std::string* why) {
 
 DeviceFns load_device_fns(const Instance& inst, VkDevice device) {
   DeviceFns f;
-#define EMBER_VK_LOAD_D(name)                                                                \
-  f.name = reinterpret_cast<PFN_##name>(inst.fn.vkGetDeviceProcAddr(device, #name));           \
+#define EMBER_VK_LOAD_D(name)                                                        \
+  f.name = reinterpret_cast<PFN_##name>(inst.fn.vkGetDeviceProcAddr(device, #name)); \
   if (!f.name) ember::detail::fail<DeviceError>("vulkan", "the Vulkan driver lacks " #name);
   EMBER_VK_DEVICE_FUNCS(EMBER_VK_LOAD_D)
   return f;
@@ -128,21 +133,36 @@ DeviceFns load_device_fns(const Instance& inst, VkDevice device) {
 
 const char* result_name(VkResult r) {
   switch (r) {
-    case VK_SUCCESS: return "VK_SUCCESS";
-    case VK_NOT_READY: return "VK_NOT_READY";
-    case VK_TIMEOUT: return "VK_TIMEOUT";
-    case VK_INCOMPLETE: return "VK_INCOMPLETE";
-    case VK_ERROR_OUT_OF_HOST_MEMORY: return "VK_ERROR_OUT_OF_HOST_MEMORY";
-    case VK_ERROR_OUT_OF_DEVICE_MEMORY: return "VK_ERROR_OUT_OF_DEVICE_MEMORY";
-    case VK_ERROR_INITIALIZATION_FAILED: return "VK_ERROR_INITIALIZATION_FAILED";
-    case VK_ERROR_DEVICE_LOST: return "VK_ERROR_DEVICE_LOST";
-    case VK_ERROR_MEMORY_MAP_FAILED: return "VK_ERROR_MEMORY_MAP_FAILED";
-    case VK_ERROR_EXTENSION_NOT_PRESENT: return "VK_ERROR_EXTENSION_NOT_PRESENT";
-    case VK_ERROR_FEATURE_NOT_PRESENT: return "VK_ERROR_FEATURE_NOT_PRESENT";
-    case VK_ERROR_INCOMPATIBLE_DRIVER: return "VK_ERROR_INCOMPATIBLE_DRIVER";
-    case VK_ERROR_TOO_MANY_OBJECTS: return "VK_ERROR_TOO_MANY_OBJECTS";
-    case VK_ERROR_INVALID_SHADER_NV: return "VK_ERROR_INVALID_SHADER_NV";
-    default: return "VK_ERROR (unknown)";
+    case VK_SUCCESS:
+      return "VK_SUCCESS";
+    case VK_NOT_READY:
+      return "VK_NOT_READY";
+    case VK_TIMEOUT:
+      return "VK_TIMEOUT";
+    case VK_INCOMPLETE:
+      return "VK_INCOMPLETE";
+    case VK_ERROR_OUT_OF_HOST_MEMORY:
+      return "VK_ERROR_OUT_OF_HOST_MEMORY";
+    case VK_ERROR_OUT_OF_DEVICE_MEMORY:
+      return "VK_ERROR_OUT_OF_DEVICE_MEMORY";
+    case VK_ERROR_INITIALIZATION_FAILED:
+      return "VK_ERROR_INITIALIZATION_FAILED";
+    case VK_ERROR_DEVICE_LOST:
+      return "VK_ERROR_DEVICE_LOST";
+    case VK_ERROR_MEMORY_MAP_FAILED:
+      return "VK_ERROR_MEMORY_MAP_FAILED";
+    case VK_ERROR_EXTENSION_NOT_PRESENT:
+      return "VK_ERROR_EXTENSION_NOT_PRESENT";
+    case VK_ERROR_FEATURE_NOT_PRESENT:
+      return "VK_ERROR_FEATURE_NOT_PRESENT";
+    case VK_ERROR_INCOMPATIBLE_DRIVER:
+      return "VK_ERROR_INCOMPATIBLE_DRIVER";
+    case VK_ERROR_TOO_MANY_OBJECTS:
+      return "VK_ERROR_TOO_MANY_OBJECTS";
+    case VK_ERROR_INVALID_SHADER_NV:
+      return "VK_ERROR_INVALID_SHADER_NV";
+    default:
+      return "VK_ERROR (unknown)";
   }
 }
 
@@ -150,7 +170,8 @@ void check(VkResult r, const std::string& op) {
   if (r == VK_SUCCESS) return;
   if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY)
     ember::detail::fail<OutOfMemoryError>(op, "Vulkan error ", result_name(r));
-  ember::detail::fail<DeviceError>(op, "Vulkan error ", result_name(r), " (", static_cast<int>(r), ")");
+  ember::detail::fail<DeviceError>(op, "Vulkan error ", result_name(r), " (", static_cast<int>(r),
+                                   ")");
 }
 
 }  // namespace ember::vulkan::detail

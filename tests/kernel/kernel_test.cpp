@@ -66,8 +66,8 @@ void extra_compile(const std::string& target, const Kernel& k) {
 
 std::vector<float> test_floats(std::size_t n, float lo, float hi, std::uint32_t seed) {
   const float inf = std::numeric_limits<float>::infinity();
-  std::vector<float> v{0.0f, -0.0f, 1.0f, -1.0f, inf, -inf, std::nanf(""), 1e-30f, -1e-30f,
-                       1e-40f, 3.0e38f, -3.0e38f, 0.5f, -0.5f, 2.5f, -2.5f};
+  std::vector<float> v{0.0f,    -0.0f,  1.0f,    -1.0f,    inf,  -inf,  std::nanf(""), 1e-30f,
+                       -1e-30f, 1e-40f, 3.0e38f, -3.0e38f, 0.5f, -0.5f, 2.5f,          -2.5f};
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> d(lo, hi);
   while (v.size() < n) v.push_back(d(rng));
@@ -90,14 +90,16 @@ std::int64_t ulp_distance(float a, float b) {
 void expect_ulp(const std::vector<float>& got, const std::vector<float>& want, std::int64_t ulps,
                 const std::vector<float>& inputs, const char* what, bool flush, bool nans) {
   ASSERT_EQ(got.size(), want.size());
-  const auto subnormal = [](float f) { return f != 0 && std::fabs(f) < std::numeric_limits<float>::min(); };
+  const auto subnormal = [](float f) {
+    return f != 0 && std::fabs(f) < std::numeric_limits<float>::min();
+  };
   int bad = 0;
   for (std::size_t i = 0; i < got.size() && bad < 5; ++i) {
     if (flush && (subnormal(inputs[i]) || subnormal(want[i]))) continue;
     if (nans && inputs[i] != inputs[i]) continue;
     if (ulp_distance(got[i], want[i]) > ulps) {
-      ADD_FAILURE() << what << "[" << i << "] of " << inputs[i] << ": got " << got[i]
-                    << ", want " << want[i] << " (" << ulp_distance(got[i], want[i]) << " ulp)";
+      ADD_FAILURE() << what << "[" << i << "] of " << inputs[i] << ": got " << got[i] << ", want "
+                    << want[i] << " (" << ulp_distance(got[i], want[i]) << " ulp)";
       ++bad;
     }
   }

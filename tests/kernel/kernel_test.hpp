@@ -63,6 +63,7 @@ class KernelTest : public ::testing::TestWithParam<std::string> {
     dev_->launch(*k, g, args);
     dev_->sync();
   }
+
  private:
   ComputeDevice* dev_ = nullptr;
 };
@@ -71,9 +72,11 @@ class KernelTest : public ::testing::TestWithParam<std::string> {
 #define EMBER_REQUIRE(has, what) \
   if (!(has)) GTEST_SKIP() << props().name << " has no " << (what)
 
-inline std::string target_name(const ::testing::TestParamInfo<std::string>& i) { return i.param; }
+inline std::string target_name(const ::testing::TestParamInfo<std::string>& i) {
+  return i.param;
+}
 
-#define EMBER_KERNEL_INSTANTIATE(Suite)                                                   \
+#define EMBER_KERNEL_INSTANTIATE(Suite)                                                           \
   INSTANTIATE_TEST_SUITE_P(Targets, Suite, ::testing::ValuesIn(::ember::kernel::test::targets()), \
                            ::ember::kernel::test::target_name)
 

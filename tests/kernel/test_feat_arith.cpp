@@ -101,8 +101,8 @@ TEST_P(Arith, F32RemainderPowFma) {
   std::vector<float> want(a.size());
   for (std::size_t i = 0; i < a.size(); ++i) want[i] = fn::Rem{}(a[i], b[i]);
   // fmod is exact everywhere; the sign fix-up adds b (one rounding)
-  expect_close(binary<float, float>("f32_rem", Elem::F32, Elem::F32,
-                                    [](Val x, Val y) { return x % y; }, a, b),
+  expect_close(binary<float, float>(
+                   "f32_rem", Elem::F32, Elem::F32, [](Val x, Val y) { return x % y; }, a, b),
                want, 1e-6, 0, "rem");
   std::vector<float> px, py;
   for (std::size_t i = 0; i < a.size(); ++i) {
@@ -110,13 +110,14 @@ TEST_P(Arith, F32RemainderPowFma) {
     py.push_back(s(rng));
   }
   for (std::size_t i = 0; i < a.size(); ++i) want[i] = std::pow(px[i], py[i]);
-  expect_close(binary<float, float>("f32_pow", Elem::F32, Elem::F32,
-                                    [](Val x, Val y) { return pow(x, y); }, px, py),
+  expect_close(binary<float, float>(
+                   "f32_pow", Elem::F32, Elem::F32, [](Val x, Val y) { return pow(x, y); }, px, py),
                want, 0, target() == "vulkan" ? 2e-5 : 1e-6, "pow");
   for (std::size_t i = 0; i < a.size(); ++i) want[i] = std::fma(a[i], b[i], 0.25f);
   // llvmpipe computes GLSL's fma as a multiply and an add (allowed by the Vulkan spec).
-  expect_ulp(binary<float, float>("f32_fma", Elem::F32, Elem::F32,
-                                  [](Val x, Val y) { return fma(x, y, lit(x, 0.25f)); }, a, b),
+  expect_ulp(binary<float, float>(
+                 "f32_fma", Elem::F32, Elem::F32,
+                 [](Val x, Val y) { return fma(x, y, lit(x, 0.25f)); }, a, b),
              want, target() == "vulkan" ? 1 : 0, a, "fma", !props().denormals, !props().nans);
 }
 
@@ -148,13 +149,13 @@ TEST_P(Arith, F32UnaryOps) {
   for (float v : x) pos.push_back(std::fabs(v));
   std::vector<float> want(pos.size());
   for (std::size_t i = 0; i < pos.size(); ++i) want[i] = std::sqrt(pos[i]);
-  expect_ulp(unary<float, float>("f32_sqrt", Elem::F32, Elem::F32, [](Val v) { return sqrt(v); },
-                                 pos),
+  expect_ulp(unary<float, float>(
+                 "f32_sqrt", Elem::F32, Elem::F32, [](Val v) { return sqrt(v); }, pos),
              want, vk ? 3 : 0, pos, "sqrt", !props().denormals, !props().nans);
-  const auto nan = unary<float, std::uint8_t>("f32_is_nan", Elem::F32, Elem::Bool,
-                                              [](Val v) { return is_nan(v); }, x);
-  const auto inf = unary<float, std::uint8_t>("f32_is_inf", Elem::F32, Elem::Bool,
-                                              [](Val v) { return is_inf(v); }, x);
+  const auto nan = unary<float, std::uint8_t>(
+      "f32_is_nan", Elem::F32, Elem::Bool, [](Val v) { return is_nan(v); }, x);
+  const auto inf = unary<float, std::uint8_t>(
+      "f32_is_inf", Elem::F32, Elem::Bool, [](Val v) { return is_inf(v); }, x);
   for (std::size_t i = 0; i < x.size(); ++i) {
     EXPECT_EQ(nan[i], std::isnan(x[i]) ? 1 : 0) << x[i];
     EXPECT_EQ(inf[i], std::isinf(x[i]) ? 1 : 0) << x[i];
@@ -196,16 +197,18 @@ TEST_P(Arith, F32Trigonometry) {
     ws[i] = std::sin(x[i]);
     wc[i] = std::cos(x[i]);
   }
-  expect_close(unary<float, float>("f32_sin", Elem::F32, Elem::F32, [](Val v) { return sin(v); }, x),
+  expect_close(unary<float, float>(
+                   "f32_sin", Elem::F32, Elem::F32, [](Val v) { return sin(v); }, x),
                ws, atol, 0, "sin");
-  expect_close(unary<float, float>("f32_cos", Elem::F32, Elem::F32, [](Val v) { return cos(v); }, x),
+  expect_close(unary<float, float>(
+                   "f32_cos", Elem::F32, Elem::F32, [](Val v) { return cos(v); }, x),
                wc, atol, 0, "cos");
 }
 
 template <class T>
 std::vector<T> int_values(std::size_t n, std::uint32_t seed) {
-  std::vector<T> v{T(0), T(1), T(2), T(3), T(7), std::numeric_limits<T>::max(),
-                   std::numeric_limits<T>::min()};
+  std::vector<T> v{
+      T(0), T(1), T(2), T(3), T(7), std::numeric_limits<T>::max(), std::numeric_limits<T>::min()};
   if constexpr (std::is_signed_v<T>) {
     v.push_back(T(-1));
     v.push_back(T(-7));
@@ -223,7 +226,7 @@ std::vector<T> int_values(std::size_t n, std::uint32_t seed) {
 template <class T, Elem E>
 void int_ops(Arith& t, std::function<std::vector<T>(const std::string&, const Binary&,
                                                     const std::vector<T>&, const std::vector<T>&)>
-                          run) {
+                           run) {
   auto a = int_values<T>(300, 7), b = int_values<T>(300, 8);
   std::rotate(b.begin(), b.begin() + 5, b.end());
   struct Case {
@@ -248,18 +251,20 @@ void int_ops(Arith& t, std::function<std::vector<T>(const std::string&, const Bi
     int bad = 0;
     for (std::size_t i = 0; i < a.size() && bad < 5; ++i)
       if (got[i] != c.ref(a[i], b[i])) {
-        ADD_FAILURE() << elem_name(E) << " " << c.name << "(" << +a[i] << ", " << +b[i]
-                      << "): got " << +got[i] << ", want " << +c.ref(a[i], b[i]);
+        ADD_FAILURE() << elem_name(E) << " " << c.name << "(" << +a[i] << ", " << +b[i] << "): got "
+                      << +got[i] << ", want " << +c.ref(a[i], b[i]);
         ++bad;
       }
   }
   // shifts by counts in [-2, bits + 2]
   std::vector<T> sh(a.size());
   for (std::size_t i = 0; i < a.size(); ++i)
-    sh[i] = static_cast<T>(static_cast<int>(i % (sizeof(T) * 8 + 5)) - (std::is_signed_v<T> ? 2 : 0));
+    sh[i] =
+        static_cast<T>(static_cast<int>(i % (sizeof(T) * 8 + 5)) - (std::is_signed_v<T> ? 2 : 0));
   for (int left = 0; left < 2; ++left) {
-    const auto got = run(std::string(elem_name(E)) + (left ? "_shl" : "_shr"),
-                         [&](Val x, Val y) { return left ? (x << y) : (x >> y); }, a, sh);
+    const auto got = run(
+        std::string(elem_name(E)) + (left ? "_shl" : "_shr"),
+        [&](Val x, Val y) { return left ? (x << y) : (x >> y); }, a, sh);
     for (std::size_t i = 0; i < a.size(); ++i) {
       const T want = left ? fn::Shl{}(a[i], sh[i]) : fn::Shr{}(a[i], sh[i]);
       if (got[i] != want) {
@@ -273,36 +278,36 @@ void int_ops(Arith& t, std::function<std::vector<T>(const std::string&, const Bi
 }
 
 TEST_P(Arith, IntegerOps) {
-  int_ops<std::int32_t, Elem::I32>(*this, [&](const std::string& n, const Binary& f, const auto& a,
-                                               const auto& b) {
-    return binary<std::int32_t, std::int32_t>(n, Elem::I32, Elem::I32, f, a, b);
-  });
-  int_ops<std::uint32_t, Elem::U32>(*this, [&](const std::string& n, const Binary& f,
-                                                const auto& a, const auto& b) {
-    return binary<std::uint32_t, std::uint32_t>(n, Elem::U32, Elem::U32, f, a, b);
-  });
-  int_ops<std::uint8_t, Elem::U8>(*this, [&](const std::string& n, const Binary& f, const auto& a,
-                                              const auto& b) {
-    return binary<std::uint8_t, std::uint8_t>(n, Elem::U8, Elem::U8, f, a, b);
-  });
+  int_ops<std::int32_t, Elem::I32>(
+      *this, [&](const std::string& n, const Binary& f, const auto& a, const auto& b) {
+        return binary<std::int32_t, std::int32_t>(n, Elem::I32, Elem::I32, f, a, b);
+      });
+  int_ops<std::uint32_t, Elem::U32>(
+      *this, [&](const std::string& n, const Binary& f, const auto& a, const auto& b) {
+        return binary<std::uint32_t, std::uint32_t>(n, Elem::U32, Elem::U32, f, a, b);
+      });
+  int_ops<std::uint8_t, Elem::U8>(
+      *this, [&](const std::string& n, const Binary& f, const auto& a, const auto& b) {
+        return binary<std::uint8_t, std::uint8_t>(n, Elem::U8, Elem::U8, f, a, b);
+      });
 }
 
 TEST_P(Arith, Int64Ops) {
   EMBER_REQUIRE(props().i64, "i64");
-  int_ops<std::int64_t, Elem::I64>(*this, [&](const std::string& n, const Binary& f, const auto& a,
-                                               const auto& b) {
-    return binary<std::int64_t, std::int64_t>(n, Elem::I64, Elem::I64, f, a, b);
-  });
+  int_ops<std::int64_t, Elem::I64>(
+      *this, [&](const std::string& n, const Binary& f, const auto& a, const auto& b) {
+        return binary<std::int64_t, std::int64_t>(n, Elem::I64, Elem::I64, f, a, b);
+      });
 }
 
 TEST_P(Arith, IntegerUnaryOps) {
   const auto x = int_values<std::int32_t>(200, 9);
-  const auto neg = unary<std::int32_t, std::int32_t>("i32_neg", Elem::I32, Elem::I32,
-                                                     [](Val v) { return -v; }, x);
-  const auto ab = unary<std::int32_t, std::int32_t>("i32_abs", Elem::I32, Elem::I32,
-                                                    [](Val v) { return abs(v); }, x);
-  const auto no = unary<std::int32_t, std::int32_t>("i32_not", Elem::I32, Elem::I32,
-                                                    [](Val v) { return ~v; }, x);
+  const auto neg = unary<std::int32_t, std::int32_t>(
+      "i32_neg", Elem::I32, Elem::I32, [](Val v) { return -v; }, x);
+  const auto ab = unary<std::int32_t, std::int32_t>(
+      "i32_abs", Elem::I32, Elem::I32, [](Val v) { return abs(v); }, x);
+  const auto no = unary<std::int32_t, std::int32_t>(
+      "i32_not", Elem::I32, Elem::I32, [](Val v) { return ~v; }, x);
   for (std::size_t i = 0; i < x.size(); ++i) {
     EXPECT_EQ(neg[i], fn::Neg{}(x[i]));
     EXPECT_EQ(ab[i], fn::Abs{}(x[i]));
@@ -316,7 +321,7 @@ TEST_P(Arith, ComparisonsSelectAndLogic) {
   const auto got = binary<float, float>(
       "cmp_select", Elem::F32, Elem::F32,
       [](Val x, Val y) {
-        Val lt = x < y, le = x <= y, gt = x > y, ge = x >= y, eq = x == y, ne = x != y;
+        Val lt = x<y, le = x <= y, gt = x> y, ge = x >= y, eq = x == y, ne = x != y;
         // encode the six comparisons as bits, then a select
         Val bits = select(lt, lit(x, 1), lit(x, 0)) + select(le, lit(x, 2), lit(x, 0)) +
                    select(gt, lit(x, 4), lit(x, 0)) + select(ge, lit(x, 8), lit(x, 0)) +
@@ -327,8 +332,8 @@ TEST_P(Arith, ComparisonsSelectAndLogic) {
       a, b);
   for (std::size_t i = 0; i < a.size(); ++i) {
     const float x = a[i], y = b[i];
-    float want = (x < y) * 1 + (x <= y) * 2 + (x > y) * 4 + (x >= y) * 8 + (x == y) * 16 +
-                 (x != y) * 32;
+    float want =
+        (x < y) * 1 + (x <= y) * 2 + (x > y) * 4 + (x >= y) * 8 + (x == y) * 16 + (x != y) * 32;
     if (((x < y) && !(x == y)) || ((x > y) != (x >= y))) want += 64;
     EXPECT_EQ(got[i], want) << x << " vs " << y;
   }
@@ -336,16 +341,16 @@ TEST_P(Arith, ComparisonsSelectAndLogic) {
 
 TEST_P(Arith, Casts) {
   const auto x = test_floats(400, -300, 300, 12);
-  const auto to_i32 = unary<float, std::int32_t>("cast_f32_i32", Elem::F32, Elem::I32,
-                                                 [](Val v) { return cast(v, Elem::I32); }, x);
-  const auto to_u32 = unary<float, std::uint32_t>("cast_f32_u32", Elem::F32, Elem::U32,
-                                                  [](Val v) { return cast(v, Elem::U32); }, x);
-  const auto to_u8 = unary<float, std::uint8_t>("cast_f32_u8", Elem::F32, Elem::U8,
-                                                [](Val v) { return cast(v, Elem::U8); }, x);
-  const auto to_bool = unary<float, std::uint8_t>("cast_f32_bool", Elem::F32, Elem::Bool,
-                                                  [](Val v) { return cast(v, Elem::Bool); }, x);
-  const auto bits = unary<float, std::uint32_t>("bitcast_f32_u32", Elem::F32, Elem::U32,
-                                                [](Val v) { return bitcast(v, Elem::U32); }, x);
+  const auto to_i32 = unary<float, std::int32_t>(
+      "cast_f32_i32", Elem::F32, Elem::I32, [](Val v) { return cast(v, Elem::I32); }, x);
+  const auto to_u32 = unary<float, std::uint32_t>(
+      "cast_f32_u32", Elem::F32, Elem::U32, [](Val v) { return cast(v, Elem::U32); }, x);
+  const auto to_u8 = unary<float, std::uint8_t>(
+      "cast_f32_u8", Elem::F32, Elem::U8, [](Val v) { return cast(v, Elem::U8); }, x);
+  const auto to_bool = unary<float, std::uint8_t>(
+      "cast_f32_bool", Elem::F32, Elem::Bool, [](Val v) { return cast(v, Elem::Bool); }, x);
+  const auto bits = unary<float, std::uint32_t>(
+      "bitcast_f32_u32", Elem::F32, Elem::U32, [](Val v) { return bitcast(v, Elem::U32); }, x);
   for (std::size_t i = 0; i < x.size(); ++i) {
     const bool subnormal = x[i] != 0 && std::fabs(x[i]) < std::numeric_limits<float>::min();
     if ((subnormal && !props().denormals) || (x[i] != x[i] && !props().nans)) continue;
@@ -356,10 +361,10 @@ TEST_P(Arith, Casts) {
     EXPECT_EQ(bits[i], std::bit_cast<std::uint32_t>(x[i])) << x[i];
   }
   const auto ints = int_values<std::int32_t>(200, 13);
-  const auto back = unary<std::int32_t, float>("cast_i32_f32", Elem::I32, Elem::F32,
-                                               [](Val v) { return cast(v, Elem::F32); }, ints);
-  const auto to8 = unary<std::int32_t, std::uint8_t>("cast_i32_u8", Elem::I32, Elem::U8,
-                                                     [](Val v) { return cast(v, Elem::U8); }, ints);
+  const auto back = unary<std::int32_t, float>(
+      "cast_i32_f32", Elem::I32, Elem::F32, [](Val v) { return cast(v, Elem::F32); }, ints);
+  const auto to8 = unary<std::int32_t, std::uint8_t>(
+      "cast_i32_u8", Elem::I32, Elem::U8, [](Val v) { return cast(v, Elem::U8); }, ints);
   for (std::size_t i = 0; i < ints.size(); ++i) {
     EXPECT_EQ(back[i], static_cast<float>(ints[i]));
     EXPECT_EQ(to8[i], static_cast<std::uint8_t>(ints[i]));
@@ -375,15 +380,22 @@ TEST_P(Arith, HalfTypes) {
     for (std::size_t i = 0; i < xf.size(); ++i) {
       const float u = xf[i] / (i % 3 ? 1000.0f : 1.0f);
       a.push_back(e == Elem::F16 ? f16::from_float(u) : bf16::from_float(u));
-      b.push_back(e == Elem::F16 ? f16::from_float(0.37f * u + 1.0f) : bf16::from_float(0.37f * u + 1.0f));
+      b.push_back(e == Elem::F16 ? f16::from_float(0.37f * u + 1.0f)
+                                 : bf16::from_float(0.37f * u + 1.0f));
     }
-    const auto to_f = [&](std::uint16_t h) { return e == Elem::F16 ? f16::to_float(h) : bf16::to_float(h); };
-    const auto to_h = [&](float f) { return e == Elem::F16 ? f16::from_float(f) : bf16::from_float(f); };
+    const auto to_f = [&](std::uint16_t h) {
+      return e == Elem::F16 ? f16::to_float(h) : bf16::to_float(h);
+    };
+    const auto to_h = [&](float f) {
+      return e == Elem::F16 ? f16::from_float(f) : bf16::from_float(f);
+    };
     const auto got = binary<std::uint16_t, std::uint16_t>(
         std::string(elem_name(e)) + "_ops", e, e,
-        [](Val x, Val y) { return (x * y + x) / (y * y + lit(x, 1)) + exp(x * lit(x, 0.001)); }, a, b);
-    const auto conv = unary<std::uint16_t, float>(std::string(elem_name(e)) + "_to_f32", e, Elem::F32,
-                                                  [](Val v) { return cast(v, Elem::F32); }, a);
+        [](Val x, Val y) { return (x * y + x) / (y * y + lit(x, 1)) + exp(x * lit(x, 0.001)); }, a,
+        b);
+    const auto conv = unary<std::uint16_t, float>(
+        std::string(elem_name(e)) + "_to_f32", e, Elem::F32,
+        [](Val v) { return cast(v, Elem::F32); }, a);
     for (std::size_t i = 0; i < a.size(); ++i) {
       const float x = to_f(a[i]), y = to_f(b[i]);
       // each step rounded to the type, as the generated code does
@@ -393,7 +405,8 @@ TEST_P(Arith, HalfTypes) {
       const float g = to_f(got[i]);
       const bool ok = (g != g && want != want) || g == want ||
                       (target() == "vulkan" && std::fabs(g - want) <= 2e-3f * std::fabs(want));
-      EXPECT_TRUE(ok) << elem_name(e) << " x=" << x << " y=" << y << ": got " << g << ", want " << want;
+      EXPECT_TRUE(ok) << elem_name(e) << " x=" << x << " y=" << y << ": got " << g << ", want "
+                      << want;
       EXPECT_TRUE(conv[i] == x || (conv[i] != conv[i] && x != x)) << conv[i] << " vs " << x;
     }
   }
@@ -414,11 +427,12 @@ TEST_P(Arith, F64Ops) {
   for (std::size_t i = 0; i < a.size(); ++i) {
     const double want = std::fma(a[i], b[i], a[i] / b[i]) - std::min(a[i], b[i]) +
                         std::floor(b[i]) + std::sqrt(b[i]);
-    EXPECT_NEAR(got[i], want, target() == "vulkan" ? 1e-12 * std::fabs(want) : 0) << a[i] << ", " << b[i];
+    EXPECT_NEAR(got[i], want, target() == "vulkan" ? 1e-12 * std::fabs(want) : 0)
+        << a[i] << ", " << b[i];
   }
   if (!props().f64_math) return;  // GLSL has no f64 exp/log
-  const auto e = unary<double, double>("f64_exp", Elem::F64, Elem::F64,
-                                       [](Val v) { return exp(v) + log(v * v + lit(v, 1)); }, a);
+  const auto e = unary<double, double>(
+      "f64_exp", Elem::F64, Elem::F64, [](Val v) { return exp(v) + log(v * v + lit(v, 1)); }, a);
   for (std::size_t i = 0; i < a.size(); ++i)
     EXPECT_NEAR(e[i], std::exp(a[i]) + std::log(a[i] * a[i] + 1), 1e-13 * std::fabs(e[i]));
 }

@@ -17,8 +17,8 @@ TEST_P(Control, BuiltinsOnA3DGrid) {
   KernelBuilder kb("builtins", wg);
   Mem out = kb.buffer("out", Elem::U32, Access::Write);
   Val p = kb.absolute_pos();
-  const Val rec[K] = {kb.thread_idx(0), kb.thread_idx(1), kb.thread_idx(2), kb.block_idx(0),
-                      kb.block_idx(1),  kb.block_idx(2),  kb.block_dim(1),  kb.grid_dim(0),
+  const Val rec[K] = {kb.thread_idx(0), kb.thread_idx(1), kb.thread_idx(2),      kb.block_idx(0),
+                      kb.block_idx(1),  kb.block_idx(2),  kb.block_dim(1),       kb.grid_dim(0),
                       kb.grid_dim(2),   kb.global_idx(1), kb.local_linear_idx(), p};
   for (std::uint32_t k = 0; k < K; ++k) out[p * K + k] = rec[k];
   const Kernel kern = kb.build();
@@ -36,8 +36,10 @@ TEST_P(Control, BuiltinsOnA3DGrid) {
             for (std::uint32_t tx = 0; tx < 4; ++tx) {
               const std::uint32_t local = tx + 4 * (ty + 2 * tz);
               const std::uint32_t pos = ((bz * 2 + by) * 3 + bx) * 16 + local;
-              const std::vector<std::uint32_t> want = {tx, ty, tz, bx, by, bz, 2, 3, 2, by * 2 + ty, local, pos};
-              const std::vector<std::uint32_t> rec_got(got.begin() + pos * K, got.begin() + pos * K + K);
+              const std::vector<std::uint32_t> want = {tx, ty, tz, bx,          by,    bz,
+                                                       2,  3,  2,  by * 2 + ty, local, pos};
+              const std::vector<std::uint32_t> rec_got(got.begin() + pos * K,
+                                                       got.begin() + pos * K + K);
               ASSERT_EQ(rec_got, want) << "thread " << pos;
               ++seen;
             }
@@ -53,8 +55,12 @@ TEST_P(Control, IfElseAndEarlyReturn) {
   Val v = x[i];
   kb.if_(v < 0.0f, [&] { kb.return_(); });  // y[i] keeps its value
   Var r = kb.var(kb.i32(0));
-  kb.if_else(v > 10.0f, [&] { r = kb.i32(1); },
-             [&] { kb.if_else(v > 5.0f, [&] { r = kb.i32(2); }, [&] { r = kb.i32(3); }); });
+  kb.if_else(
+      v > 10.0f, [&] { r = kb.i32(1); },
+      [&] {
+        kb.if_else(
+            v > 5.0f, [&] { r = kb.i32(2); }, [&] { r = kb.i32(3); });
+      });
   y[i] = r;
   const Kernel k = kb.build();
   std::vector<float> xv(100);
@@ -78,7 +84,8 @@ TEST_P(Control, ForLoops) {
   Val i = kb.absolute_pos();
   kb.if_in_bounds(i, y.len(), [&] {
     Var acc = kb.var(kb.f32(0));
-    kb.for_(kb.u32(1), n, kb.u32(3), [&](Val k) { acc = acc + x[i] * cast(k, Elem::F32); });  // uniform bounds
+    kb.for_(kb.u32(1), n, kb.u32(3),
+            [&](Val k) { acc = acc + x[i] * cast(k, Elem::F32); });  // uniform bounds
     y[i] = acc;
     Var cnt = kb.var(kb.u32(0));
     kb.for_(0u, i % 7u, 1u, [&](Val k) {  // bounds that differ per thread, with a nested loop
@@ -135,7 +142,8 @@ TEST_P(Control, LoopBreakAndNesting) {
   std::vector<std::uint32_t> xv(200);
   std::iota(xv.begin(), xv.end(), 1u);
   auto c = compile(k);
-  Buffer bx = up(xv), by = poisoned<std::uint32_t>(xv.size()), bw = poisoned<std::uint32_t>(xv.size());
+  Buffer bx = up(xv), by = poisoned<std::uint32_t>(xv.size()),
+         bw = poisoned<std::uint32_t>(xv.size());
   run(c, grid_for(k, xv.size()), {Arg::buf(bx), Arg::buf(by), Arg::buf(bw)});
   const auto gy = down<std::uint32_t>(by, xv.size()), gw = down<std::uint32_t>(bw, xv.size());
   for (std::size_t j = 0; j < xv.size(); ++j) {
@@ -216,7 +224,8 @@ TEST_P(Control, Subgroups) {
     fv_[j] = static_cast<float>((j * 11) % 13) * 0.25f;
   }
   auto c = compile(k);
-  Buffer bx = up(xv), bf = up(fv_), bo = poisoned<std::int32_t>(n * 10), bfo = poisoned<float>(n * 2);
+  Buffer bx = up(xv), bf = up(fv_), bo = poisoned<std::int32_t>(n * 10),
+         bfo = poisoned<float>(n * 2);
   run(c, Grid{groups}, {Arg::buf(bx), Arg::buf(bf), Arg::buf(bo), Arg::buf(bfo)});
   const auto o = down<std::int32_t>(bo, n * 10);
   const auto fo = down<float>(bfo, n * 2);
@@ -237,8 +246,15 @@ TEST_P(Control, Subgroups) {
       fsum_l += fv_[base + m];  // values are multiples of 1/4: exact in any order
       fmax_l = std::max(fmax_l, fv_[base + m]);
     }
-    const std::vector<std::int32_t> want = {sum, mn, mx, all, any, xv[base + 3], xv[base + (l + 1) % S],
-                                            xv[base + (l ^ 1)], static_cast<std::int32_t>(l),
+    const std::vector<std::int32_t> want = {sum,
+                                            mn,
+                                            mx,
+                                            all,
+                                            any,
+                                            xv[base + 3],
+                                            xv[base + (l + 1) % S],
+                                            xv[base + (l ^ 1)],
+                                            static_cast<std::int32_t>(l),
                                             static_cast<std::int32_t>(S)};
     const std::vector<std::int32_t> got(o.begin() + j * 10, o.begin() + j * 10 + 10);
     ASSERT_EQ(got, want) << "thread " << j << " (subgroup size " << S << ")";
@@ -286,7 +302,8 @@ TEST_P(Control, MatrixUnits) {
       for (int col = 0; col < 16; ++col) {
         float want = cf[r * 16 + col];
         for (int kk = 0; kk < 16; ++kk)
-          want += af[r * 16 + kk] * (bl == MatrixLayout::RowMajor ? bf[kk * 16 + col] : bf[col * 16 + kk]);
+          want += af[r * 16 + kk] *
+                  (bl == MatrixLayout::RowMajor ? bf[kk * 16 + col] : bf[col * 16 + kk]);
         ASSERT_EQ(got[r * 16 + col], want) << r << "," << col;  // small exact products
       }
   }

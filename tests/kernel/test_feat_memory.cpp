@@ -13,13 +13,19 @@ class Memory : public KernelTest {};
 
 bool elem_supported(const DeviceProperties& p, Elem e) {
   switch (e) {
-    case Elem::F16: return p.f16;
-    case Elem::BF16: return p.bf16;
-    case Elem::F64: return p.f64;
-    case Elem::I64: return p.i64;
+    case Elem::F16:
+      return p.f16;
+    case Elem::BF16:
+      return p.bf16;
+    case Elem::F64:
+      return p.f64;
+    case Elem::I64:
+      return p.i64;
     case Elem::U8:
-    case Elem::Bool: return p.u8;
-    default: return true;
+    case Elem::Bool:
+      return p.u8;
+    default:
+      return true;
   }
 }
 
@@ -30,7 +36,8 @@ TEST_P(Memory, VectorsOfEveryTypeAndWidth) {
   for (Elem e : kAllElems) {
     if (!elem_supported(props(), e)) continue;
     for (int lanes : {2, 4, 8}) {
-      KernelBuilder kb("vec_" + std::string(elem_name(e)) + "_x" + std::to_string(lanes), {32, 1, 1});
+      KernelBuilder kb("vec_" + std::string(elem_name(e)) + "_x" + std::to_string(lanes),
+                       {32, 1, 1});
       Mem x = kb.buffer("x", e, Access::Read);
       Mem y = kb.buffer("y", e, Access::Write);
       Val i = kb.absolute_pos();
@@ -45,7 +52,10 @@ TEST_P(Memory, VectorsOfEveryTypeAndWidth) {
       const std::size_t n = 64 * static_cast<std::size_t>(lanes);
       // inputs as doubles, stored in the element type's bytes
       std::vector<double> xv(n);
-      for (std::size_t j = 0; j < n; ++j) xv[j] = e == Elem::Bool ? (j * 7 % 3 == 0) : static_cast<double>((j * 37) % 101) - (is_unsigned_int(e) ? 0 : 40);
+      for (std::size_t j = 0; j < n; ++j)
+        xv[j] = e == Elem::Bool
+                    ? (j * 7 % 3 == 0)
+                    : static_cast<double>((j * 37) % 101) - (is_unsigned_int(e) ? 0 : 40);
       const int eb = elem_bytes(e);
       std::vector<std::uint8_t> bytes(n * eb);
       const auto put = [&](std::uint8_t* p, double v) {
@@ -84,7 +94,8 @@ TEST_P(Memory, VectorsOfEveryTypeAndWidth) {
       for (std::size_t j = 0; j < n; ++j) {
         const std::size_t v0 = j - j % lanes;
         const double a = get(&bytes[j * eb]), f = get(&bytes[v0 * eb]);
-        double want = j % lanes == 1 ? (e == Elem::Bool ? 1 : 7) : (e == Elem::Bool ? double(a != f) : a + f);
+        double want =
+            j % lanes == 1 ? (e == Elem::Bool ? 1 : 7) : (e == Elem::Bool ? double(a != f) : a + f);
         if (e == Elem::U8) want = static_cast<std::uint8_t>(static_cast<int>(want));
         ASSERT_EQ(get(&got[j * eb]), want) << elem_name(e) << " x" << lanes << " element " << j;
       }
@@ -124,7 +135,8 @@ TEST_P(Memory, StridedViewsAndMetadata) {
         {Arg::view(bx, {cl, r}, {1, cl}), Arg::view(by, {cl, r}), Arg::buf(bm)});
     const auto got = down<float>(by, src.size());
     for (std::uint32_t i = 0; i < cl; ++i)
-      for (std::uint32_t j = 0; j < r; ++j) ASSERT_EQ(got[i * r + j], src[j * cl + i]) << i << "," << j;
+      for (std::uint32_t j = 0; j < r; ++j)
+        ASSERT_EQ(got[i * r + j], src[j * cl + i]) << i << "," << j;
     EXPECT_EQ(down<std::uint32_t>(bm, 4), (std::vector<std::uint32_t>{r * cl, cl, cl, r * cl}));
   }
 }
@@ -152,7 +164,8 @@ TEST_P(Memory, RuntimeScalarsAndDefines) {
   auto cc = compile(k);
   Buffer bo = poisoned<float>(1), b64 = poisoned<double>(1), bi = poisoned<std::int64_t>(1),
          b8 = poisoned<std::uint8_t>(4);
-  std::vector<Arg> args = {Arg::buf(bo), Arg::f32(1.5f), Arg::i32(-4), Arg::u32(10), Arg::scalar(Elem::Bool, 0)};
+  std::vector<Arg> args = {Arg::buf(bo), Arg::f32(1.5f), Arg::i32(-4), Arg::u32(10),
+                           Arg::scalar(Elem::Bool, 0)};
   if (wide) {
     args.insert(args.end(), {Arg::buf(b64), Arg::buf(bi), Arg::buf(b8), Arg::f64(1.0),
                              Arg::i64(std::int64_t{1} << 40), Arg::scalar(Elem::U8, 100)});
@@ -175,7 +188,8 @@ TEST_P(Memory, LocalArrays) {
   Val i = kb.absolute_pos();
   kb.if_in_bounds(i, y.len(), [&] {
     Val v = x[i];
-    kb.for_(0u, kb.u32(8), 1u, [&](Val k) { tmp[k] = v * cast(k, Elem::I32) + cast(k, Elem::I32); });
+    kb.for_(0u, kb.u32(8), 1u,
+            [&](Val k) { tmp[k] = v * cast(k, Elem::I32) + cast(k, Elem::I32); });
     Var acc = kb.var(kb.i32(0));
     kb.for_(0u, kb.u32(8), 1u, [&](Val k) { acc = acc * 3 + tmp[kb.u32(7) - k]; });
     y[i] = acc;
@@ -240,9 +254,9 @@ TEST_P(Memory, Atomics) {
   Mem x = kb.buffer("x", Elem::I32, Access::Read);
   Mem hist = kb.buffer("hist", Elem::U32, Access::ReadWrite);
   Mem fsum = kb.buffer("fsum", Elem::F32, Access::ReadWrite);
-  Mem ext = kb.buffer("ext", Elem::I32, Access::ReadWrite);   // [min, max]
-  Mem fext = kb.buffer("fext", Elem::F32, Access::ReadWrite); // [min, max]
-  Mem cnt = kb.buffer("cnt", Elem::U32, Access::ReadWrite);   // CAS counter, exchange slot
+  Mem ext = kb.buffer("ext", Elem::I32, Access::ReadWrite);    // [min, max]
+  Mem fext = kb.buffer("fext", Elem::F32, Access::ReadWrite);  // [min, max]
+  Mem cnt = kb.buffer("cnt", Elem::U32, Access::ReadWrite);    // CAS counter, exchange slot
   Mem olds = kb.buffer("olds", Elem::U32, Access::Write);
   Mem s = kb.shared(Elem::U32, 1);
   Val i = kb.absolute_pos(), t = kb.thread_idx(0);
@@ -274,8 +288,9 @@ TEST_P(Memory, Atomics) {
          be = up(std::vector<std::int32_t>{INT32_MAX, INT32_MIN}),
          bfe = up(std::vector<float>{1e30f, -1e30f}), bc = up(std::vector<std::uint32_t>{0, 0}),
          bo = poisoned<std::uint32_t>(n);
-  run(c, grid_for(k, n), {Arg::buf(bx), Arg::buf(bh), Arg::buf(bf), Arg::buf(be), Arg::buf(bfe),
-                          Arg::buf(bc), Arg::buf(bo)});
+  run(c, grid_for(k, n),
+      {Arg::buf(bx), Arg::buf(bh), Arg::buf(bf), Arg::buf(be), Arg::buf(bfe), Arg::buf(bc),
+       Arg::buf(bo)});
   std::vector<std::uint32_t> want_h(17, 0);
   double want_sum = 0;
   for (std::int32_t v : xv) {
@@ -302,12 +317,14 @@ TEST_P(Memory, Int64Atomics) {
   KernelBuilder kb("atomics64", {64, 1, 1});
   Mem acc = kb.buffer("acc", Elem::I64, Access::ReadWrite);
   Val i = kb.absolute_pos();
-  kb.if_in_bounds(i, kb.u32(500), [&] { acc.atomic_add(kb.u32(0), cast(i, Elem::I64) * (std::int64_t{1} << 33)); });
+  kb.if_in_bounds(i, kb.u32(500),
+                  [&] { acc.atomic_add(kb.u32(0), cast(i, Elem::I64) * (std::int64_t{1} << 33)); });
   const Kernel k = kb.build();
   auto c = compile(k);
   Buffer b = up(std::vector<std::int64_t>{5});
   run(c, grid_for(k, 500), {Arg::buf(b)});
-  EXPECT_EQ(down<std::int64_t>(b, 1)[0], 5 + (std::int64_t{499} * 500 / 2) * (std::int64_t{1} << 33));
+  EXPECT_EQ(down<std::int64_t>(b, 1)[0],
+            5 + (std::int64_t{499} * 500 / 2) * (std::int64_t{1} << 33));
 }
 
 EMBER_KERNEL_INSTANTIATE(Memory);

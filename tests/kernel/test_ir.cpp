@@ -32,7 +32,8 @@ TEST(KernelBuilder, TypeErrorsNameTheOperation) {
   Mem x = kb.buffer("x", Elem::F32, Access::Read);
   Mem y = kb.buffer("y", Elem::I32, Access::Write);
   Val i = kb.absolute_pos();
-  expect_error<DTypeError>([&] { (void)(x[i].get() + y.len()); }, "[kernel bad] add:", "f32 and u32 differ");
+  expect_error<DTypeError>([&] { (void)(x[i].get() + y.len()); },
+                           "[kernel bad] add:", "f32 and u32 differ");
   expect_error<DTypeError>([&] { y[i] = x[i].get(); }, "[kernel bad] store:", "f32 value into i32");
   expect_error<ValueError>([&] { x[i] = 1.0f; }, "[kernel bad] store:", "read-only");
   expect_error<ValueError>([&] { (void)y.load(i); }, "[kernel bad] load:", "write-only");
@@ -64,22 +65,22 @@ TEST(KernelPasses, FoldCseDceAndBounds) {
   kb.if_in_bounds(i, y.len(), [&] {
     Val c = (kb.f32(2) + kb.f32(3)) * kb.f32(0.5);  // folds to 2.5
     Val a = x[i] * c;
-    Val b = x[i] * c;                                // a second load: loads are not merged
-    Val unused = exp(x[i]);                          // dead
+    Val b = x[i] * c;        // a second load: loads are not merged
+    Val unused = exp(x[i]);  // dead
     (void)unused;
-    Val k = cast(i, Elem::I32) * 1 + 0;              // integer identities
+    Val k = cast(i, Elem::I32) * 1 + 0;  // integer identities
     y[i] = a + b + cast(k, Elem::F32) + cast(k, Elem::F32);
   });
   Kernel k = kb.build();
   const std::size_t loads = count_ops(k.body, Op::Load);
   optimize(k);
-  EXPECT_EQ(count_ops(k.body, Op::Exp), 0u);             // dead code
-  EXPECT_EQ(count_ops(k.body, Op::Load), loads - 1);     // the dead load went with it
-  EXPECT_EQ(count_ops(k.body, Op::Cast), 2u);            // CSE: one i32 cast, one f32 cast
-  EXPECT_EQ(count_ops(k.body, Op::Add), 3u);             // a + b + k + k (k + 0 folded)
+  EXPECT_EQ(count_ops(k.body, Op::Exp), 0u);          // dead code
+  EXPECT_EQ(count_ops(k.body, Op::Load), loads - 1);  // the dead load went with it
+  EXPECT_EQ(count_ops(k.body, Op::Cast), 2u);         // CSE: one i32 cast, one f32 cast
+  EXPECT_EQ(count_ops(k.body, Op::Add), 3u);          // a + b + k + k (k + 0 folded)
   const std::string text = to_string(k);
   EXPECT_NE(text.find("2.5f32"), std::string::npos) << text;
-  EXPECT_EQ(count_ops(k.body, Op::Mul), 2u) << text;     // x * 2.5 twice; i * 1 folded
+  EXPECT_EQ(count_ops(k.body, Op::Mul), 2u) << text;  // x * 2.5 twice; i * 1 folded
   EXPECT_TRUE(assume_in_bounds(k));
   EXPECT_EQ(count_ops(k.body, Op::IfInBounds), 0u);
   EXPECT_NO_THROW(verify(k));
@@ -115,8 +116,9 @@ TEST(KernelPrinter, ShowsArgumentsDefinesAndBlocks) {
   Mem sh = kb.shared(Elem::F32, 64);
   kb.if_(kb.thread_idx(0) == 0u, [&] { sh[0u] = cast(x[0u], Elem::F32) * s; });
   const std::string t = to_string(kb.build());
-  for (const char* want : {"kernel printed workgroup(128, 1, 1)", "define tile = 16", "x: buffer f16 rank 2 read",
-                           "alpha: scalar f32", "shared %", "f32[64]", "if %", "store %"})
+  for (const char* want :
+       {"kernel printed workgroup(128, 1, 1)", "define tile = 16", "x: buffer f16 rank 2 read",
+        "alpha: scalar f32", "shared %", "f32[64]", "if %", "store %"})
     EXPECT_NE(t.find(want), std::string::npos) << want << "\n" << t;
 }
 
@@ -163,16 +165,31 @@ TEST(KernelLaunch, GridsLanesAndArgumentChecks) {
   ComputeDevice& d = cpu_device();
   auto c = d.compile(k);
   Buffer b = d.alloc(64 * 4);
-  expect_error<ValueError>([&] { d.launch(*c, Grid{}, {Arg::view(b, {8, 8})}); }, "[launch checked]",
-                           "expects 2 arguments");
-  expect_error<DTypeError>([&] { d.launch(*c, Grid{}, {Arg::view(b, {8, 8}), Arg::u32(1)}); },
-                           "[launch checked]", "argument 1 's' is f32, got u32");
-  expect_error<ValueError>([&] { d.launch(*c, Grid{}, {Arg::buf(b), Arg::f32(1)}); }, "[launch checked]",
-                           "rank 2 in the kernel");
-  expect_error<ValueError>([&] { d.launch(*c, Grid{}, {Arg::view(b, {9, 8}), Arg::f32(1)}); },
-                           "[launch checked]", "reaches element 71 of 64");
-  expect_error<ValueError>([&] { d.launch(*c, Grid{0}, {Arg::view(b, {8, 8}), Arg::f32(1)}); },
-                           "[launch checked]", "grid");
+  expect_error<ValueError>(
+      [&] {
+        d.launch(*c, Grid{}, {Arg::view(b, {8, 8})});
+      },
+      "[launch checked]", "expects 2 arguments");
+  expect_error<DTypeError>(
+      [&] {
+        d.launch(*c, Grid{}, {Arg::view(b, {8, 8}), Arg::u32(1)});
+      },
+      "[launch checked]", "argument 1 's' is f32, got u32");
+  expect_error<ValueError>(
+      [&] {
+        d.launch(*c, Grid{}, {Arg::buf(b), Arg::f32(1)});
+      },
+      "[launch checked]", "rank 2 in the kernel");
+  expect_error<ValueError>(
+      [&] {
+        d.launch(*c, Grid{}, {Arg::view(b, {9, 8}), Arg::f32(1)});
+      },
+      "[launch checked]", "reaches element 71 of 64");
+  expect_error<ValueError>(
+      [&] {
+        d.launch(*c, Grid{0}, {Arg::view(b, {8, 8}), Arg::f32(1)});
+      },
+      "[launch checked]", "grid");
   expect_error<ValueError>([&] { d.write(b, 200, b.get(), 100); }, "[write]", "exceed");
 }
 
@@ -183,8 +200,8 @@ TEST(KernelInterpreter, OutOfBoundsAccessIsADeviceError) {
   const Kernel k = kb.build();
   ComputeDevice& d = cpu_device();
   Buffer b = d.alloc(32 * 4);
-  expect_error<DeviceError>([&] { d.launch(*d.compile(k), Grid{}, {Arg::buf(b)}); }, "[kernel oob] store:",
-                            "index 32 is out of bounds (32 elements)");
+  expect_error<DeviceError>([&] { d.launch(*d.compile(k), Grid{}, {Arg::buf(b)}); },
+                            "[kernel oob] store:", "index 32 is out of bounds (32 elements)");
 }
 
 }  // namespace

@@ -39,8 +39,8 @@ TEST(KernelPool, SizeClassesAndReuse) {
   EXPECT_EQ(pool.class_size(1), 256u);
   EXPECT_EQ(pool.class_size(257), 512u);
   EXPECT_EQ(pool.class_size(1000), 1024u);
-  EXPECT_EQ(pool.class_size(1025), 1280u);             // 4 classes per octave below 1 MiB
-  EXPECT_EQ(pool.class_size((1u << 20) + 1), 1179648u); // 8 per octave above
+  EXPECT_EQ(pool.class_size(1025), 1280u);               // 4 classes per octave below 1 MiB
+  EXPECT_EQ(pool.class_size((1u << 20) + 1), 1179648u);  // 8 per octave above
   EXPECT_EQ(pool.class_size(1u << 30), 1u << 30);
   const auto a = pool.allocate(1000), b = pool.allocate(1000);
   EXPECT_EQ(a.handle, b.handle);  // two slots of one 2 MiB slab
@@ -74,7 +74,7 @@ TEST(KernelPool, OutOfMemoryReleasesCacheThenRetries) {
   d.budget = 12u << 20;
   CachingPool pool(d);
   auto a = pool.allocate(8u << 20);
-  pool.free(a);  // cached: 8 MiB held
+  pool.free(a);                       // cached: 8 MiB held
   auto b = pool.allocate(10u << 20);  // does not fit beside the cache: release, retry
   EXPECT_EQ(pool.stats().oom_retries, 1u);
   EXPECT_EQ(d.live_bytes, pool.class_size(10u << 20));
@@ -82,7 +82,8 @@ TEST(KernelPool, OutOfMemoryReleasesCacheThenRetries) {
     pool.allocate(4u << 20, "grow");
     ADD_FAILURE() << "expected OutOfMemoryError";
   } catch (const OutOfMemoryError& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("[grow] out of device memory allocating", 0), 0u) << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind("[grow] out of device memory allocating", 0), 0u)
+        << e.what();
   }
   pool.free(b);
 }
@@ -120,13 +121,14 @@ class Runtime : public KernelTest {};
 
 TEST_P(Runtime, Properties) {
   const DeviceProperties& p = props();
-  std::printf("[ %s ] %s (%s), driver %s, %.1f GiB, %u compute units, subgroup %u, f16 %d bf16 %d f64 %d "
-              "i64 %d u8 %d f64-math %d f32-atomics %d i64-atomics %d subgroups %d matrix %d denormals %d "
-              "nans %d\n",
-              target().c_str(), p.name.c_str(), p.kind.c_str(), p.driver.c_str(),
-              static_cast<double>(p.total_memory) / (1u << 30), p.compute_units, p.subgroup_size, p.f16,
-              p.bf16, p.f64, p.i64, p.u8, p.f64_math, p.float_atomics, p.i64_atomics, p.subgroups,
-              p.matrix, p.denormals, p.nans);
+  std::printf(
+      "[ %s ] %s (%s), driver %s, %.1f GiB, %u compute units, subgroup %u, f16 %d bf16 %d f64 %d "
+      "i64 %d u8 %d f64-math %d f32-atomics %d i64-atomics %d subgroups %d matrix %d denormals %d "
+      "nans %d\n",
+      target().c_str(), p.name.c_str(), p.kind.c_str(), p.driver.c_str(),
+      static_cast<double>(p.total_memory) / (1u << 30), p.compute_units, p.subgroup_size, p.f16,
+      p.bf16, p.f64, p.i64, p.u8, p.f64_math, p.float_atomics, p.i64_atomics, p.subgroups, p.matrix,
+      p.denormals, p.nans);
   EXPECT_FALSE(p.name.empty());
   EXPECT_GT(p.total_memory, 0u);
   EXPECT_GE(p.subgroup_size, 1u);
@@ -139,7 +141,8 @@ TEST_P(Runtime, PoolCyclesStayOffTheDriver) {
   std::vector<Buffer> live;
   const auto cycle = [&] {
     live.push_back(dev().alloc(sizes[rng() % 5]));
-    if (live.size() > 12 || rng() % 2) live.erase(live.begin() + static_cast<std::ptrdiff_t>(rng() % live.size()));
+    if (live.size() > 12 || rng() % 2)
+      live.erase(live.begin() + static_cast<std::ptrdiff_t>(rng() % live.size()));
   };
   for (std::size_t sz : sizes) {  // warm-up: the workload's peak (13 live of one size), once
     std::vector<Buffer> peak;
@@ -148,14 +151,15 @@ TEST_P(Runtime, PoolCyclesStayOffTheDriver) {
   const MemoryStats before = dev().memory_stats();
   for (int c = 0; c < 10000; ++c) cycle();
   const MemoryStats after = dev().memory_stats();
-  std::printf("[ %s ] pool: 10000 mixed alloc/free cycles after warm-up: driver allocations %llu -> %llu, "
-              "bytes held %llu -> %llu, driver-reported free memory %llu -> %llu\n",
-              target().c_str(), static_cast<unsigned long long>(before.driver_allocs),
-              static_cast<unsigned long long>(after.driver_allocs),
-              static_cast<unsigned long long>(before.bytes_reserved),
-              static_cast<unsigned long long>(after.bytes_reserved),
-              static_cast<unsigned long long>(before.device_free),
-              static_cast<unsigned long long>(after.device_free));
+  std::printf(
+      "[ %s ] pool: 10000 mixed alloc/free cycles after warm-up: driver allocations %llu -> %llu, "
+      "bytes held %llu -> %llu, driver-reported free memory %llu -> %llu\n",
+      target().c_str(), static_cast<unsigned long long>(before.driver_allocs),
+      static_cast<unsigned long long>(after.driver_allocs),
+      static_cast<unsigned long long>(before.bytes_reserved),
+      static_cast<unsigned long long>(after.bytes_reserved),
+      static_cast<unsigned long long>(before.device_free),
+      static_cast<unsigned long long>(after.device_free));
   EXPECT_EQ(after.driver_allocs, before.driver_allocs) << "driver allocations after warm-up";
   EXPECT_EQ(after.bytes_reserved, before.bytes_reserved);
   EXPECT_EQ(after.allocs - before.allocs, 10000u);
@@ -209,14 +213,15 @@ TEST_P(Runtime, LaunchesAreAsynchronous) {
   Buffer y = up(std::vector<std::uint32_t>(n, 5)), sink = dev().alloc(n * 4);
   dev().sync();
   const auto t0 = std::chrono::steady_clock::now();
-  for (std::uint32_t l = 0; l < launches; ++l) dev().launch(*c, grid_for(k, n), {Arg::buf(y), Arg::buf(sink), Arg::u32(iters)});
+  for (std::uint32_t l = 0; l < launches; ++l)
+    dev().launch(*c, grid_for(k, n), {Arg::buf(y), Arg::buf(sink), Arg::u32(iters)});
   const auto t1 = std::chrono::steady_clock::now();
   dev().sync();
   const auto t2 = std::chrono::steady_clock::now();
   const double enqueue = std::chrono::duration<double, std::milli>(t1 - t0).count();
   const double total = std::chrono::duration<double, std::milli>(t2 - t0).count();
-  std::printf("[ %s ] enqueue of %u launches: %.2f ms; until synced: %.2f ms\n", target().c_str(), launches,
-              enqueue, total);
+  std::printf("[ %s ] enqueue of %u launches: %.2f ms; until synced: %.2f ms\n", target().c_str(),
+              launches, enqueue, total);
   const auto got = down<std::uint32_t>(y, n);
   for (std::uint32_t j = 0; j < n; ++j) ASSERT_EQ(got[j], 5 + launches) << j;
   if (target() == "cuda" || target() == "vulkan") {
@@ -255,7 +260,8 @@ TEST_P(Runtime, ErrorsNameTheOperation) {
       dev().launch(*c, Grid{}, {Arg::buf(host)});
       ADD_FAILURE() << "expected DeviceError";
     } catch (const DeviceError& e) {
-      EXPECT_EQ(std::string(e.what()).rfind("[launch errs] argument 0 'y' is on cpu", 0), 0u) << e.what();
+      EXPECT_EQ(std::string(e.what()).rfind("[launch errs] argument 0 'y' is on cpu", 0), 0u)
+          << e.what();
     }
   }
   if (!props().matrix) {
@@ -276,7 +282,8 @@ EMBER_KERNEL_INSTANTIATE(Runtime);
 // ---- caches ----------------------------------------------------------------------------------
 
 TEST(KernelCache, DiskCacheIsBoundedAndAtomic) {
-  const auto dir = std::filesystem::temp_directory_path() / ("ember-cache-test-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("ember-cache-test-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   ::setenv("EMBER_CACHE_DIR", dir.c_str(), 1);
   {
@@ -286,8 +293,9 @@ TEST(KernelCache, DiskCacheIsBoundedAndAtomic) {
     c.put("k1", std::string(1000, 'a'));
     c.put("k2", std::string(1000, 'b'));
     EXPECT_EQ(*c.get("k1"), std::string(1000, 'a'));  // k1 is now the most recent
-    std::filesystem::last_write_time(dir / "kernels" / "unit" / "k2",
-                                     std::filesystem::file_time_type::clock::now() - std::chrono::hours(1));
+    std::filesystem::last_write_time(
+        dir / "kernels" / "unit" / "k2",
+        std::filesystem::file_time_type::clock::now() - std::chrono::hours(1));
     c.put("k3", std::string(1500, 'c'));  // over 3000 bytes: the oldest (k2) goes
     EXPECT_FALSE(c.get("k2").has_value());
     EXPECT_TRUE(c.get("k1").has_value());

@@ -36,7 +36,8 @@ struct Fixture {
 };
 
 TEST(Autotune, PicksTheFastestAndRemembersIt) {
-  const auto file = std::filesystem::temp_directory_path() / ("ember-tune-" + std::to_string(::getpid()) + ".json");
+  const auto file = std::filesystem::temp_directory_path() /
+                    ("ember-tune-" + std::to_string(::getpid()) + ".json");
   std::filesystem::remove(file);
   Fixture f;
   int slow = 0, fast = 0, mid = 0;
@@ -44,7 +45,8 @@ TEST(Autotune, PicksTheFastestAndRemembersIt) {
   EXPECT_EQ(key.shape, (std::vector<std::uint64_t>{1024, 4}));
   {
     Tuner t(file);
-    const std::vector<Candidate> c = {f.make("slow", 12, &slow), f.make("fast", 1, &fast), f.make("mid", 4, &mid)};
+    const std::vector<Candidate> c = {f.make("slow", 12, &slow), f.make("fast", 1, &fast),
+                                      f.make("mid", 4, &mid)};
     EXPECT_EQ(t.choose(key, c, f.dev), 1u);
     EXPECT_EQ(fast, 6);  // warm-up + 5 timed runs
     EXPECT_EQ(*t.winner(key), "fast");
@@ -54,9 +56,10 @@ TEST(Autotune, PicksTheFastestAndRemembersIt) {
   {
     Tuner t(file);  // a new process would load the file the same way
     int again = 0;
-    const std::vector<Candidate> c = {f.make("slow", 12, &again), f.make("mid", 4, &again), f.make("fast", 1, &again)};
+    const std::vector<Candidate> c = {f.make("slow", 12, &again), f.make("mid", 4, &again),
+                                      f.make("fast", 1, &again)};
     EXPECT_EQ(t.choose(make_key("unit_op", {900, 4}, "f32", f.dev), c, f.dev), 2u);  // same bucket
-    EXPECT_EQ(again, 0);  // nothing ran
+    EXPECT_EQ(again, 0);                                                             // nothing ran
     std::ifstream in(file);
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     EXPECT_NE(text.find("\"winner\": \"fast\""), std::string::npos) << text;
@@ -69,11 +72,14 @@ TEST(Autotune, OffFailingAndEmpty) {
   Tuner t("");
   int runs = 0;
   ::setenv("EMBER_AUTOTUNE", "0", 1);
-  EXPECT_EQ(t.choose(make_key("off", {8}, "f32", f.dev), {f.make("a", 3, &runs), f.make("b", 1, &runs)}, f.dev), 0u);
+  EXPECT_EQ(t.choose(make_key("off", {8}, "f32", f.dev),
+                     {f.make("a", 3, &runs), f.make("b", 1, &runs)}, f.dev),
+            0u);
   EXPECT_EQ(runs, 0);
   ::unsetenv("EMBER_AUTOTUNE");
   const Candidate broken{"broken", [] { throw UnsupportedError("[unit] not here"); }};
-  EXPECT_EQ(t.choose(make_key("skip", {8}, "f32", f.dev), {broken, f.make("ok", 1, &runs)}, f.dev), 1u);
+  EXPECT_EQ(t.choose(make_key("skip", {8}, "f32", f.dev), {broken, f.make("ok", 1, &runs)}, f.dev),
+            1u);
   EXPECT_THROW(t.choose(make_key("all_bad", {8}, "f32", f.dev), {broken}, f.dev), UnsupportedError);
   EXPECT_THROW(t.choose(make_key("none", {8}, "f32", f.dev), {}, f.dev), ValueError);
   EXPECT_EQ(bucket(0), 0u);

@@ -25,11 +25,11 @@ bool nvrtc_available(std::string* why = nullptr);
 
 /// A kernel compiled by NVRTC.
 struct Program {
-  std::string source;       // the CUDA C++ given to NVRTC
-  std::string log;          // NVRTC's log
-  std::string image;        // CUBIN (sm_XX) or PTX (compute_XX)
+  std::string source;  // the CUDA C++ given to NVRTC
+  std::string log;     // NVRTC's log
+  std::string image;   // CUBIN (sm_XX) or PTX (compute_XX)
   bool cubin = true;
-  int arch = 0;             // 10 * major + minor
+  int arch = 0;  // 10 * major + minor
 };
 /// Generates and compiles a kernel for compute capability `arch` (90 = sm_90) without a
 /// device: CUBIN when NVRTC supports the architecture, PTX otherwise. DeviceError (with the

@@ -280,14 +280,14 @@ template <Literal T>
 Val lit(const Val& v, T x) {
   return v.builder().constant(v.elem(), static_cast<double>(x));
 }
-#define EMBER_KERNEL_LITERAL_OP(op)             \
-  template <Literal T>                          \
-  Val operator op(Val a, T b) {                 \
-    return a op lit(a, b);                      \
-  }                                             \
-  template <Literal T>                          \
-  Val operator op(T a, Val b) {                 \
-    return lit(b, a) op b;                      \
+#define EMBER_KERNEL_LITERAL_OP(op) \
+  template <Literal T>              \
+  Val operator op(Val a, T b) {     \
+    return a op lit(a, b);          \
+  }                                 \
+  template <Literal T>              \
+  Val operator op(T a, Val b) {     \
+    return lit(b, a) op b;          \
   }
 EMBER_KERNEL_LITERAL_OP(+)
 EMBER_KERNEL_LITERAL_OP(-)
@@ -332,11 +332,17 @@ Val fma(Val a, Val b, Val c);
 /// cond ? a : b, per lane.
 Val select(Val cond, Val a, Val b);
 template <Literal T>
-Val min(Val a, T b) { return min(a, lit(a, b)); }
+Val min(Val a, T b) {
+  return min(a, lit(a, b));
+}
 template <Literal T>
-Val max(Val a, T b) { return max(a, lit(a, b)); }
+Val max(Val a, T b) {
+  return max(a, lit(a, b));
+}
 template <Literal T>
-Val pow(Val a, T b) { return pow(a, lit(a, b)); }
+Val pow(Val a, T b) {
+  return pow(a, lit(a, b));
+}
 
 /// Value conversion (float -> int truncates toward zero, saturating as C casts do not:
 /// NaN gives 0, out of range gives the nearest bound); keeps the lanes.

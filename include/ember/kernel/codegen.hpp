@@ -22,11 +22,11 @@ std::string generate_cuda(const Kernel& k);
 
 /// What the Vulkan device offers that the GLSL generator may use.
 struct GlslOptions {
-  bool int8 = true;          // 8-bit storage and arithmetic types (u8/bool buffers)
-  bool int16 = true;         // 16-bit storage (f16/bf16 buffers)
-  bool float_atomics = true; // GL_EXT_shader_atomic_float
-  bool int64_atomics = true; // GL_EXT_shader_atomic_int64
-  bool coop_matrix = false;  // GL_NV_cooperative_matrix
+  bool int8 = true;              // 8-bit storage and arithmetic types (u8/bool buffers)
+  bool int16 = true;             // 16-bit storage (f16/bf16 buffers)
+  bool float_atomics = true;     // GL_EXT_shader_atomic_float
+  bool int64_atomics = true;     // GL_EXT_shader_atomic_int64
+  bool coop_matrix = false;      // GL_NV_cooperative_matrix
   bool denorm_preserve = false;  // request f32 subnormals kept (SPV_KHR_float_controls)
   bool nan_preserve = false;     // request NaN/inf/-0 kept by f32 operations (same)
 };

@@ -18,9 +18,9 @@
 namespace ember::kernel {
 
 struct DeviceProperties {
-  std::string kind;    // "cpu", "cuda", "vulkan"
-  std::string name;    // "NVIDIA H200", "llvmpipe (LLVM 15.0.6, 256 bits)", ...
-  std::string driver;  // driver version
+  std::string kind;                // "cpu", "cuda", "vulkan"
+  std::string name;                // "NVIDIA H200", "llvmpipe (LLVM 15.0.6, 256 bits)", ...
+  std::string driver;              // driver version
   std::uint64_t total_memory = 0;  // bytes
   std::uint32_t compute_units = 0;
   std::uint32_t subgroup_size = 0;
@@ -33,7 +33,7 @@ struct DeviceProperties {
   bool f64_math = true;  // exp, log, ... on f64
   bool float_atomics = true, i64_atomics = true;
   bool subgroups = true;
-  bool matrix = false;  // matrix-unit fragments (16x16x16)
+  bool matrix = false;    // matrix-unit fragments (16x16x16)
   bool denormals = true;  // f32 subnormals are kept (false: the device may flush them to zero)
   bool nans = true;       // NaN and infinities follow IEEE through comparisons and clamps
 };

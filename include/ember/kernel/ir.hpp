@@ -50,35 +50,79 @@ struct MatrixInfo {
 
 struct VarInfo {
   VarKind kind = VarKind::Value;
-  Type type;          // element type; for arrays and buffers: the element, lanes 1
-  std::string name;   // arguments and user-named variables; may be empty
-  double f = 0;       // Constant value of a float type
-  std::int64_t i = 0; // Constant value of an integer or bool type
-  std::uint32_t rank = 0;      // Buffer: rank of its shape
+  Type type;                          // element type; for arrays and buffers: the element, lanes 1
+  std::string name;                   // arguments and user-named variables; may be empty
+  double f = 0;                       // Constant value of a float type
+  std::int64_t i = 0;                 // Constant value of an integer or bool type
+  std::uint32_t rank = 0;             // Buffer: rank of its shape
   Access access = Access::ReadWrite;  // Buffer
-  std::uint32_t length = 0;    // Shared / Local: elements
-  MatrixInfo matrix;           // Matrix
+  std::uint32_t length = 0;           // Shared / Local: elements
+  MatrixInfo matrix;                  // Matrix
 };
 
 enum class Op : std::uint8_t {
   // builtins (no operands; aux = axis 0..2 where it applies)
-  ThreadIdx, BlockIdx, BlockDim, GridDim, GlobalIdx,
+  ThreadIdx,
+  BlockIdx,
+  BlockDim,
+  GridDim,
+  GlobalIdx,
   LocalLinearIdx,  // thread index within its workgroup, linearised (x fastest)
   AbsolutePos,     // global linear thread index over the whole 3-D grid
-  SubgroupSize, LaneId,
+  SubgroupSize,
+  LaneId,
   // buffer metadata (in0 = buffer; in1 = dim for Shape/Stride); u32
-  BufLen, BufShape, BufStride,
+  BufLen,
+  BufShape,
+  BufStride,
   // unary
-  Neg, Abs, Not, BitNot, Sqrt, Exp, Log, Log1p, Tanh, Erf, Sin, Cos, Floor, Ceil, Round,
-  Trunc, Recip, IsNan, IsInf,
+  Neg,
+  Abs,
+  Not,
+  BitNot,
+  Sqrt,
+  Exp,
+  Log,
+  Log1p,
+  Tanh,
+  Erf,
+  Sin,
+  Cos,
+  Floor,
+  Ceil,
+  Round,
+  Trunc,
+  Recip,
+  IsNan,
+  IsInf,
   // binary
-  Add, Sub, Mul, Div, Rem, Min, Max, Pow, And, Or, BitAnd, BitOr, BitXor, Shl, Shr,
-  Eq, Ne, Lt, Le, Gt, Ge,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Rem,
+  Min,
+  Max,
+  Pow,
+  And,
+  Or,
+  BitAnd,
+  BitOr,
+  BitXor,
+  Shl,
+  Shr,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
   // ternary
   Select,  // in0 ? in1 : in2 (per lane when in0 is a vector)
   Fma,     // in0 * in1 + in2
   // conversions and vectors
-  Cast, Bitcast,
+  Cast,
+  Bitcast,
   Splat,    // scalar -> every lane
   Extract,  // in0[aux]
   Insert,   // in0 with lane aux = in1
@@ -90,14 +134,19 @@ enum class Op : std::uint8_t {
   Atomic,  // aux = AtomicOp; in0 = buffer/shared, in1 = index, in2 = value,
            // in3 = comparand (CompareExchange); out = the old value
   // control flow
-  If,          // in0 = cond; blocks[0] = then, blocks[1] = else
-  For,         // out = induction value; in0 = start, in1 = end (exclusive), in2 = step (> 0)
-  Loop,        // blocks[0] repeated until Break
-  Break, Return,
+  If,    // in0 = cond; blocks[0] = then, blocks[1] = else
+  For,   // out = induction value; in0 = start, in1 = end (exclusive), in2 = step (> 0)
+  Loop,  // blocks[0] repeated until Break
+  Break,
+  Return,
   Barrier,     // workgroup execution + memory barrier
   IfInBounds,  // in0 = pos, in1 = len: blocks[0] when pos < len (elidable, see passes.hpp)
   // subgroup operations (all lanes of the subgroup must take part)
-  SgSum, SgMin, SgMax, SgAll, SgAny,
+  SgSum,
+  SgMin,
+  SgMax,
+  SgAll,
+  SgAny,
   SgBroadcast,   // in0 value, in1 lane (uniform)
   SgShuffle,     // in0 value, in1 source lane
   SgShuffleXor,  // in0 value, in1 xor mask

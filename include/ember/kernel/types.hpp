@@ -42,12 +42,18 @@ constexpr bool is_float(Elem e) {
   return e == Elem::F32 || e == Elem::F16 || e == Elem::BF16 || e == Elem::F64;
 }
 /// f16 and bf16: held as f32 in registers.
-constexpr bool is_half(Elem e) { return e == Elem::F16 || e == Elem::BF16; }
+constexpr bool is_half(Elem e) {
+  return e == Elem::F16 || e == Elem::BF16;
+}
 constexpr bool is_int(Elem e) {
   return e == Elem::I32 || e == Elem::I64 || e == Elem::U32 || e == Elem::U8;
 }
-constexpr bool is_signed_int(Elem e) { return e == Elem::I32 || e == Elem::I64; }
-constexpr bool is_unsigned_int(Elem e) { return e == Elem::U32 || e == Elem::U8; }
+constexpr bool is_signed_int(Elem e) {
+  return e == Elem::I32 || e == Elem::I64;
+}
+constexpr bool is_unsigned_int(Elem e) {
+  return e == Elem::U32 || e == Elem::U8;
+}
 
 /// "f32", "f16", ..., "bool".
 std::string_view elem_name(Elem e);
@@ -60,7 +66,9 @@ struct Type {
   std::uint8_t lanes = 1;
   friend bool operator==(const Type&, const Type&) = default;
 };
-constexpr Type scalar_type(Elem e) { return Type{e, 1}; }
+constexpr Type scalar_type(Elem e) {
+  return Type{e, 1};
+}
 /// "f32", "f32x4", ...
 std::string type_name(Type t);
 

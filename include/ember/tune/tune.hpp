@@ -35,8 +35,8 @@ struct Key {
 /// n rounded up to a power of two (0 stays 0).
 std::uint64_t bucket(std::uint64_t n);
 /// The key of `op` on `shape` (bucketed) of `dtype` on `device`.
-Key make_key(const std::string& op, const std::vector<std::uint64_t>& shape, const std::string& dtype,
-             const kernel::ComputeDevice& device);
+Key make_key(const std::string& op, const std::vector<std::uint64_t>& shape,
+             const std::string& dtype, const kernel::ComputeDevice& device);
 
 /// A candidate: `run` enqueues the work on the device (it is timed with the device timer).
 struct Candidate {
