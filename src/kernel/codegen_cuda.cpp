@@ -47,16 +47,14 @@ template <class T> __device__ __forceinline__ T iabs(T a) { return a < T(0) ? T(
 template <class T, class F> __device__ __forceinline__ T f2i(F x, T lo, T hi) {
   return x != x ? T(0) : (x <= F(lo) ? lo : (x >= F(hi) ? hi : T(x)));
 }
-__device__ __forceinline__ float atomic_min_f32(float* p, float v) {
+template <bool kMin> __device__ __forceinline__ float atomic_extreme_f32(float* p, float v) {
   u32* q = reinterpret_cast<u32*>(p);
   u32 old = *q, assumed;
-  do { assumed = old; old = atomicCAS(q, assumed, __float_as_uint(min_(__uint_as_float(assumed), v))); } while (old != assumed);
-  return __uint_as_float(old);
-}
-__device__ __forceinline__ float atomic_max_f32(float* p, float v) {
-  u32* q = reinterpret_cast<u32*>(p);
-  u32 old = *q, assumed;
-  do { assumed = old; old = atomicCAS(q, assumed, __float_as_uint(max_(__uint_as_float(assumed), v))); } while (old != assumed);
+  do {
+    assumed = old;
+    const float a = __uint_as_float(assumed);
+    old = atomicCAS(q, assumed, __float_as_uint(kMin ? min_(a, v) : max_(a, v)));
+  } while (old != assumed);
   return __uint_as_float(old);
 }
 template <class T> __device__ __forceinline__ T shfl(T v, u32 l) { return __shfl_sync(0xffffffffu, v, int(l)); }
@@ -273,6 +271,7 @@ class CudaEmitter final : public detail::CEmitter {
   }
 
   std::string pure(const Inst& i, int l) override {
+    if (std::string c = common_expr(i, l); !c.empty()) return c;
     const Elem e = type_of(i.out).elem;
     const Elem ae = type_of(i.in[0]).elem;
     const std::string a = name(i.in[0], l);
@@ -298,9 +297,6 @@ class CudaEmitter final : public detail::CEmitter {
         break;
       case Op::Abs:
         r = is_float(ae) ? fn("fabsf", "fabs") : sgn ? "ek::iabs(" + a + ")" : a;
-        break;
-      case Op::Not:
-        r = "(!" + a + ")";
         break;
       case Op::BitNot:
         r = t + "(~" + a + ")";
@@ -377,12 +373,6 @@ class CudaEmitter final : public detail::CEmitter {
       case Op::Pow:
         r = std::string(f32 ? "powf(" : "pow(") + a + ", " + b + ")";
         break;
-      case Op::And:
-        r = "(" + a + " && " + b + ")";
-        break;
-      case Op::Or:
-        r = "(" + a + " || " + b + ")";
-        break;
       case Op::BitAnd:
         r = t + "(" + a + " & " + b + ")";
         break;
@@ -398,28 +388,6 @@ class CudaEmitter final : public detail::CEmitter {
       case Op::Shr:
         r = "ek::shr(" + a + ", " + b + ")";
         break;
-      case Op::Eq:
-        r = "(" + a + " == " + b + ")";
-        break;
-      case Op::Ne:
-        r = "(" + a + " != " + b + ")";
-        break;
-      case Op::Lt:
-        r = "(" + a + " < " + b + ")";
-        break;
-      case Op::Le:
-        r = "(" + a + " <= " + b + ")";
-        break;
-      case Op::Gt:
-        r = "(" + a + " > " + b + ")";
-        break;
-      case Op::Ge:
-        r = "(" + a + " >= " + b + ")";
-        break;
-      case Op::Select: {
-        const std::string cond = name(i.in[0], type_of(i.in[0]).lanes == 1 ? 0 : l);
-        return "(" + cond + " ? " + b + " : " + c + ")";
-      }
       case Op::Fma:
         r = std::string(f32 ? "fmaf(" : "fma(") + a + ", " + b + ", " + c + ")";
         break;
@@ -428,12 +396,6 @@ class CudaEmitter final : public detail::CEmitter {
         break;
       case Op::Bitcast:
         return bitcast(ae, e, a);
-      case Op::Splat:
-        return name(i.in[0], 0);
-      case Op::Extract:
-        return name(i.in[0], static_cast<int>(i.aux));
-      case Op::Insert:
-        return l == static_cast<int>(i.aux) ? name(i.in[1], 0) : a;
       default:
         return "/*?*/0";
     }
@@ -465,6 +427,21 @@ class CudaEmitter final : public detail::CEmitter {
 
   void special(const Inst& i) override;
 
+  std::string shuffle(const std::string& v, const std::string& lane, bool x) const override {
+    return std::string(x ? "ek::shfl_xor(" : "ek::shfl(") + v + ", " + lane + ")";
+  }
+  std::string butterfly_loop() const override { return "for (u32 o = 16u; o > 0u; o >>= 1) {"; }
+  std::string combine(Op op, Elem e, const std::string& a, const std::string& b) const override {
+    if (op == Op::SgMin) return "ek::min_(" + a + ", " + b + ")";
+    if (op == Op::SgMax) return "ek::max_(" + a + ", " + b + ")";
+    if (is_float(e)) return round_half(e, "(" + a + " + " + b + ")");
+    if (is_signed_int(e)) {
+      const std::string u = e == Elem::I64 ? "u64" : "u32";
+      return type(e) + "(" + u + "(" + a + ") + " + u + "(" + b + "))";
+    }
+    return type(e) + "(" + a + " + " + b + ")";
+  }
+
  private:
   std::string fragment_type(const VarInfo& v) const {
     const MatrixInfo& m = v.matrix;
@@ -482,7 +459,6 @@ class CudaEmitter final : public detail::CEmitter {
   void load(const Inst& i);
   void store(const Inst& i);
   void atomic(const Inst& i);
-  void subgroup(const Inst& i);
 };
 
 /// Lane l of a vector of `e` packed in 32-bit words `w`.
@@ -663,8 +639,9 @@ void CudaEmitter::atomic(const Inst& i) {
     r = "__uint_as_float(atomicCAS(reinterpret_cast<u32*>(" + p + "), __float_as_uint(" +
         name(i.in[3]) + "), __float_as_uint(" + v + ")))";
   } else if (e == Elem::F32 && (op == AtomicOp::Min || op == AtomicOp::Max)) {
-    r = std::string(op == AtomicOp::Min ? "ek::atomic_min_f32(" : "ek::atomic_max_f32(") + p +
-        ", " + v + ")";
+    r = std::string(op == AtomicOp::Min ? "ek::atomic_extreme_f32<true>("
+                                        : "ek::atomic_extreme_f32<false>(") +
+        p + ", " + v + ")";
   } else {
     switch (op) {
       case AtomicOp::Add:
@@ -685,60 +662,6 @@ void CudaEmitter::atomic(const Inst& i) {
     }
   }
   define(i, {r});
-}
-
-void CudaEmitter::subgroup(const Inst& i) {
-  const Type t = type_of(i.out);
-  const Elem e = t.elem;
-  std::vector<std::string> l;
-  for (int x = 0; x < t.lanes; ++x) {
-    const std::string v = name(i.in[0], x);
-    switch (i.op) {
-      case Op::SgBroadcast:
-      case Op::SgShuffle:
-        l.push_back("ek::shfl(" + v + ", " + name(i.in[1]) + ")");
-        continue;
-      case Op::SgShuffleXor:
-        l.push_back("ek::shfl_xor(" + v + ", " + name(i.in[1]) + ")");
-        continue;
-      default:
-        break;
-    }
-    // The partner's value goes into a temporary first: a shuffle inside a short-circuit or
-    // a ternary would run in diverged lanes (an illegal instruction with a full mask).
-    const std::string r = fresh("r"), o = fresh("q");
-    line(type(e) + " " + r + " = " + v + ";");
-    std::string comb;
-    switch (i.op) {
-      case Op::SgSum:
-        if (is_float(e))
-          comb = round_half(e, r + " + " + o);
-        else if (is_signed_int(e))
-          comb = type(e) + "(" + (e == Elem::I64 ? "u64(" : "u32(") + r + ") + " +
-                 (e == Elem::I64 ? "u64(" : "u32(") + o + "))";
-        else
-          comb = type(e) + "(" + r + " + " + o + ")";
-        break;
-      case Op::SgMin:
-        comb = "ek::min_(" + r + ", " + o + ")";
-        break;
-      case Op::SgMax:
-        comb = "ek::max_(" + r + ", " + o + ")";
-        break;
-      case Op::SgAll:
-        comb = "(" + r + " && " + o + ")";
-        break;
-      default:
-        comb = "(" + r + " || " + o + ")";
-        break;
-    }
-    line("for (u32 o = 16u; o > 0u; o >>= 1) {");
-    line("  const " + type(e) + " " + o + " = ek::shfl_xor(" + r + ", o);");
-    line("  " + r + " = " + comb + ";");
-    line("}");
-    l.push_back(r);
-  }
-  define(i, l);
 }
 
 void CudaEmitter::special(const Inst& i) {

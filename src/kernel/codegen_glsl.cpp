@@ -100,6 +100,23 @@ class GlslEmitter final : public detail::CEmitter {
     return std::string(is_float(e) && !k().contract ? "precise " : "") + type(e) + " " + name +
            " = " + expr + ";";
   }
+  std::string shuffle(const std::string& v, const std::string& lane, bool x) const override {
+    return std::string(x ? "subgroupShuffleXor(" : "subgroupShuffle(") + v + ", " + lane + ")";
+  }
+  std::string butterfly_loop() const override {
+    return "for (uint o = gl_SubgroupSize / 2u; o > 0u; o >>= 1u) {";
+  }
+  std::string combine(Op op, Elem e, const std::string& a, const std::string& b) const override {
+    if (op == Op::SgMin || op == Op::SgMax) {
+      const bool mn = op == Op::SgMin;
+      if (is_float(e))
+        return std::string(mn ? "ember_min_" : "ember_max_") + (e == Elem::F64 ? "f64(" : "f32(") +
+               a + ", " + b + ")";
+      return "(" + a + (mn ? " < " : " > ") + b + " ? " + a + " : " + b + ")";
+    }
+    if (is_float(e)) return round_half(e, "(" + a + " + " + b + ")");
+    return e == Elem::U8 ? "((" + a + " + " + b + ") & 0xffu)" : "(" + a + " + " + b + ")";
+  }
   void prologue() override;
   std::string builtin(const Inst& i) override;
   std::string pure(const Inst& i, int l) override;
@@ -117,7 +134,6 @@ class GlslEmitter final : public detail::CEmitter {
   void load(const Inst& i);
   void store(const Inst& i);
   void atomic(const Inst& i);
-  void subgroup(const Inst& i);
   void matrix(const Inst& i);
 
   GlslOptions o_;
@@ -309,6 +325,7 @@ std::string GlslEmitter::builtin(const Inst& i) {
 }
 
 std::string GlslEmitter::pure(const Inst& i, int l) {
+  if (std::string c = common_expr(i, l); !c.empty()) return c;
   const Elem e = type_of(i.out).elem;
   const Elem ae = type_of(i.in[0]).elem;
   const std::string a = name(i.in[0], l);
@@ -330,9 +347,6 @@ std::string GlslEmitter::pure(const Inst& i, int l) {
       r = is_float(ae)        ? "abs(" + a + ")"
           : is_signed_int(ae) ? "(" + a + " < " + literal(ae, 0, 0) + " ? -" + a + " : " + a + ")"
                               : a;
-      break;
-    case Op::Not:
-      r = "(!" + a + ")";
       break;
     case Op::BitNot:
       r = wrap8("(~" + a + ")");
@@ -413,12 +427,6 @@ std::string GlslEmitter::pure(const Inst& i, int l) {
     case Op::Pow:
       r = "ember_pow_f32(" + a + ", " + b + ")";
       break;
-    case Op::And:
-      r = "(" + a + " && " + b + ")";
-      break;
-    case Op::Or:
-      r = "(" + a + " || " + b + ")";
-      break;
     case Op::BitAnd:
       r = "(" + a + " & " + b + ")";
       break;
@@ -434,28 +442,6 @@ std::string GlslEmitter::pure(const Inst& i, int l) {
     case Op::Shr:
       r = "ember_shr_" + sfx + "(" + a + ", " + b + ")";
       break;
-    case Op::Eq:
-      r = "(" + a + " == " + b + ")";
-      break;
-    case Op::Ne:
-      r = "(" + a + " != " + b + ")";
-      break;
-    case Op::Lt:
-      r = "(" + a + " < " + b + ")";
-      break;
-    case Op::Le:
-      r = "(" + a + " <= " + b + ")";
-      break;
-    case Op::Gt:
-      r = "(" + a + " > " + b + ")";
-      break;
-    case Op::Ge:
-      r = "(" + a + " >= " + b + ")";
-      break;
-    case Op::Select: {
-      const std::string cond = name(i.in[0], type_of(i.in[0]).lanes == 1 ? 0 : l);
-      return "(" + cond + " ? " + b + " : " + c + ")";
-    }
     case Op::Fma:
       r = "fma(" + a + ", " + b + ", " + c + ")";
       break;
@@ -464,12 +450,6 @@ std::string GlslEmitter::pure(const Inst& i, int l) {
       break;
     case Op::Bitcast:
       return bitcast(ae, e, a);
-    case Op::Splat:
-      return name(i.in[0], 0);
-    case Op::Extract:
-      return name(i.in[0], static_cast<int>(i.aux));
-    case Op::Insert:
-      return l == static_cast<int>(i.aux) ? name(i.in[1], 0) : a;
     default:
       return "0";
   }
@@ -720,59 +700,6 @@ void GlslEmitter::atomic(const Inst& i) {
       break;
   }
   define(i, {r});
-}
-
-void GlslEmitter::subgroup(const Inst& i) {
-  const Type t = type_of(i.out);
-  const Elem e = t.elem;
-  std::vector<std::string> l;
-  for (int x = 0; x < t.lanes; ++x) {
-    const std::string v = name(i.in[0], x);
-    switch (i.op) {
-      case Op::SgBroadcast:
-      case Op::SgShuffle:
-        l.push_back("subgroupShuffle(" + v + ", " + name(i.in[1]) + ")");
-        continue;
-      case Op::SgShuffleXor:
-        l.push_back("subgroupShuffleXor(" + v + ", " + name(i.in[1]) + ")");
-        continue;
-      default:
-        break;
-    }
-    // the partner's value into a temporary first: never a shuffle in diverged lanes
-    const std::string r = fresh("r"), o = fresh("q");
-    line(type(e) + " " + r + " = " + v + ";");
-    std::string comb;
-    switch (i.op) {
-      case Op::SgSum:
-        comb = is_float(e)     ? round_half(e, "(" + r + " + " + o + ")")
-               : e == Elem::U8 ? "((" + r + " + " + o + ") & 0xffu)"
-                               : "(" + r + " + " + o + ")";
-        break;
-      case Op::SgMin:
-      case Op::SgMax: {
-        const bool mn = i.op == Op::SgMin;
-        if (is_float(e))
-          comb = std::string(mn ? "ember_min_" : "ember_max_") +
-                 (e == Elem::F64 ? "f64(" : "f32(") + r + ", " + o + ")";
-        else
-          comb = "(" + r + (mn ? " < " : " > ") + o + " ? " + r + " : " + o + ")";
-        break;
-      }
-      case Op::SgAll:
-        comb = "(" + r + " && " + o + ")";
-        break;
-      default:
-        comb = "(" + r + " || " + o + ")";
-        break;
-    }
-    line("for (uint o = gl_SubgroupSize / 2u; o > 0u; o >>= 1u) {");
-    line("  " + type(e) + " " + o + " = subgroupShuffleXor(" + r + ", o);");
-    line("  " + r + " = " + comb + ";");
-    line("}");
-    l.push_back(r);
-  }
-  define(i, l);
 }
 
 void GlslEmitter::matrix(const Inst& i) {

@@ -141,4 +141,68 @@ void CEmitter::inst(const Inst& i) {
   }
 }
 
+std::string CEmitter::common_expr(const Inst& i, int l) const {
+  const auto arg = [&](int k) { return name(i.in[k], l); };
+  const auto bin = [&](const char* op) { return "(" + arg(0) + " " + op + " " + arg(1) + ")"; };
+  switch (i.op) {
+    case Op::Not:
+      return "(!" + arg(0) + ")";
+    case Op::And:
+      return bin("&&");
+    case Op::Or:
+      return bin("||");
+    case Op::Eq:
+      return bin("==");
+    case Op::Ne:
+      return bin("!=");
+    case Op::Lt:
+      return bin("<");
+    case Op::Le:
+      return bin("<=");
+    case Op::Gt:
+      return bin(">");
+    case Op::Ge:
+      return bin(">=");
+    case Op::Select:
+      return "(" + name(i.in[0], type_of(i.in[0]).lanes == 1 ? 0 : l) + " ? " + arg(1) + " : " +
+             arg(2) + ")";
+    case Op::Splat:
+      return name(i.in[0], 0);
+    case Op::Extract:
+      return name(i.in[0], static_cast<int>(i.aux));
+    case Op::Insert:
+      return l == static_cast<int>(i.aux) ? name(i.in[1], 0) : arg(0);
+    default:
+      return "";
+  }
+}
+
+void CEmitter::subgroup(const Inst& i) {
+  const Type t = type_of(i.out);
+  const Elem e = t.elem;
+  std::vector<std::string> lanes;
+  for (int x = 0; x < t.lanes; ++x) {
+    const std::string v = name(i.in[0], x);
+    if (i.op == Op::SgBroadcast || i.op == Op::SgShuffle || i.op == Op::SgShuffleXor) {
+      lanes.push_back(shuffle(v, name(i.in[1]), i.op == Op::SgShuffleXor));
+      continue;
+    }
+    // The partner's value goes into a temporary first: a shuffle inside a short-circuit or a
+    // ternary would run in diverged lanes (undefined in GLSL, an illegal instruction in CUDA).
+    const std::string r = fresh("r"), q = fresh("q");
+    line(type(e) + " " + r + " = " + v + ";");
+    std::string comb;
+    if (i.op == Op::SgAll || i.op == Op::SgAny)
+      comb = "(" + r + (i.op == Op::SgAll ? " && " : " || ") + q + ")";
+    else
+      comb = combine(i.op, e, r, q);
+    line(butterfly_loop());
+    line("  " + type(e) + " " + q + " = " + shuffle(r, "o", true) + ";");
+    line("  " + r + " = " + comb + ";");
+    line("}");
+    lanes.push_back(r);
+  }
+  define(i, lanes);
+}
+
 }  // namespace ember::kernel::detail

@@ -42,6 +42,19 @@ class CEmitter {
   }
   /// Wraps a float expression of a half type in the rounding to that type.
   virtual std::string round_half(Elem e, const std::string& x) const = 0;
+  /// The value of `v` in lane `lane` (or lane ^ lane with `xor_lane`) of the subgroup.
+  virtual std::string shuffle(const std::string& v, const std::string& lane,
+                              bool xor_lane) const = 0;
+  /// The header of the butterfly loop over offsets `o` = subgroup size / 2, ..., 1.
+  virtual std::string butterfly_loop() const = 0;
+  /// Sum, min or max of two values of e (the subgroup reductions' step).
+  virtual std::string combine(Op op, Elem e, const std::string& a, const std::string& b) const = 0;
+
+  /// Expressions written alike in both dialects (logic, comparisons, select, lane moves);
+  /// empty for other instructions.
+  std::string common_expr(const Inst& i, int lane) const;
+  /// Subgroup reductions (a butterfly of shuffles) and shuffles.
+  void subgroup(const Inst& i);
 
   // ---- shared helpers ----
   const Kernel& k() const { return k_; }
