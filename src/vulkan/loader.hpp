@@ -10,20 +10,21 @@
 
 namespace ember::vulkan::detail {
 
-#define EMBER_VK_INSTANCE_FUNCS(X)                                                            \
-  X(vkDestroyInstance)                                                                        \
-  X(vkEnumeratePhysicalDevices)                                                               \
-  X(vkGetPhysicalDeviceProperties) X(vkGetPhysicalDeviceProperties2)                          \
-      X(vkGetPhysicalDeviceFeatures2) X(vkGetPhysicalDeviceMemoryProperties)                  \
-          X(vkGetPhysicalDeviceQueueFamilyProperties) X(vkEnumerateDeviceExtensionProperties) \
-              X(vkCreateDevice) X(vkGetDeviceProcAddr)
+#define EMBER_VK_INSTANCE_FUNCS(X)                                                       \
+  X(vkDestroyInstance)                                                                   \
+  X(vkEnumeratePhysicalDevices)                                                          \
+  X(vkGetPhysicalDeviceProperties)                                                       \
+  X(vkGetPhysicalDeviceProperties2) X(vkGetPhysicalDeviceFeatures2)                      \
+      X(vkGetPhysicalDeviceMemoryProperties) X(vkGetPhysicalDeviceQueueFamilyProperties) \
+          X(vkEnumerateDeviceExtensionProperties) X(vkCreateDevice) X(vkGetDeviceProcAddr)
 
 #define EMBER_VK_DEVICE_FUNCS(X)                                                                   \
   X(vkDestroyDevice)                                                                               \
   X(vkGetDeviceQueue)                                                                              \
-  X(vkCreateBuffer) X(vkDestroyBuffer) X(vkGetBufferMemoryRequirements) X(vkAllocateMemory) X(     \
-      vkFreeMemory) X(vkBindBufferMemory) X(vkMapMemory) X(vkUnmapMemory) X(vkCreateCommandPool)   \
-      X(vkAllocateCommandBuffers) X(vkResetCommandBuffer) X(vkBeginCommandBuffer)                  \
+  X(vkCreateBuffer)                                                                                \
+  X(vkDestroyBuffer) X(vkGetBufferMemoryRequirements) X(vkAllocateMemory) X(vkFreeMemory)          \
+      X(vkBindBufferMemory) X(vkMapMemory) X(vkUnmapMemory) X(vkCreateCommandPool) X(              \
+          vkAllocateCommandBuffers) X(vkResetCommandBuffer) X(vkBeginCommandBuffer)                \
           X(vkEndCommandBuffer) X(vkCmdBindPipeline) X(vkCmdPushDescriptorSetKHR) X(vkCmdDispatch) \
               X(vkCmdPipelineBarrier) X(vkCmdCopyBuffer) X(vkCmdWriteTimestamp)                    \
                   X(vkCmdResetQueryPool) X(vkCreateQueryPool) X(vkGetQueryPoolResults)             \

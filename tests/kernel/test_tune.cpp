@@ -14,23 +14,38 @@ namespace {
 
 using namespace ember::kernel;
 
-struct Fixture {
-  ComputeDevice& dev = cpu_device();
-  CompiledPtr k;
-  Buffer y;
-  Fixture() {
-    KernelBuilder kb("tune_work", {64, 1, 1});
-    Mem b = kb.buffer("y", Elem::F32, Access::ReadWrite);
-    Val i = kb.absolute_pos();
-    kb.if_in_bounds(i, b.len(), [&] { b[i] = tanh(b[i]) + 0.5f; });
-    k = dev.compile(kb.build());
-    y = dev.alloc(4 << 16);
+/// A device whose timer reports the number of work units the timed code did: the tuner's
+/// choice is then deterministic whatever the machine's load. Memory and kernels are the CPU's.
+class CountingTimer final : public ComputeDevice {
+ public:
+  int units = 0;
+  const DeviceProperties& properties() const override { return cpu_device().properties(); }
+  void write(const Buffer&, std::size_t, const void*, std::size_t) override {}
+  void read(const Buffer&, std::size_t, void*, std::size_t) override {}
+  void copy(const Buffer&, std::size_t, const Buffer&, std::size_t, std::size_t) override {}
+  CompiledPtr compile(const Kernel& k) override { return cpu_device().compile(k); }
+  void sync() override {}
+  double time_ms(const std::function<void()>& work) override {
+    const int before = units;
+    work();
+    return units - before;
   }
-  /// A candidate that runs the kernel `reps` times and counts its runs.
-  Candidate make(const std::string& name, int reps, int* runs) {
-    return {name, [this, reps, runs] {
+  MemoryStats memory_stats() const override { return {}; }
+  void release_memory() override {}
+
+ protected:
+  CachingPool::Block allocate_block(std::size_t) override { return {}; }
+  void free_block(const CachingPool::Block&) override {}
+  void enqueue(const CompiledKernel&, Grid, std::span<const Arg>, const std::uint32_t*) override {}
+};
+
+struct Fixture {
+  CountingTimer dev;
+  /// A candidate that does `units` of work and counts its runs.
+  Candidate make(const std::string& name, int units, int* runs) {
+    return {name, [this, units, runs] {
               ++*runs;
-              for (int r = 0; r < reps; ++r) dev.launch(*k, Grid{1024}, {Arg::buf(y)});
+              dev.units += units;
             }};
   }
 };
@@ -78,6 +93,7 @@ TEST(Autotune, OffFailingAndEmpty) {
   EXPECT_EQ(runs, 0);
   ::unsetenv("EMBER_AUTOTUNE");
   const Candidate broken{"broken", [] { throw UnsupportedError("[unit] not here"); }};
+  EXPECT_EQ(f.dev.time_ms([&] { f.dev.units += 3; }), 3.0);
   EXPECT_EQ(t.choose(make_key("skip", {8}, "f32", f.dev), {broken, f.make("ok", 1, &runs)}, f.dev),
             1u);
   EXPECT_THROW(t.choose(make_key("all_bad", {8}, "f32", f.dev), {broken}, f.dev), UnsupportedError);
