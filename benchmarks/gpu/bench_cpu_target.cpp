@@ -30,7 +30,7 @@ double ms_since(Clock::time_point t) {
 
 // What a C++ generator would emit for the kernel: one thread = one element, the grid a loop,
 // the math from the same scalar header.
-constexpr const char* kGenerated = R"(#include "ember/tensor/scalar_ops.hpp"
+constexpr const char* kGenerated = R"(#include EMBER_SCALAR_HEADER_PATH
 extern "C" void gelu_forward(const float* x, float* y, unsigned n, unsigned begin, unsigned end) {
   for (unsigned i = begin; i < end; ++i) {
     if (i < n) {
