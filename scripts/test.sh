@@ -37,6 +37,12 @@ run "$T/ember_train_tests"
 # The ember tool end to end (train/eval/infer/summary, errors) and SIGKILL + --resume; the
 # examples for one epoch on a subset.
 run "$T/ember_tools_tests"
+# The kernel language: every IR feature on the CPU target, through NVRTC (when a CUDA toolkit
+# is installed) and on Vulkan (llvmpipe without a GPU); CUDA devices when present. Counts per
+# target, then the custom-kernel example on every device.
+run "$T/kernel/ember_kernel_tests" --gtest_output="json:build/$PRESET/kernel_tests.json"
+python3 scripts/kernel_test_counts.py "build/$PRESET/kernel_tests.json"
+"build/$PRESET/custom-kernel" | tail -n 4
 EX="build/$PRESET/example-runs"
 rm -rf "$EX" && mkdir -p "$EX"
 (cd "$EX" && OMP_WAIT_POLICY=passive ../examples/fashion-mnist --epochs 1 --items 1000 \
