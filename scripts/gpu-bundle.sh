@@ -4,7 +4,7 @@
 #   bin/   ember_kernel_tests, custom-kernel, bench_kernel_gpu (stripped)
 #   lib/   shared libraries they need that such a machine may lack (libgomp, libbenchmark)
 #   debs/  the Vulkan loader and what it needs (Debian packages, unpacked there)
-#   scripts/gpu-test.sh, scripts/kernel_test_counts.py, benchmarks/gpu/side_by_side.py
+#   scripts/gpu-test.sh, benchmarks/gpu/side_by_side.py
 # Usage: scripts/gpu-bundle.sh OUT_DIR [PRESET]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +23,7 @@ for lib in libgomp.so.1 libbenchmark.so.1debian; do
   path=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ {print $NF; exit}')
   if [ -n "$path" ]; then cp -L "$path" "$OUT/lib/"; fi
 done
-cp scripts/gpu-test.sh scripts/kernel_test_counts.py "$OUT/scripts/"
+cp scripts/gpu-test.sh "$OUT/scripts/"
 cp benchmarks/gpu/side_by_side.py "$OUT/benchmarks/gpu/"
 
 # The Vulkan loader with GLVND (the NVIDIA ICD needs libGLX) for amd64, from Debian.

@@ -1,6 +1,7 @@
 // Element semantics of the IR's operations on the host: the reference every code generator
-// agrees with. Used by constant folding and by the CPU target. Math and integer division,
-// remainder and shifts are ember::scalar's functors.
+// agrees with. Used by constant folding and by the CPU target. Math, rounding, min/max and
+// integer division and remainder are ember::scalar's helpers and the element-wise table's rows
+// (ember/ir/scalar.hpp, ember/ir/elementwise.hpp), the functions the CPU backend runs.
 #pragma once
 
 #include <cmath>
@@ -126,8 +127,10 @@ inline Reg<To> cast_elem(Reg<From> x) {
 }
 
 // ---- element functions ----------------------------------------------------------------------
-// The f32 transcendental functions and integer division/remainder are ember::scalar's (the
-// shared table every target compiles); the rest are one-liners with the same semantics.
+// Where the element-wise table (ember/ir/elementwise.hpp) has the same semantics, its row is
+// the function (f32 exp/log/log1p/tanh/erf are ember::scalar's polynomials, the same text the
+// CUDA generator compiles); the rest are one-liners. Integer +, -, * and negation wrap here
+// (the table's rows leave signed overflow to the backend).
 namespace fn {
 /// Integer arithmetic wraps (two's complement), computed on unsigned values to avoid
 /// C++'s undefined signed overflow.
@@ -176,25 +179,9 @@ struct Rem {
       return scalar::int_remainder(a, b);
   }
 };
-/// NaN-propagating minimum / maximum.
-struct Min {
-  template <class T>
-  T operator()(T a, T b) const {
-    if constexpr (std::is_floating_point_v<T>)
-      return a != a ? a : (b != b ? b : (a < b ? a : b));
-    else
-      return a < b ? a : b;
-  }
-};
-struct Max {
-  template <class T>
-  T operator()(T a, T b) const {
-    if constexpr (std::is_floating_point_v<T>)
-      return a != a ? a : (b != b ? b : (a > b ? a : b));
-    else
-      return a > b ? a : b;
-  }
-};
+/// NaN-propagating minimum / maximum (torch.minimum / torch.maximum).
+using Min = ember::ir::op::MinPair;
+using Max = ember::ir::op::MaxPair;
 struct Pow {
   template <class T>
   T operator()(T a, T b) const {
@@ -261,37 +248,16 @@ struct BitNot {
     return static_cast<T>(~a);
   }
 };
-#define EMBER_KERNEL_F32_OR_STD(Name, f32, stdfn)               \
-  struct Name {                                                 \
-    float operator()(float a) const { return scalar::f32(a); }  \
-    double operator()(double a) const { return std::stdfn(a); } \
-  };
-EMBER_KERNEL_F32_OR_STD(Exp, exp_f32, exp)
-EMBER_KERNEL_F32_OR_STD(Log, log_f32, log)
-EMBER_KERNEL_F32_OR_STD(Log1p, log1p_f32, log1p)
-EMBER_KERNEL_F32_OR_STD(Tanh, tanh_f32, tanh)
-EMBER_KERNEL_F32_OR_STD(Erf, erf_f32, erf)
-#undef EMBER_KERNEL_F32_OR_STD
-struct Sin {
-  template <class T>
-  T operator()(T a) const {
-    return std::sin(a);
-  }
-};
-struct Cos {
-  template <class T>
-  T operator()(T a) const {
-    return std::cos(a);
-  }
-};
-/// Round half to even (torch.round).
-struct Round {
-  template <class T>
-  T operator()(T a) const {
-    const T r = std::round(a);  // half away from zero
-    return std::fabs(a - std::trunc(a)) == T(0.5) ? T(2) * std::round(a / T(2)) : r;
-  }
-};
+// f32: ember::scalar's exp_f32, log_f32, log1p_f32, tanh_f32, erf_f32; f64: the library's.
+using Exp = ember::ir::op::Exp;
+using Log = ember::ir::op::Log;
+using Log1p = ember::ir::op::Log1p;
+using Tanh = ember::ir::op::Tanh;
+using Erf = ember::ir::op::Erf;
+using Sin = ember::ir::op::Sin;
+using Cos = ember::ir::op::Cos;
+/// Round half to even (torch.round; scalar::round_half_even).
+using Round = ember::ir::op::Round;
 }  // namespace fn
 
 /// Unary operations on a register value of element type E.
@@ -372,8 +338,8 @@ struct Unary {
   }
   static std::uint8_t test(Op op, T a) {
     if constexpr (std::is_floating_point_v<T>) {
-      if (op == Op::IsNan) return a != a;
-      return std::fabs(a) == std::numeric_limits<T>::infinity();
+      if (op == Op::IsNan) return ember::ir::op::IsNan{}(a);
+      return ember::ir::op::IsInf{}(a);
     } else {
       return 0;
     }

@@ -62,11 +62,9 @@ void unary(Ctx c) {
     if constexpr (std::is_floating_point_v<T>) {
       auto* o = c.f.reg<std::uint8_t>(c.i.out);
       if (c.i.op == Op::IsNan)
-        map1(o, a, sa, c.n, [](T x) -> std::uint8_t { return x != x; });
+        map1(o, a, sa, c.n, [](T x) -> std::uint8_t { return ember::ir::op::IsNan{}(x); });
       else
-        map1(o, a, sa, c.n, [](T x) -> std::uint8_t {
-          return std::fabs(x) == std::numeric_limits<T>::infinity();
-        });
+        map1(o, a, sa, c.n, [](T x) -> std::uint8_t { return ember::ir::op::IsInf{}(x); });
     }
     return;
   }
