@@ -180,7 +180,8 @@ void tiny_bench(benchmark::State& state, ComputeDevice* dev) {
   if (h[0] != static_cast<float>(want)) state.SkipWithError("wrong result");
 }
 
-void register_device(const std::string& tag, ComputeDevice* dev) {
+// Unused in a build without ember::cuda and ember::vulkan (the program then runs nothing).
+[[maybe_unused]] void register_device(const std::string& tag, ComputeDevice* dev) {
   benchmark::RegisterBenchmark(("copy_1GiB/" + tag).c_str(), stream_bench, dev, false, false)
       ->UseManualTime()
       ->Iterations(50)
