@@ -149,3 +149,37 @@ Dims axes_from(const OpContext& ctx, std::size_t input_index, std::size_t rank,
                bool* given = nullptr);
 
 }  // namespace ember::onnx::detail
+
+namespace ember::onnx::detail {
+
+/// Applies f to the store of any numeric/bool tensor; the result (same kind) gets logical
+/// `shape` and v's type.
+template <class F>
+Value map_any(const OpContext& ctx, const Value& v, const Dims& shape, F&& f) {
+  if (v.type() == ElemType::String) ctx.fail<UnsupportedError>("string tensors are not supported here");
+  if (v.is_float_store()) return Value::tensor(v.type(), shape, f(v.floats()));
+  if (v.is_int_store()) return Value::tensor(v.type(), shape, f(v.ints()));
+  return Value::tensor(v.type(), shape, f(v.bools()));
+}
+
+/// The padded axes of a logical permutation.
+inline std::vector<std::int64_t> padded_perm(const Dims& perm) {
+  const std::size_t r = perm.size();
+  std::vector<std::int64_t> p;
+  for (std::size_t i = 0; i < R - r; ++i) p.push_back(static_cast<std::int64_t>(i));
+  for (auto a : perm) p.push_back(pax(a, r));
+  return p;
+}
+
+}  // namespace ember::onnx::detail
+
+namespace ember::onnx::detail {
+/// x narrowed to [start, start + len) along logical `axis` (ops_shape.cpp).
+Value narrow_along(const OpContext& ctx, const Value& x, std::int64_t axis, std::int64_t start,
+                   std::int64_t len);
+}  // namespace ember::onnx::detail
+
+namespace ember::onnx::detail {
+/// numpy.matmul of two numeric tensors (ops_nn.cpp).
+Value matmul_values(const OpContext& ctx, const Value& a, const Value& b);
+}  // namespace ember::onnx::detail

@@ -29,7 +29,10 @@ Value make_tensor(ElemType type, std::vector<std::int64_t> shape, S store, Value
     Value v;                                                                              \
     v.kind_ = Kind::Tensor;                                                               \
     v.type_ = type;                                                                       \
-    if (store.shape() != ps) store = std::move(store).template reshape<kMaxRank>(ps);     \
+    if (store.shape() != ps)                                                              \
+      store = ps.numel() == 0 && store.numel() == 0                                       \
+                  ? Store::empty(ps, store.device(), store.dtype())                       \
+                  : std::move(store).template reshape<kMaxRank>(ps);                      \
     v.store_ = std::move(store);                                                          \
     v.shape_ = std::move(shape);                                                          \
     return v;                                                                             \
