@@ -1,6 +1,5 @@
 #include "onnx_internal.hpp"
 namespace ember::onnx::detail {
-void register_rnn(OpRegistry&) {}
 void register_control(OpRegistry&) {}
 void register_sequence(OpRegistry&) {}
 void register_quant(OpRegistry&) {}
