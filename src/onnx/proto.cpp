@@ -468,7 +468,9 @@ Model parse_model(const std::string& bytes, const std::string& base_dir,
 Model load_model(const std::string& path, const LoadOptions& options) {
   const std::string bytes = read_file(path, "model");
   try {
-    Model m = parse_model(bytes, std::filesystem::path(path).parent_path().string(), options);
+    std::string dir = std::filesystem::path(path).parent_path().string();
+    if (dir.empty()) dir = ".";
+    Model m = parse_model(bytes, dir, options);
     m.path = path;
     return m;
   } catch (const IoError& e) {

@@ -4,6 +4,7 @@
 //   ember eval RUN_DIR                               test accuracy and confusion matrix
 //   ember infer RUN_DIR IMAGE...                     classify image files
 //   ember summary RUN_DIR                            settings, metrics, checkpoints of a run
+//   ember onnx inspect|run|convert MODEL ...          ONNX models (tools/ember/onnx.cpp)
 //
 // Exit status: 0 on success, 1 when the command failed (one line on stderr saying why), 2 for
 // bad command-line arguments.
@@ -14,6 +15,9 @@
 #include <iostream>
 
 #include "commands.hpp"
+#ifdef EMBER_HAVE_ONNX
+#include "onnx_command.hpp"
+#endif
 
 namespace {
 
@@ -47,6 +51,10 @@ int main(int argc, char** argv) {
   CLI::App* eval = add_eval_command(app, eval_args);
   CLI::App* infer = add_infer_command(app, infer_args);
   CLI::App* summary = add_summary_command(app, summary_args);
+#ifdef EMBER_HAVE_ONNX
+  OnnxArgs onnx_args;
+  CLI::App* onnx = add_onnx_command(app, onnx_args);
+#endif
 
   try {
     app.parse(argc, argv);
@@ -79,6 +87,12 @@ int main(int argc, char** argv) {
       where = "ember summary";
       return run_summary(summary_args);
     }
+#ifdef EMBER_HAVE_ONNX
+    if (onnx->parsed()) {
+      where = "ember onnx " + onnx_args.action;
+      return run_onnx(onnx_args);
+    }
+#endif
   } catch (const std::exception& e) {
     std::cerr << where << ": error: " << first_line(e.what()) << "\n";
     return 1;
