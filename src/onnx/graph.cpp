@@ -1,6 +1,7 @@
 // Graph checks: opsets, names, known operators, topological order (cycles), then type and
 // shape inference (infer.cpp) and constant folding.
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <set>
 #include <unordered_map>
@@ -13,14 +14,41 @@ namespace ember::onnx::detail {
 
 namespace {
 
-/// Ops never folded: random, or whose result is not a function of the inputs alone.
+/// Ops folded at load time when all their inputs are constant: shape arithmetic and cheap
+/// layout/element-wise ops (whose outputs are no larger than their inputs, or checked).
 bool foldable(const Node& n) {
-  static const std::set<std::string> no = {
-      "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Bernoulli",
-      "Multinomial",  "If",            "Loop",             "Scan",              "SequenceMap",
-      "Dropout"};
-  if (!n.domain.empty()) return false;
-  return no.count(n.op_type) == 0;
+  static const std::set<std::string> yes = {
+      "Constant", "Shape",    "Size",     "Gather",  "Concat",  "Slice",    "Unsqueeze",
+      "Squeeze",  "Reshape",  "Flatten",  "Cast",    "CastLike", "Add",     "Sub",
+      "Mul",      "Div",      "Mod",      "Neg",     "Abs",     "Floor",    "Ceil",
+      "Sqrt",     "Equal",    "Less",     "Greater", "Not",     "And",      "Or",
+      "Where",    "Identity", "Transpose", "ReduceProd", "ReduceSum", "Min", "Max",
+      "Range",    "ConstantOfShape", "Expand", "Split", "Reciprocal", "Pow", "Sign"};
+  return n.domain.empty() && yes.count(n.op_type) > 0;
+}
+
+/// Output size bound for folding ops whose result can be larger than their inputs.
+bool small_result(const Node& n, const std::vector<Value>& in) {
+  auto prod = [](const std::vector<std::int64_t>& v) {
+    double p = 1;
+    for (auto d : v) p *= static_cast<double>(std::max<std::int64_t>(d, 0));
+    return p;
+  };
+  constexpr double kMax = 1 << 20;
+  if (n.op_type == "ConstantOfShape" && !in.empty() && in[0].is_tensor())
+    return in[0].numel() <= 8 && prod(in[0].to_int64s()) <= kMax;
+  if (n.op_type == "Expand" && in.size() > 1 && in[1].is_tensor()) {
+    if (in[1].numel() > 8) return false;
+    std::vector<std::int64_t> s = in[1].to_int64s();
+    return prod(s) * std::max<double>(1.0, static_cast<double>(in[0].numel())) <= kMax;
+  }
+  if (n.op_type == "Range" && in.size() == 3) {
+    for (const auto& v : in)
+      if (!v.is_tensor() || v.numel() != 1) return false;
+    const double a = in[0].to_doubles()[0], b = in[1].to_doubles()[0], d = in[2].to_doubles()[0];
+    return d != 0 && std::isfinite((b - a) / d) && (b - a) / d <= kMax;
+  }
+  return true;
 }
 
 void check_opsets(const Model& model, const Graph& graph) {
@@ -221,7 +249,7 @@ void fold_constants(Model& model, Graph& g) {
       total += k;
       in.push_back(value_from_initializer(init, cpu));
     }
-    if (total > (std::int64_t{1} << 24)) {
+    if (total > (std::int64_t{1} << 24) || !small_result(n, in)) {
       kept.push_back(std::move(n));
       continue;
     }

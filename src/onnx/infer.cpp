@@ -25,6 +25,14 @@ Dim known(std::int64_t v) { return Dim{v, ""}; }
 
 std::string dims_str(const TypeInfo& t) { return type_string(t); }
 
+/// "[2, batch, ?]"
+std::string shape_str(const std::vector<Dim>& d) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < d.size(); ++i)
+    s += (i ? ", " : "") + (d[i].known() ? std::to_string(d[i].value) : d[i].param.empty() ? "?" : d[i].param);
+  return s + "]";
+}
+
 struct Inferer {
   const Model& model;
   Graph& g;
@@ -69,8 +77,8 @@ struct Inferer {
         out[i] = *da;
       } else if (da->known() && db->known()) {
         if (da->value != db->value && da->value != 1 && db->value != 1)
-          node_fail<ShapeError>(n, "inputs cannot be broadcast: dim ", i, " is ", da->value,
-                                " in one and ", db->value, " in the other");
+          node_fail<ShapeError>(n, "inputs of shapes ", shape_str(a), " and ", shape_str(b),
+                                " cannot be broadcast (", da->value, " vs ", db->value, ")");
         out[i] = known(da->value == 1 ? db->value : da->value);
       } else if (da->known() && da->value == 1) {
         out[i] = *db;

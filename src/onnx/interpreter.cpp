@@ -1,4 +1,7 @@
 // The interpreter: runs a prepared graph node by node over Values on a Dispatch device.
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
 #include <unordered_map>
 
 #include "onnx_internal.hpp"
@@ -53,9 +56,29 @@ struct Scope {
 
 }  // namespace
 
+/// EMBER_ONNX_PROFILE=1: time per operator type, printed to stderr after each run.
+struct Profile {
+  std::map<std::string, std::pair<double, int>> ops;
+  static bool enabled() {
+    static const bool on = [] {
+      const char* e = std::getenv("EMBER_ONNX_PROFILE");
+      return e && *e && std::string(e) != "0";
+    }();
+    return on;
+  }
+  void print() const {
+    double total = 0;
+    for (const auto& [k, v] : ops) total += v.first;
+    std::cerr << "[onnx profile] " << total << " ms\n";
+    for (const auto& [k, v] : ops)
+      std::cerr << "  " << k << " " << v.first << " ms (" << v.second << " calls)\n";
+  }
+};
+
 struct GraphRunner {
   std::int64_t opset;
   Device device;
+  Profile* profile = nullptr;
 
   std::vector<Value> run(const Graph& g, const std::vector<Value>& inputs, const Scope* parent,
                          const std::unordered_map<std::string, Value>* uploaded) const {
@@ -96,7 +119,15 @@ struct GraphRunner {
       ctx.run_subgraph = [&](const Graph& sg, const std::vector<Value>& in) {
         return run(sg, in, &scope, nullptr);
       };
-      with_node_context(node, [&] { fn(ctx); });
+      if (profile) {
+        const auto t0 = std::chrono::steady_clock::now();
+        with_node_context(node, [&] { fn(ctx); });
+        auto& e = profile->ops[std::getenv("EMBER_ONNX_PROFILE")[0] == '2' ? node.name : node.op_type];
+        e.first += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        ++e.second;
+      } else {
+        with_node_context(node, [&] { fn(ctx); });
+      }
       for (std::size_t o = 0; o < node.outputs.size(); ++o)
         if (!node.outputs[o].empty()) scope.values[node.outputs[o]] = std::move(ctx.outputs[o]);
       for (const auto& name : node.inputs) {
@@ -195,6 +226,13 @@ std::vector<Value> Session::run(const std::vector<Value>& inputs) const {
                         : inputs[i].to_device(options_.device));
   }
   detail::GraphRunner runner{model_->opset(""), options_.device};
+  if (detail::Profile::enabled()) {
+    detail::Profile prof;
+    runner.profile = &prof;
+    auto out = runner.run(g, moved, nullptr, &impl_->initializers);
+    prof.print();
+    return out;
+  }
   return runner.run(g, moved, nullptr, &impl_->initializers);
 }
 
