@@ -281,6 +281,8 @@ struct Inferer {
         const std::int64_t k = i < ks.size() ? ks[i] : w->shape[2 + i].value;
         const std::int64_t s = i < strides.size() ? strides[i] : 1;
         const std::int64_t d = i < dil.size() ? dil[i] : 1;
+        if (s <= 0 || d <= 0)
+          node_fail<ValueError>(n, "strides and dilations must be positive, got ", s, " and ", d);
         if (!in.known() || k < 0) {
           out.push_back(Dim{});
           continue;
@@ -438,6 +440,8 @@ struct Inferer {
         const Dim& in = a->shape[2 + i];
         const std::int64_t s = i < strides.size() ? strides[i] : 1;
         const std::int64_t d = i < dil.size() ? dil[i] : 1;
+        if (s <= 0 || d <= 0)
+          node_fail<ValueError>(n, "strides and dilations must be positive, got ", s, " and ", d);
         if (!in.known() || auto_pad != "NOTSET") {
           out.push_back(Dim{});
           continue;

@@ -9,28 +9,44 @@ namespace ember::onnx::detail {
 
 namespace {
 
-Value from_attribute_tensor(const Attribute& a, const Device& dev) {
+/// Checks that attribute `a` has kind `k` (ValueError naming the node otherwise).
+void need_kind(const OpContext& ctx, const Attribute& a, Attribute::Kind k) {
+  if (a.kind != k)
+    ctx.fail("attribute '", a.name, "' must be of kind ", Attribute::kind_name(k), ", got ",
+             Attribute::kind_name(a.kind));
+}
+
+Value from_attribute_tensor(const OpContext& ctx, const Attribute& a, const Device& dev) {
+  need_kind(ctx, a, Attribute::Kind::Tensor);
   if (a.t_type == ElemType::String) return Value::strings(a.t_shape, a.t_strings);
+  if (!a.t) ctx.fail("attribute '", a.name, "' holds no tensor data");
   return Value::from_data(*a.t, dev, a.t_type);
 }
 
 void op_Constant(OpContext& ctx) {
   for (const auto& a : ctx.node.attributes) {
+    using K = Attribute::Kind;
     if (a.name == "value") {
-      ctx.set(0, from_attribute_tensor(a, ctx.device));
+      ctx.set(0, from_attribute_tensor(ctx, a, ctx.device));
     } else if (a.name == "value_float") {
+      need_kind(ctx, a, K::Float);
       ctx.set(0, value_from_doubles({a.f}, {}, ElemType::Float, ctx.device));
     } else if (a.name == "value_floats") {
+      need_kind(ctx, a, K::Floats);
       ctx.set(0, value_from_doubles(a.floats, {static_cast<std::int64_t>(a.floats.size())},
                                     ElemType::Float, ctx.device));
     } else if (a.name == "value_int") {
+      need_kind(ctx, a, K::Int);
       ctx.set(0, value_from_int64s({a.i}, {}, ElemType::Int64, ctx.device));
     } else if (a.name == "value_ints") {
+      need_kind(ctx, a, K::Ints);
       ctx.set(0, value_from_int64s(a.ints, {static_cast<std::int64_t>(a.ints.size())},
                                    ElemType::Int64, ctx.device));
     } else if (a.name == "value_string") {
+      need_kind(ctx, a, K::String);
       ctx.set(0, Value::strings({}, {a.s}));
     } else if (a.name == "value_strings") {
+      need_kind(ctx, a, K::Strings);
       ctx.set(0, Value::strings({static_cast<std::int64_t>(a.strings.size())}, a.strings));
     } else {
       ctx.fail<UnsupportedError>("attribute '", a.name, "' is not supported");
@@ -171,7 +187,8 @@ void op_Concat(OpContext& ctx) {
   if (ctx.num_inputs() == 0) ctx.fail("needs at least one input");
   const Value& first = ctx.tensor(0);
   const std::size_t r = first.rank();
-  const std::int64_t axis = norm_axis(ctx, ctx.attr_int("axis", 0), std::max<std::size_t>(r, 1));
+  if (r == 0) ctx.fail<ShapeError>("inputs must have rank >= 1, got ", first.describe());
+  const std::int64_t axis = norm_axis(ctx, ctx.attr_int("axis", 0), r);
   Dims out = first.shape();
   for (std::size_t i = 1; i < ctx.num_inputs(); ++i) {
     const Value& v = ctx.tensor(i);
@@ -199,7 +216,7 @@ void op_Concat(OpContext& ctx) {
     ctx.set(0, Value::strings(out, std::move(res)));
     return;
   }
-  const std::int64_t pa = pax(axis, std::max<std::size_t>(r, 1));
+  const std::int64_t pa = pax(axis, r);
   auto gather_all = [&](auto tag) {
     using S = decltype(tag);
     std::vector<S> parts;
@@ -353,8 +370,11 @@ void op_ConstantOfShape(OpContext& ctx) {
   ElemType type = ElemType::Float;
   double v = 0;
   if (const Attribute* a = ctx.attr("value")) {
-    type = a->t_type;
-    v = a->t->to_vec<double>().at(0);
+    const Value t = from_attribute_tensor(ctx, *a, Device::cpu());
+    if (t.numel() != 1 || t.type() == ElemType::String)
+      ctx.fail("attribute 'value' must hold one number, got ", t.describe());
+    type = t.type();
+    v = t.to_doubles().at(0);
   }
   const DType sd = storage_dtype(type);
   const Shape ps = P(shape);
