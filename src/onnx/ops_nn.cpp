@@ -4,6 +4,7 @@
 #include "ember/tensor/module/nn.hpp"
 #include "ember/tensor/module/pool.hpp"
 #include "kernels.hpp"
+#include "pool_nd.hpp"
 
 namespace ember::onnx::detail {
 
@@ -170,12 +171,13 @@ void op_ConvTranspose(OpContext& ctx) {
                                       ? out_shape[out_shape.size() - sp + i]
                                       : x.shape()[2 + i] * s.strides[i];
       const std::int64_t total = full[i] + out_pad[i] - target;
+      const std::int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);  // floor
       if (ap == "SAME_UPPER") {
-        s.begin[i] = total / 2;
-        s.end[i] = total - total / 2;
+        s.begin[i] = half;
+        s.end[i] = total - half;
       } else {
-        s.begin[i] = total - total / 2;
-        s.end[i] = total / 2;
+        s.begin[i] = total - half;
+        s.end[i] = half;
       }
     }
   }
@@ -188,6 +190,15 @@ void op_ConvTranspose(OpContext& ctx) {
   for (auto p : out_pad) extra |= p > 0;
   if (extra) v = pad_spatial(ctx, v, Dims(sp, 0), out_pad, 0.0);
   for (std::size_t i = 0; i < sp; ++i) {
+    // Negative pads (an output_shape larger than the full result) add zeros.
+    if (s.begin[i] < 0 || s.end[i] < 0) {
+      Dims b(sp, 0), e(sp, 0);
+      b[i] = std::max<std::int64_t>(0, -s.begin[i]);
+      e[i] = std::max<std::int64_t>(0, -s.end[i]);
+      v = pad_spatial(ctx, v, b, e, 0.0);
+      s.begin[i] = std::max<std::int64_t>(0, s.begin[i]);
+      s.end[i] = std::max<std::int64_t>(0, s.end[i]);
+    }
     const std::int64_t len = v.shape()[2 + i] - s.begin[i] - s.end[i];
     if (len <= 0) ctx.fail<ShapeError>("pads remove the whole output of axis ", 2 + i);
     if (s.begin[i] || s.end[i])
@@ -208,11 +219,23 @@ void pool(OpContext& ctx) {
   const Value& x0 = ctx.tensor(0);
   if (x0.rank() < 3) ctx.fail<ShapeError>("input must be [N, C, ...], got ", x0.describe());
   const std::size_t sp = x0.rank() - 2;
-  if (sp > 2) ctx.fail<UnsupportedError>(sp, "-d pooling is not supported (input ", x0.describe(), ")");
+  if (sp > 3) ctx.fail<UnsupportedError>(sp, "-d pooling is not supported (input ", x0.describe(), ")");
   const Dims kernel = ctx.attr_ints("kernel_shape");
   Spatial s = spatial_attrs(ctx, x0, kernel, false);
   const bool ceil = ctx.attr_int("ceil_mode", 0) != 0;
   const bool include_pad = ctx.attr_int("count_include_pad", 0) != 0;
+  bool dilated = false;
+  for (auto d : s.dilations) dilated = dilated || d != 1;
+  // Max pooling (without the Indices output), 3-d and dilated average pooling: strided slices.
+  if ((Max && !ctx.wants(1)) || sp == 3 || (!Max && dilated)) {
+    const Dims in(x0.shape().begin() + 2, x0.shape().end());
+    const PoolGeometry g =
+        pool_geometry(ctx, in, s.kernel, s.strides, s.dilations, s.begin, s.end, ceil);
+    ctx.set(0, pool_nd(ctx, x0, g,
+                       Max ? PoolMode::Max
+                           : include_pad ? PoolMode::AvgIncludePad : PoolMode::AvgExcludePad));
+    return;
+  }
   // 1-d pools run as 2-d over [N, C, 1, L].
   Value x = x0;
   if (sp == 1) {
@@ -289,23 +312,15 @@ void pool(OpContext& ctx) {
 
 void op_LpPool(OpContext& ctx) {
   const Value& x = ctx.tensor(0);
-  if (x.rank() != 4 && x.rank() != 3) ctx.fail<UnsupportedError>("LpPool needs 1 or 2 spatial dims");
+  if (x.rank() < 3) ctx.fail<ShapeError>("input must be [N, C, ...], got ", x.describe());
   const double p = static_cast<double>(ctx.attr_int("p", 2));
-  Value xp = map_float(ctx, x, [&](const FloatStore& f) { return f.abs().powf_scalar(p); });
-  // Sum pool = average pool with the padded count times the window size.
-  Node n2 = ctx.node;
-  n2.op_type = "AveragePool";
-  n2.attributes.push_back(Attribute{});
-  n2.attributes.back().name = "count_include_pad";
-  n2.attributes.back().kind = Attribute::Kind::Int;
-  n2.attributes.back().i = 1;
-  OpContext c2{n2, ctx.opset, ctx.device, {&xp}, {Value()}, ctx.run_subgraph};
-  pool<false>(c2);
-  const Dims k = ctx.attr_ints("kernel_shape");
-  double cnt = 1;
-  for (auto v : k) cnt *= static_cast<double>(v);
-  ctx.set(0, map_float(ctx, c2.outputs[0], [&](const FloatStore& f) {
-            return f.mul_scalar(cnt).powf_scalar(1.0 / p);
+  const Spatial s = spatial_attrs(ctx, x, ctx.attr_ints("kernel_shape"), false);
+  const Dims in(x.shape().begin() + 2, x.shape().end());
+  const PoolGeometry g = pool_geometry(ctx, in, s.kernel, s.strides, s.dilations, s.begin,
+                                       s.end, ctx.attr_int("ceil_mode", 0) != 0);
+  const Value xp = map_float(ctx, x, [&](const FloatStore& f) { return f.abs().powf_scalar(p); });
+  ctx.set(0, map_float(ctx, pool_nd(ctx, xp, g, PoolMode::Sum), [&](const FloatStore& f) {
+            return f.powf_scalar(1.0 / p);
           }));
 }
 

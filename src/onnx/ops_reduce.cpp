@@ -230,7 +230,7 @@ void op_LpNormalization(OpContext& ctx) {
   const std::int64_t pa = pax(axis, x.rank());
   ctx.set(0, map_float(ctx, x, [&](const FloatStore& f) {
             const FloatStore norm = p == 1 ? f.abs().sum_dim(pa) : f.square().sum_dim(pa).sqrt();
-            return f.div(norm);
+            return f.div(norm).mask_fill(norm.equal_elem(0.0), 0.0);
           }));
 }
 

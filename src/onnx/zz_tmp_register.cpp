@@ -3,8 +3,6 @@ namespace ember::onnx::detail {
 void register_control(OpRegistry&) {}
 void register_sequence(OpRegistry&) {}
 void register_quant(OpRegistry&) {}
-void register_misc(OpRegistry&) {}
 void register_string(OpRegistry&) {}
-void register_signal(OpRegistry&) {}
 void register_attention(OpRegistry&) {}
 }
