@@ -2,6 +2,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <functional>
 #include <unordered_map>
 
 #include "onnx_internal.hpp"
@@ -96,8 +97,23 @@ struct GraphRunner {
     }
     // Last use of each value in this graph, so dead intermediates are freed early.
     std::unordered_map<std::string, std::size_t> last_use;
-    for (std::size_t k = 0; k < g.nodes.size(); ++k)
+    std::function<void(const Graph&, std::size_t)> mark_sub = [&](const Graph& sg, std::size_t k) {
+      for (const auto& n : sg.nodes) {
+        for (const auto& i : n.inputs) last_use[i] = k;
+        for (const auto& a : n.attributes) {
+          if (a.g) mark_sub(*a.g, k);
+          for (const auto& gg : a.graphs) mark_sub(*gg, k);
+        }
+      }
+      for (const auto& o : sg.outputs) last_use[o.name] = k;
+    };
+    for (std::size_t k = 0; k < g.nodes.size(); ++k) {
       for (const auto& i : g.nodes[k].inputs) last_use[i] = k;
+      for (const auto& a : g.nodes[k].attributes) {
+        if (a.g) mark_sub(*a.g, k);
+        for (const auto& gg : a.graphs) mark_sub(*gg, k);
+      }
+    }
     for (const auto& o : g.outputs) last_use[o.name] = g.nodes.size();
     static const Value missing;
     for (std::size_t k = 0; k < g.nodes.size(); ++k) {
