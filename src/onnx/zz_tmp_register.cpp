@@ -1,5 +1,4 @@
 #include "onnx_internal.hpp"
 namespace ember::onnx::detail {
-void register_quant(OpRegistry&) {}
 void register_string(OpRegistry&) {}
 }
