@@ -28,3 +28,20 @@ if ((${#missing[@]})); then
 else
   echo "setup: all build dependencies present"
 fi
+
+# ONNX import (ember::onnx): Debian's libonnx-dev (the protobuf classes generated from
+# onnx.proto, libonnx_proto) and protobuf's headers.
+ONNX_PACKAGES=(libonnx-dev libprotobuf-dev)
+onnx_missing=()
+for p in "${ONNX_PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    onnx_missing+=("$p")
+  fi
+done
+if ((${#onnx_missing[@]})); then
+  echo "setup: installing ${onnx_missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${onnx_missing[@]}"
+fi

@@ -37,6 +37,13 @@ run "$T/ember_train_tests"
 # The ember tool end to end (train/eval/infer/summary, errors) and SIGKILL + --resume; the
 # examples for one epoch on a subset.
 run "$T/ember_tools_tests"
+# ONNX import: the ONNX backend node tests (../shared/onnx-tests, skipped when absent), real
+# models against onnxruntime, bad models; the code `ember onnx convert` generated at build
+# time; a 20-second run of the loader fuzzer.
+run "$T/ember_onnx_tests"
+run "$T/ember_onnx_codegen_tests"
+echo "== ember_onnx_fuzz (20 s)"
+"$T/ember_onnx_fuzz" 20 ../shared/onnx-tests/node tests/fixtures/onnx | tail -n 1
 EX="build/$PRESET/example-runs"
 rm -rf "$EX" && mkdir -p "$EX"
 (cd "$EX" && OMP_WAIT_POLICY=passive ../examples/fashion-mnist --epochs 1 --items 1000 \

@@ -128,6 +128,10 @@ int main(int argc, char** argv) {
       continue;
     }
     const fs::path p(argv[i]);
+    if (!fs::exists(p)) {
+      std::cerr << "ember_onnx_fuzz: skipping missing seed path " << p << "\n";
+      continue;
+    }
     if (fs::is_directory(p)) {
       for (const auto& e : fs::recursive_directory_iterator(p))
         if (e.path().extension() == ".onnx" && fs::file_size(e.path()) < (1 << 20)) seeds.push_back(read(e.path()));
