@@ -2,6 +2,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <algorithm>
 #include <functional>
 #include <unordered_map>
 
@@ -132,6 +133,21 @@ struct GraphRunner {
         ctx.inputs.push_back(v);
       }
       ctx.outputs.resize(node.outputs.size());
+      // Inputs used for the last time here (once, by this node, in this scope) are moved
+      // into the context, so element-wise ops can reuse their buffers.
+      for (std::size_t i = 0; i < node.inputs.size(); ++i) {
+        const std::string& name = node.inputs[i];
+        if (name.empty() || uploaded_has(uploaded, name)) continue;
+        auto lu = last_use.find(name);
+        if (lu == last_use.end() || lu->second != k) continue;
+        if (std::count(node.inputs.begin(), node.inputs.end(), name) != 1) continue;
+        auto it = scope.values.find(name);
+        if (it == scope.values.end() || !it->second.is_tensor()) continue;
+        if (ctx.owned.empty()) ctx.owned.resize(node.inputs.size());
+        ctx.owned[i] = std::move(it->second);
+        scope.values.erase(it);
+        ctx.inputs[i] = &ctx.owned[i];
+      }
       ctx.run_subgraph = [&](const Graph& sg, const std::vector<Value>& in) {
         return run(sg, in, &scope, nullptr);
       };

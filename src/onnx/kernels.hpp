@@ -84,6 +84,15 @@ Value map_float(const OpContext& ctx, const Value& v, F&& f) {
   ctx.fail<DTypeError>("expects a float tensor, got ", v.describe());
 }
 
+/// map_float on a value the op owns (OpContext::take): f gets the store as an rvalue.
+template <class F>
+Value map_float_take(const OpContext& ctx, Value v, F&& f) {
+  if (!v.is_float_store()) ctx.fail<DTypeError>("expects a float tensor, got ", v.describe());
+  const ElemType t = v.type();
+  Dims shape = v.shape();
+  return Value::tensor(t, std::move(shape), f(std::move(v).into_floats()));
+}
+
 /// Logical shape of a rank-8 store, given the logical rank r.
 template <class S>
 Dims logical_dims(const S& s, std::size_t r) {

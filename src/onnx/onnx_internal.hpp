@@ -58,6 +58,9 @@ struct OpContext {
   Device device;
   std::vector<const Value*> inputs;  ///< nullptr: missing optional input
   std::vector<Value> outputs;        ///< sized to node.outputs
+  /// Inputs whose last use is this node, moved out of the graph's scope by the interpreter
+  /// (inputs[i] then points here): take(i) hands them to an op that may write in place.
+  std::vector<Value> owned;
   SubgraphRunner run_subgraph;       ///< runs a body graph with access to outer values
 
   std::size_t num_inputs() const { return inputs.size(); }
@@ -69,6 +72,12 @@ struct OpContext {
   const Value& in(std::size_t i) const;
   /// Input i as a tensor; throws when missing or not a tensor.
   const Value& tensor(std::size_t i) const;
+  /// Input i as a value the op may consume: moved when the interpreter owns it (its last
+  /// use), else a copy (shared buffer). Use only for an input read once.
+  Value take(std::size_t i) {
+    if (i < owned.size() && owned[i].kind() != Value::Kind::None) return std::move(owned[i]);
+    return tensor(i);
+  }
   std::size_t num_outputs() const { return node.outputs.size(); }
   bool wants(std::size_t i) const { return i < node.outputs.size() && !node.outputs[i].empty(); }
   void set(std::size_t i, Value v) {

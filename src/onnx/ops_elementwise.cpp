@@ -80,17 +80,34 @@ Value wrap_unsigned(const Value& v) {
   return v;
 }
 
+/// a op b for float tensors where a, on its last use, may be overwritten (a's shape must
+/// be the broadcast shape); other cases go through binary_numeric.
+template <class F, class G>
+void binary_take(OpContext& ctx, F&& f_float, G&& generic) {
+  const Value& a0 = ctx.tensor(0);
+  const Value& b = ctx.tensor(1);
+  if (a0.is_float_store() && b.is_float_store() && a0.type() == b.type() &&
+      broadcast_dims(ctx, a0.shape(), b.shape()) == a0.shape()) {
+    Value a = ctx.take(0);
+    const ElemType t = a.type();
+    Dims shape = a.shape();
+    ctx.set(0, Value::tensor(t, std::move(shape), f_float(std::move(a).into_floats(), b.floats())));
+    return;
+  }
+  ctx.set(0, wrap_unsigned(binary_numeric(ctx, a0, b, generic)));
+}
+
 void op_Add(OpContext& ctx) {
-  ctx.set(0, wrap_unsigned(binary_numeric(ctx, ctx.tensor(0), ctx.tensor(1),
-                                          [](const auto& a, const auto& b) { return a.add(b); })));
+  binary_take(ctx, [](FloatStore a, const FloatStore& b) { return std::move(a).add(b); },
+              [](const auto& a, const auto& b) { return a.add(b); });
 }
 void op_Sub(OpContext& ctx) {
   ctx.set(0, wrap_unsigned(binary_numeric(ctx, ctx.tensor(0), ctx.tensor(1),
                                           [](const auto& a, const auto& b) { return a.sub(b); })));
 }
 void op_Mul(OpContext& ctx) {
-  ctx.set(0, wrap_unsigned(binary_numeric(ctx, ctx.tensor(0), ctx.tensor(1),
-                                          [](const auto& a, const auto& b) { return a.mul(b); })));
+  binary_take(ctx, [](FloatStore a, const FloatStore& b) { return std::move(a).mul(b); },
+              [](const auto& a, const auto& b) { return a.mul(b); });
 }
 void op_Div(OpContext& ctx) {
   ctx.set(0, binary_numeric(ctx, ctx.tensor(0), ctx.tensor(1), [](const auto& a, const auto& b) {

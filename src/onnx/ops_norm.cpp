@@ -206,8 +206,14 @@ void op_MeanVarianceNormalization(OpContext& ctx) {
   void op_##Name(OpContext& ctx) {                                                              \
     ctx.set(0, map_float(ctx, ctx.tensor(0), [&](const FloatStore& x) -> FloatStore { return expr; })); \
   }
-EMBER_ONNX_ACT(Relu, activation::relu(x))
-EMBER_ONNX_ACT(Sigmoid, activation::sigmoid(x))
+/// Activations that may write into their input's buffer on its last use.
+#define EMBER_ONNX_ACT_TAKE(Name, fn)                                                     \
+  void op_##Name(OpContext& ctx) {                                                        \
+    ctx.set(0, map_float_take(ctx, ctx.take(0), [](FloatStore x) { return fn(std::move(x)); })); \
+  }
+EMBER_ONNX_ACT_TAKE(Relu, activation::relu)
+EMBER_ONNX_ACT_TAKE(Sigmoid, activation::sigmoid)
+#undef EMBER_ONNX_ACT_TAKE
 EMBER_ONNX_ACT(LeakyRelu, activation::leaky_relu(x, ctx.attr_float("alpha", 0.01)))
 EMBER_ONNX_ACT(HardSigmoid, activation::hard_sigmoid(x, ctx.attr_float("alpha", 0.2), ctx.attr_float("beta", 0.5)))
 EMBER_ONNX_ACT(HardSwish, activation::hard_swish(x))

@@ -153,7 +153,7 @@ Value conv_f64(OpContext& ctx, const Value& x, const Value& w, const Value* bias
   Node n = ctx.node;
   n.op_type = "Conv";
   n.inputs.resize(in.size());
-  OpContext c2{n, ctx.opset, ctx.device, in, {Value()}, ctx.run_subgraph};
+  OpContext c2{n, ctx.opset, ctx.device, in, {Value()}, {}, ctx.run_subgraph};
   find_op("", "Conv")(c2);
   return c2.outputs[0];
 }

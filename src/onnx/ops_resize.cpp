@@ -241,7 +241,7 @@ void op_Upsample(OpContext& ctx) {
     a.s = std::string(k) == "nearest_mode" ? "floor" : "asymmetric";
     n.attributes.push_back(a);
   }
-  OpContext c2{n, ctx.opset, ctx.device, ctx.inputs, {Value()}, ctx.run_subgraph};
+  OpContext c2{n, ctx.opset, ctx.device, ctx.inputs, {Value()}, {}, ctx.run_subgraph};
   resize_impl(c2, true);
   ctx.set(0, c2.outputs[0]);
 }

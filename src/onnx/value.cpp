@@ -120,6 +120,15 @@ const BoolStore& Value::bools() const {
   if (auto* f = std::get_if<BoolStore>(&store_)) return *f;
   fail<DTypeError>("onnx", "value ", describe(), " is not a bool tensor");
 }
+FloatStore Value::into_floats() && {
+  if (auto* f = std::get_if<FloatStore>(&store_)) return std::move(*f);
+  fail<DTypeError>("onnx", "value ", describe(), " is not a float tensor");
+}
+IntStore Value::into_ints() && {
+  if (auto* f = std::get_if<IntStore>(&store_)) return std::move(*f);
+  fail<DTypeError>("onnx", "value ", describe(), " is not an integer tensor");
+}
+
 const std::vector<std::string>& Value::string_values() const {
   if (!strings_) fail<DTypeError>("onnx", "value ", describe(), " is not a string tensor");
   return *strings_;

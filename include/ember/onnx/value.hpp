@@ -124,6 +124,10 @@ class Value {
   bool is_int_store() const { return std::holds_alternative<IntStore>(store_); }
   bool is_bool_store() const { return std::holds_alternative<BoolStore>(store_); }
   const std::vector<std::string>& string_values() const;
+  /// The store moved out (the value keeps its type and shape but no data): lets an op on
+  /// the last use of a value write into its buffer. Throws DTypeError for another kind.
+  FloatStore into_floats() &&;
+  IntStore into_ints() &&;
   const std::vector<Value>& items() const { return items_; }
 
   /// Host copy with the logical shape and the storage dtype (throws for strings).
