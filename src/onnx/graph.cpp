@@ -17,13 +17,48 @@ namespace {
 /// Ops folded at load time when all their inputs are constant: shape arithmetic and cheap
 /// layout/element-wise ops (whose outputs are no larger than their inputs, or checked).
 bool foldable(const Node& n) {
-  static const std::set<std::string> yes = {
-      "Constant", "Shape",    "Size",     "Gather",  "Concat",  "Slice",    "Unsqueeze",
-      "Squeeze",  "Reshape",  "Flatten",  "Cast",    "CastLike", "Add",     "Sub",
-      "Mul",      "Div",      "Mod",      "Neg",     "Abs",     "Floor",    "Ceil",
-      "Sqrt",     "Equal",    "Less",     "Greater", "Not",     "And",      "Or",
-      "Where",    "Identity", "Transpose", "ReduceProd", "ReduceSum", "Min", "Max",
-      "Range",    "ConstantOfShape", "Expand", "Split", "Reciprocal", "Pow", "Sign"};
+  static const std::set<std::string> yes = {"Constant",
+                                            "Shape",
+                                            "Size",
+                                            "Gather",
+                                            "Concat",
+                                            "Slice",
+                                            "Unsqueeze",
+                                            "Squeeze",
+                                            "Reshape",
+                                            "Flatten",
+                                            "Cast",
+                                            "CastLike",
+                                            "Add",
+                                            "Sub",
+                                            "Mul",
+                                            "Div",
+                                            "Mod",
+                                            "Neg",
+                                            "Abs",
+                                            "Floor",
+                                            "Ceil",
+                                            "Sqrt",
+                                            "Equal",
+                                            "Less",
+                                            "Greater",
+                                            "Not",
+                                            "And",
+                                            "Or",
+                                            "Where",
+                                            "Identity",
+                                            "Transpose",
+                                            "ReduceProd",
+                                            "ReduceSum",
+                                            "Min",
+                                            "Max",
+                                            "Range",
+                                            "ConstantOfShape",
+                                            "Expand",
+                                            "Split",
+                                            "Reciprocal",
+                                            "Pow",
+                                            "Sign"};
   return n.domain.empty() && yes.count(n.op_type) > 0;
 }
 
@@ -71,8 +106,10 @@ void check_opsets(const Model& model, const Graph& graph) {
   if (v < 0 || (uses_default && v < 1))
     onnx_fail<ValueError>("invalid opset version ", v, " for the default domain");
   if (v > kMaxOpset)
-    onnx_fail<UnsupportedError>("opset ", v, " of the default domain is newer than the newest "
-                                "this importer knows (", kMaxOpset, ")");
+    onnx_fail<UnsupportedError>("opset ", v,
+                                " of the default domain is newer than the newest "
+                                "this importer knows (",
+                                kMaxOpset, ")");
 }
 
 void check_ops(const Graph& g) {
@@ -151,8 +188,7 @@ void sort_nodes(Graph& g, const std::vector<std::string>& outer_names) {
         node_fail<ValueError>(g.nodes[k], "input '", name,
                               "' is not defined by any graph input, initializer or node");
       if (it->second == k)
-        node_fail<ValueError>(g.nodes[k], "the node uses its own output '", name,
-                              "' (a cycle)");
+        node_fail<ValueError>(g.nodes[k], "the node uses its own output '", name, "' (a cycle)");
       ++missing[k];
       users[name].push_back(k);
     }
@@ -179,8 +215,10 @@ void sort_nodes(Graph& g, const std::vector<std::string>& outer_names) {
         std::string via;
         for (const auto& name : needs[k])
           if (producer.count(name) && missing[producer[name]] > 0) via = name;
-        node_fail<ValueError>(g.nodes[k], "the graph has a cycle: the node depends on its own "
-                              "output through input '", via, "'");
+        node_fail<ValueError>(g.nodes[k],
+                              "the graph has a cycle: the node depends on its own "
+                              "output through input '",
+                              via, "'");
       }
     }
   }

@@ -2,9 +2,9 @@
 // symbol ("batch") or unknown; a rule that cannot decide leaves the output unknown, and
 // the interpreter checks at run time. Contradictions between known dims are errors that
 // name the node.
-#include <set>
-
 #include "infer.hpp"
+
+#include <set>
 
 namespace ember::onnx::detail {
 
@@ -21,15 +21,21 @@ TypeInfo tensor_type(ElemType e, Dims shape, bool has_shape = true) {
   return t;
 }
 
-Dim known(std::int64_t v) { return Dim{v, ""}; }
+Dim known(std::int64_t v) {
+  return Dim{v, ""};
+}
 
-std::string dims_str(const TypeInfo& t) { return type_string(t); }
+std::string dims_str(const TypeInfo& t) {
+  return type_string(t);
+}
 
 /// "[2, batch, ?]"
 std::string shape_str(const std::vector<Dim>& d) {
   std::string s = "[";
   for (std::size_t i = 0; i < d.size(); ++i)
-    s += (i ? ", " : "") + (d[i].known() ? std::to_string(d[i].value) : d[i].param.empty() ? "?" : d[i].param);
+    s += (i ? ", " : "") + (d[i].known()         ? std::to_string(d[i].value)
+                            : d[i].param.empty() ? "?"
+                                                 : d[i].param);
   return s + "]";
 }
 
@@ -120,8 +126,7 @@ struct Inferer {
 
   static std::int64_t norm_axis(const Node& n, std::int64_t a, std::size_t r) {
     const auto rr = static_cast<std::int64_t>(r);
-    if (a < -rr || a >= rr)
-      node_fail<ShapeError>(n, "axis ", a, " is out of range for rank ", r);
+    if (a < -rr || a >= rr) node_fail<ShapeError>(n, "axis ", a, " is out of range for rank ", r);
     return a < 0 ? a + rr : a;
   }
 
@@ -137,17 +142,50 @@ struct Inferer {
   void node(const Node& n) {
     if (!n.domain.empty()) return;
     const std::string& op = n.op_type;
-    static const std::set<std::string> same = {
-        "Relu", "Sigmoid", "Tanh", "Exp", "Log", "Neg", "Abs", "Sqrt", "Identity", "Erf",
-        "Softmax", "LogSoftmax", "LeakyRelu", "Elu", "Selu", "HardSigmoid", "HardSwish",
-        "Clip", "Floor", "Ceil", "Round", "Softplus", "Softsign", "Gelu", "Mish", "Sin", "Cos",
-        "Reciprocal", "BatchNormalization", "LayerNormalization", "InstanceNormalization",
-        "LRN", "Dropout", "Celu", "ThresholdedRelu", "Shrink", "Sign", "Hardmax", "CumSum"};
-    static const std::set<std::string> bin = {"Add", "Sub", "Mul", "Div", "Pow", "Mod",
-                                              "PRelu", "BitShift", "BitwiseAnd",
-                                              "BitwiseOr", "BitwiseXor"};
-    static const std::set<std::string> cmp = {"Equal", "Less", "Greater", "LessOrEqual",
-                                              "GreaterOrEqual", "And", "Or", "Xor"};
+    static const std::set<std::string> same = {"Relu",
+                                               "Sigmoid",
+                                               "Tanh",
+                                               "Exp",
+                                               "Log",
+                                               "Neg",
+                                               "Abs",
+                                               "Sqrt",
+                                               "Identity",
+                                               "Erf",
+                                               "Softmax",
+                                               "LogSoftmax",
+                                               "LeakyRelu",
+                                               "Elu",
+                                               "Selu",
+                                               "HardSigmoid",
+                                               "HardSwish",
+                                               "Clip",
+                                               "Floor",
+                                               "Ceil",
+                                               "Round",
+                                               "Softplus",
+                                               "Softsign",
+                                               "Gelu",
+                                               "Mish",
+                                               "Sin",
+                                               "Cos",
+                                               "Reciprocal",
+                                               "BatchNormalization",
+                                               "LayerNormalization",
+                                               "InstanceNormalization",
+                                               "LRN",
+                                               "Dropout",
+                                               "Celu",
+                                               "ThresholdedRelu",
+                                               "Shrink",
+                                               "Sign",
+                                               "Hardmax",
+                                               "CumSum"};
+    static const std::set<std::string> bin = {"Add",        "Sub",       "Mul",       "Div",
+                                              "Pow",        "Mod",       "PRelu",     "BitShift",
+                                              "BitwiseAnd", "BitwiseOr", "BitwiseXor"};
+    static const std::set<std::string> cmp = {"Equal",          "Less", "Greater", "LessOrEqual",
+                                              "GreaterOrEqual", "And",  "Or",      "Xor"};
     static const std::set<std::string> variadic = {"Max", "Min", "Sum", "Mean"};
     const TypeInfo* a = shaped(n, 0);
     if (same.count(op)) {
@@ -249,8 +287,8 @@ struct Inferer {
       const Dim m = a->shape[ta ? 1 : 0], k1 = a->shape[ta ? 0 : 1];
       const Dim k2 = b->shape[tb ? 1 : 0], nn = b->shape[tb ? 0 : 1];
       if (k1.known() && k2.known() && k1.value != k2.value)
-        node_fail<ShapeError>(n, "inner dims differ: A ", dims_str(*a), " (transA ", ta,
-                              ") and B ", dims_str(*b), " (transB ", tb, ")");
+        node_fail<ShapeError>(n, "inner dims differ: A ", dims_str(*a), " (transA ", ta, ") and B ",
+                              dims_str(*b), " (transB ", tb, ")");
       set(n, 0, tensor_type(elem(n, 0), {m, nn}));
       return;
     }
@@ -267,9 +305,8 @@ struct Inferer {
       const Dim& c = a->shape[1];
       const Dim& wc = w->shape[1];
       if (c.known() && wc.known() && c.value != wc.value * group)
-        node_fail<ShapeError>(n, "input has ", c.value, " channels but the weight ",
-                              dims_str(*w), " with group ", group, " expects ",
-                              wc.value * group);
+        node_fail<ShapeError>(n, "input has ", c.value, " channels but the weight ", dims_str(*w),
+                              " with group ", group, " expects ", wc.value * group);
       const std::size_t sp = a->shape.size() - 2;
       auto pads = attr_is(n, "pads"), strides = attr_is(n, "strides"),
            dil = attr_is(n, "dilations"), ks = attr_is(n, "kernel_shape");
@@ -291,9 +328,8 @@ struct Inferer {
           out.push_back(known((in.value + s - 1) / s));
           continue;
         }
-        const std::int64_t p = auto_pad == "VALID" || pads.size() != 2 * sp
-                                   ? 0
-                                   : pads[i] + pads[i + sp];
+        const std::int64_t p =
+            auto_pad == "VALID" || pads.size() != 2 * sp ? 0 : pads[i] + pads[i + sp];
         const std::int64_t o = (in.value + p - d * (k - 1) - 1) / s + 1;
         if (o <= 0)
           node_fail<ShapeError>(n, "the kernel (", k, ", dilation ", d,
@@ -353,8 +389,9 @@ struct Inferer {
           out.push_back(Dim{});
         } else if (shape[i] == 0 && !allowzero) {
           if (!a || i >= a->shape.size()) {
-            if (a) node_fail<ShapeError>(n, "shape entry ", i, " is 0 but the input has rank ",
-                                         a->shape.size());
+            if (a)
+              node_fail<ShapeError>(n, "shape entry ", i, " is 0 but the input has rank ",
+                                    a->shape.size());
             out.push_back(Dim{});
             all_known = false;
           } else {
@@ -385,9 +422,8 @@ struct Inferer {
                                     Shape(shape).to_string());
             out[static_cast<std::size_t>(infer)] = known(in / known_prod);
           } else if (in != known_prod) {
-            node_fail<ShapeError>(n, "cannot reshape ", dims_str(*a), " (", in,
-                                  " elements) into ", Shape(shape).to_string(), " (",
-                                  known_prod, " elements)");
+            node_fail<ShapeError>(n, "cannot reshape ", dims_str(*a), " (", in, " elements) into ",
+                                  Shape(shape).to_string(), " (", known_prod, " elements)");
           }
         }
       }

@@ -1,9 +1,9 @@
 // The interpreter: runs a prepared graph node by node over Values on a Dispatch device.
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <iostream>
-#include <algorithm>
 #include <functional>
+#include <iostream>
 #include <unordered_map>
 
 #include "onnx_internal.hpp"
@@ -154,8 +154,10 @@ struct GraphRunner {
       if (profile) {
         const auto t0 = std::chrono::steady_clock::now();
         with_node_context(node, [&] { fn(ctx); });
-        auto& e = profile->ops[std::getenv("EMBER_ONNX_PROFILE")[0] == '2' ? node.name : node.op_type];
-        e.first += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        auto& e =
+            profile->ops[std::getenv("EMBER_ONNX_PROFILE")[0] == '2' ? node.name : node.op_type];
+        e.first += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                       .count();
         ++e.second;
       } else {
         with_node_context(node, [&] { fn(ctx); });
@@ -223,8 +225,7 @@ void check_input(const ValueInfo& info, const Value& v) {
   const TypeInfo& t = info.type;
   if (t.kind == TypeInfo::Kind::Tensor) {
     if (!v.is_tensor())
-      detail::onnx_fail<ValueError>("input '", info.name, "' must be a tensor, got ",
-                                    v.describe());
+      detail::onnx_fail<ValueError>("input '", info.name, "' must be a tensor, got ", v.describe());
     if (t.elem != ElemType::Undefined && v.type() != t.elem)
       detail::onnx_fail<DTypeError>("input '", info.name, "' must be ", type_string(t), ", got ",
                                     v.describe());
@@ -233,12 +234,11 @@ void check_input(const ValueInfo& info, const Value& v) {
       for (std::size_t i = 0; ok && i < t.shape.size(); ++i)
         if (t.shape[i].known() && t.shape[i].value != v.shape()[i]) ok = false;
       if (!ok)
-        detail::onnx_fail<ShapeError>("input '", info.name, "' must be ", type_string(t),
-                                      ", got ", v.describe());
+        detail::onnx_fail<ShapeError>("input '", info.name, "' must be ", type_string(t), ", got ",
+                                      v.describe());
     }
   } else if (t.kind == TypeInfo::Kind::Sequence && !v.is_sequence()) {
-    detail::onnx_fail<ValueError>("input '", info.name, "' must be a sequence, got ",
-                                  v.describe());
+    detail::onnx_fail<ValueError>("input '", info.name, "' must be a sequence, got ", v.describe());
   }
 }
 
@@ -273,8 +273,7 @@ std::map<std::string, Value> Session::run(const std::map<std::string, Value>& in
   std::vector<Value> in;
   for (const auto& i : g.inputs) {
     auto it = inputs.find(i.name);
-    if (it == inputs.end())
-      detail::onnx_fail<ValueError>("input '", i.name, "' is missing");
+    if (it == inputs.end()) detail::onnx_fail<ValueError>("input '", i.name, "' is missing");
     in.push_back(it->second);
   }
   for (const auto& [name, v] : inputs) {

@@ -50,25 +50,32 @@ double string_to_number(const OpContext& ctx, const std::string& s) {
 
 std::int64_t int_min(ElemType t) {
   switch (t) {
-    case ElemType::Int4: return -8;
-    case ElemType::Int2: return -2;
-    default: return 0;
+    case ElemType::Int4:
+      return -8;
+    case ElemType::Int2:
+      return -2;
+    default:
+      return 0;
   }
 }
 std::int64_t int_max(ElemType t) {
   switch (t) {
-    case ElemType::Int4: return 7;
-    case ElemType::UInt4: return 15;
-    case ElemType::Int2: return 1;
-    case ElemType::UInt2: return 3;
-    default: return 0;
+    case ElemType::Int4:
+      return 7;
+    case ElemType::UInt4:
+      return 15;
+    case ElemType::Int2:
+      return 1;
+    case ElemType::UInt2:
+      return 3;
+    default:
+      return 0;
   }
 }
 
 }  // namespace
 
-Value cast_value(const OpContext& ctx, const Value& v, ElemType to, bool saturate,
-                 int round_mode) {
+Value cast_value(const OpContext& ctx, const Value& v, ElemType to, bool saturate, int round_mode) {
   if (!v.is_tensor()) ctx.fail("Cast expects a tensor, got ", v.describe());
   if (v.type() == to) return v;
   const Device dev = v.device();
@@ -99,8 +106,8 @@ Value cast_value(const OpContext& ctx, const Value& v, ElemType to, bool saturat
   if (to == ElemType::Int4 || to == ElemType::UInt4 || to == ElemType::Int2 ||
       to == ElemType::UInt2) {
     // Values wrap into the type's range as the reference's astype does.
-    const auto vals = v.is_float_store() ? v.floats().cast(DType::F64).round().int_().into_data()
-                                         : v.to_data();
+    const auto vals =
+        v.is_float_store() ? v.floats().cast(DType::F64).round().int_().into_data() : v.to_data();
     std::vector<std::int64_t> iv = vals.to_vec<std::int64_t>();
     const std::int64_t lo = int_min(to), hi = int_max(to), span = hi - lo + 1;
     for (auto& x : iv) {
@@ -140,8 +147,10 @@ Value cast_value(const OpContext& ctx, const Value& v, ElemType to, bool saturat
     if (v.is_int_store()) return v.ints();
     return v.bools().int_(DType::I64);
   }();
-  if (to == ElemType::UInt16) return Value::tensor(to, v.shape(), out.cast(DType::I64).bitwise_and_scalar(0xffff).cast(sd));
-  if (to == ElemType::UInt32) return Value::tensor(to, v.shape(), out.cast(DType::I64).bitwise_and_scalar(0xffffffffLL));
+  if (to == ElemType::UInt16)
+    return Value::tensor(to, v.shape(), out.cast(DType::I64).bitwise_and_scalar(0xffff).cast(sd));
+  if (to == ElemType::UInt32)
+    return Value::tensor(to, v.shape(), out.cast(DType::I64).bitwise_and_scalar(0xffffffffLL));
   if (to == ElemType::UInt8 && out.dtype() != DType::U8)
     return Value::tensor(to, v.shape(), out.cast(DType::I64).bitwise_and_scalar(0xff).cast(sd));
   return Value::tensor(to, v.shape(), out.cast(sd));

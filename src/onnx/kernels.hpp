@@ -38,8 +38,8 @@ inline Dims broadcast_dims(const OpContext& ctx, const Dims& a, const Dims& b) {
     const std::int64_t x = i + a.size() >= r ? a[i + a.size() - r] : 1;
     const std::int64_t y = i + b.size() >= r ? b[i + b.size() - r] : 1;
     if (x != y && x != 1 && y != 1)
-      ctx.fail<ShapeError>("shapes ", Shape(a), " and ", Shape(b),
-                           " cannot be broadcast (dim ", i, ": ", x, " vs ", y, ")");
+      ctx.fail<ShapeError>("shapes ", Shape(a), " and ", Shape(b), " cannot be broadcast (dim ", i,
+                           ": ", x, " vs ", y, ")");
     out[i] = x == 1 ? y : x;
   }
   return out;
@@ -60,10 +60,14 @@ inline Value reshaped(const Value& v, Dims shape) {
 }
 
 /// Logical shape -> padded rank-8 Shape.
-inline Shape P(const Dims& d) { return padded_shape(d); }
+inline Shape P(const Dims& d) {
+  return padded_shape(d);
+}
 
 /// Host int64 values of an integer (or any numeric) tensor input.
-inline Dims host_ints(const Value& v) { return v.to_int64s(); }
+inline Dims host_ints(const Value& v) {
+  return v.to_int64s();
+}
 inline double host_scalar(const Value& v) {
   const auto d = v.to_doubles();
   return d.empty() ? 0.0 : d[0];
@@ -111,8 +115,8 @@ Value binary_numeric(const OpContext& ctx, const Value& a, const Value& b, F&& f
     return Value::tensor(out_type, shape, f(a.floats(), b.floats()));
   if (a.is_int_store() && b.is_int_store())
     return Value::tensor(out_type, shape, f(a.ints(), b.ints()));
-  ctx.fail<DTypeError>("operands must be numeric tensors of one type, got ", a.describe(),
-                       " and ", b.describe());
+  ctx.fail<DTypeError>("operands must be numeric tensors of one type, got ", a.describe(), " and ",
+                       b.describe());
 }
 
 /// A float store of logical `shape` filled with `v`.
@@ -165,7 +169,8 @@ namespace ember::onnx::detail {
 /// `shape` and v's type.
 template <class F>
 Value map_any(const OpContext& ctx, const Value& v, const Dims& shape, F&& f) {
-  if (v.type() == ElemType::String) ctx.fail<UnsupportedError>("string tensors are not supported here");
+  if (v.type() == ElemType::String)
+    ctx.fail<UnsupportedError>("string tensors are not supported here");
   if (v.is_float_store()) return Value::tensor(v.type(), shape, f(v.floats()));
   if (v.is_int_store()) return Value::tensor(v.type(), shape, f(v.ints()));
   return Value::tensor(v.type(), shape, f(v.bools()));

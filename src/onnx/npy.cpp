@@ -15,9 +15,9 @@ using detail::onnx_fail;
 
 ElemType type_of_descr(const std::string& d, const std::string& path) {
   static const std::pair<const char*, ElemType> table[] = {
-      {"|b1", ElemType::Bool},   {"|i1", ElemType::Int8},    {"|u1", ElemType::UInt8},
-      {"<i2", ElemType::Int16},  {"<u2", ElemType::UInt16},  {"<i4", ElemType::Int32},
-      {"<u4", ElemType::UInt32}, {"<i8", ElemType::Int64},   {"<u8", ElemType::UInt64},
+      {"|b1", ElemType::Bool},    {"|i1", ElemType::Int8},   {"|u1", ElemType::UInt8},
+      {"<i2", ElemType::Int16},   {"<u2", ElemType::UInt16}, {"<i4", ElemType::Int32},
+      {"<u4", ElemType::UInt32},  {"<i8", ElemType::Int64},  {"<u8", ElemType::UInt64},
       {"<f2", ElemType::Float16}, {"<f4", ElemType::Float},  {"<f8", ElemType::Double}};
   for (const auto& [k, t] : table)
     if (d == k) return t;
@@ -26,18 +26,30 @@ ElemType type_of_descr(const std::string& d, const std::string& path) {
 
 std::string descr_of(ElemType t) {
   switch (t) {
-    case ElemType::Bool: return "|b1";
-    case ElemType::Int8: return "|i1";
-    case ElemType::UInt8: return "|u1";
-    case ElemType::Int16: return "<i2";
-    case ElemType::UInt16: return "<u2";
-    case ElemType::Int32: return "<i4";
-    case ElemType::UInt32: return "<u4";
-    case ElemType::Int64: return "<i8";
-    case ElemType::UInt64: return "<u8";
-    case ElemType::Float16: return "<f2";
-    case ElemType::Double: return "<f8";
-    default: return "<f4";
+    case ElemType::Bool:
+      return "|b1";
+    case ElemType::Int8:
+      return "|i1";
+    case ElemType::UInt8:
+      return "|u1";
+    case ElemType::Int16:
+      return "<i2";
+    case ElemType::UInt16:
+      return "<u2";
+    case ElemType::Int32:
+      return "<i4";
+    case ElemType::UInt32:
+      return "<u4";
+    case ElemType::Int64:
+      return "<i8";
+    case ElemType::UInt64:
+      return "<u8";
+    case ElemType::Float16:
+      return "<f2";
+    case ElemType::Double:
+      return "<f8";
+    default:
+      return "<f4";
   }
 }
 
@@ -76,12 +88,14 @@ Value read_npy(const std::string& path, const Device& device) {
   const int major = static_cast<unsigned char>(b[6]);
   std::size_t hlen, off;
   if (major == 1) {
-    hlen = static_cast<unsigned char>(b[8]) | (static_cast<std::size_t>(static_cast<unsigned char>(b[9])) << 8);
+    hlen = static_cast<unsigned char>(b[8]) |
+           (static_cast<std::size_t>(static_cast<unsigned char>(b[9])) << 8);
     off = 10;
   } else {
     if (b.size() < 12) onnx_fail<IoError>("'", path, "' is truncated");
     hlen = 0;
-    for (int i = 0; i < 4; ++i) hlen |= static_cast<std::size_t>(static_cast<unsigned char>(b[8 + i])) << (8 * i);
+    for (int i = 0; i < 4; ++i)
+      hlen |= static_cast<std::size_t>(static_cast<unsigned char>(b[8 + i])) << (8 * i);
     off = 12;
   }
   if (off + hlen > b.size()) onnx_fail<IoError>("'", path, "' is truncated (header)");
@@ -107,10 +121,23 @@ Value read_npy(const std::string& path, const Device& device) {
   }
   std::size_t width = 1;
   switch (t) {
-    case ElemType::Int16: case ElemType::UInt16: case ElemType::Float16: width = 2; break;
-    case ElemType::Int32: case ElemType::UInt32: case ElemType::Float: width = 4; break;
-    case ElemType::Int64: case ElemType::UInt64: case ElemType::Double: width = 8; break;
-    default: width = 1;
+    case ElemType::Int16:
+    case ElemType::UInt16:
+    case ElemType::Float16:
+      width = 2;
+      break;
+    case ElemType::Int32:
+    case ElemType::UInt32:
+    case ElemType::Float:
+      width = 4;
+      break;
+    case ElemType::Int64:
+    case ElemType::UInt64:
+    case ElemType::Double:
+      width = 8;
+      break;
+    default:
+      width = 1;
   }
   const std::size_t data = off + hlen;
   if (b.size() - data != static_cast<std::size_t>(n) * width)
@@ -169,9 +196,11 @@ void write_npy(const std::string& path, const Value& value) {
   }
   std::string shape = "(";
   for (std::size_t i = 0; i < value.shape().size(); ++i)
-    shape += std::to_string(value.shape()[i]) + (value.shape().size() == 1 || i + 1 < value.shape().size() ? "," : "");
+    shape += std::to_string(value.shape()[i]) +
+             (value.shape().size() == 1 || i + 1 < value.shape().size() ? "," : "");
   shape += ")";
-  std::string header = "{'descr': '" + descr_of(t) + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  std::string header =
+      "{'descr': '" + descr_of(t) + "', 'fortran_order': False, 'shape': " + shape + ", }";
   while ((10 + header.size() + 1) % 64 != 0) header += ' ';
   header += '\n';
   std::ofstream f(path, std::ios::binary);

@@ -61,7 +61,7 @@ struct OpContext {
   /// Inputs whose last use is this node, moved out of the graph's scope by the interpreter
   /// (inputs[i] then points here): take(i) hands them to an op that may write in place.
   std::vector<Value> owned;
-  SubgraphRunner run_subgraph;       ///< runs a body graph with access to outer values
+  SubgraphRunner run_subgraph;  ///< runs a body graph with access to outer values
 
   std::size_t num_inputs() const { return inputs.size(); }
   /// True when input i is given and is not an empty optional.
@@ -130,7 +130,9 @@ void register_signal(OpRegistry& r);
 void register_attention(OpRegistry& r);
 
 /// Default domain aliases: "" and "ai.onnx" are the same domain.
-inline std::string canonical_domain(const std::string& d) { return d == "ai.onnx" ? "" : d; }
+inline std::string canonical_domain(const std::string& d) {
+  return d == "ai.onnx" ? "" : d;
+}
 
 /// Runs one node's kernel on `inputs` (interpreter.cpp); sub-graphs see no outer values.
 std::vector<Value> run_op_node(const Node& node, const std::vector<Value>& inputs,

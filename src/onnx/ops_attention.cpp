@@ -10,10 +10,12 @@ namespace {
 Value split_heads(const OpContext& ctx, const Value& x, std::int64_t heads) {
   const auto& s = x.shape();
   if (heads <= 0 || s[2] % heads != 0)
-    ctx.fail<ShapeError>("hidden size ", s[2], " of ", x.describe(), " is not divisible by ", heads, " heads");
+    ctx.fail<ShapeError>("hidden size ", s[2], " of ", x.describe(), " is not divisible by ", heads,
+                         " heads");
   const Value r = reshaped(x, {s[0], s[1], heads, s[2] / heads});
-  return map_any(ctx, r, {s[0], heads, s[1], s[2] / heads},
-                 [&](const auto& st) { return st.permute(padded_perm({0, 2, 1, 3})); });
+  return map_any(ctx, r, {s[0], heads, s[1], s[2] / heads}, [&](const auto& st) {
+    return st.permute(padded_perm({0, 2, 1, 3}));
+  });
 }
 
 void op_Attention(OpContext& ctx) {
@@ -22,13 +24,15 @@ void op_Attention(OpContext& ctx) {
   Value q = q0, k = ctx.tensor(1), v = ctx.tensor(2);
   if (three_d) {
     const std::int64_t qh = ctx.attr_int("q_num_heads", 0), kvh = ctx.attr_int("kv_num_heads", 0);
-    if (qh <= 0 || kvh <= 0) ctx.fail("3-d inputs need the q_num_heads and kv_num_heads attributes");
+    if (qh <= 0 || kvh <= 0)
+      ctx.fail("3-d inputs need the q_num_heads and kv_num_heads attributes");
     q = split_heads(ctx, q, qh);
     k = split_heads(ctx, k, kvh);
     v = split_heads(ctx, v, kvh);
   }
   if (q.rank() != 4 || k.rank() != 4 || v.rank() != 4)
-    ctx.fail<ShapeError>("Q, K, V must be 3-d or 4-d: ", q0.describe(), ", ", ctx.tensor(1).describe(), ", ", ctx.tensor(2).describe());
+    ctx.fail<ShapeError>("Q, K, V must be 3-d or 4-d: ", q0.describe(), ", ",
+                         ctx.tensor(1).describe(), ", ", ctx.tensor(2).describe());
   const std::int64_t past = ctx.has(4) ? ctx.tensor(4).shape()[2] : 0;
   if (ctx.has(4)) {
     k = Value::tensor(k.type(), {k.shape()[0], k.shape()[1], past + k.shape()[2], k.shape()[3]},
@@ -40,13 +44,16 @@ void op_Attention(OpContext& ctx) {
   if (ctx.wants(2)) ctx.set(2, v);
   const std::int64_t B = q.shape()[0], H = q.shape()[1], Sq = q.shape()[2], D = q.shape()[3];
   const std::int64_t KH = k.shape()[1], T = k.shape()[2], Dv = v.shape()[3];
-  if (KH <= 0 || H % KH != 0) ctx.fail<ShapeError>(H, " query heads are not a multiple of ", KH, " key/value heads");
+  if (KH <= 0 || H % KH != 0)
+    ctx.fail<ShapeError>(H, " query heads are not a multiple of ", KH, " key/value heads");
   if (KH != H) {  // grouped-query: each key/value head serves H / KH consecutive query heads
     const std::int64_t g = H / KH;
     auto rep = [&](const Value& x) {
       const auto& s = x.shape();
-      const Value e = expand_to(reshaped(x, {s[0], s[1], 1, s[2], s[3]}), {s[0], s[1], g, s[2], s[3]});
-      return reshaped(Value::tensor(e.type(), e.shape(), e.floats().add_scalar(0.0)), {s[0], s[1] * g, s[2], s[3]});
+      const Value e =
+          expand_to(reshaped(x, {s[0], s[1], 1, s[2], s[3]}), {s[0], s[1], g, s[2], s[3]});
+      return reshaped(Value::tensor(e.type(), e.shape(), e.floats().add_scalar(0.0)),
+                      {s[0], s[1] * g, s[2], s[3]});
     };
     k = rep(k);
     v = rep(v);
@@ -76,7 +83,9 @@ void op_Attention(OpContext& ctx) {
       if (m.is_bool_store())
         m = Value::tensor(m.type(), ms, m.bools().pad(pads, PadMode::Constant, 0.0));
       else
-        m = Value::tensor(m.type(), ms, m.floats().pad(pads, PadMode::Constant, -std::numeric_limits<double>::infinity()));
+        m = Value::tensor(
+            m.type(), ms,
+            m.floats().pad(pads, PadMode::Constant, -std::numeric_limits<double>::infinity()));
     }
     if (m.is_bool_store())
       allowed = m.bools();
@@ -105,7 +114,8 @@ void op_Attention(OpContext& ctx) {
     scores = scores.mask_fill(allowed->bool_not(), -std::numeric_limits<double>::infinity());
   emit(2, scores);
   DType sdt = scores.dtype();
-  if (ctx.attr("softmax_precision")) sdt = storage_dtype(static_cast<ElemType>(ctx.attr_int("softmax_precision", 1)));
+  if (ctx.attr("softmax_precision"))
+    sdt = storage_dtype(static_cast<ElemType>(ctx.attr_int("softmax_precision", 1)));
   FloatStore probs = activation::softmax(scores.cast(sdt), R - 1);
   // Fully masked rows are zeros, not NaN.
   const BoolStore dead = scores.is_inf().bool_and(scores.lower_elem(0)).all_dim(R - 1);
@@ -114,8 +124,11 @@ void op_Attention(OpContext& ctx) {
   FloatStore y = probs.matmul(v.floats());  // [B, H, Sq, Dv]
   if (three_d) {
     const Value y4 = Value::tensor(q0.type(), {B, H, Sq, Dv}, y);
-    const Value t = map_any(ctx, y4, {B, Sq, H, Dv}, [&](const auto& st) { return st.permute(padded_perm({0, 2, 1, 3})); });
-    ctx.set(0, reshaped(Value::tensor(t.type(), t.shape(), t.floats().add_scalar(0.0)), {B, Sq, H * Dv}));
+    const Value t = map_any(ctx, y4, {B, Sq, H, Dv}, [&](const auto& st) {
+      return st.permute(padded_perm({0, 2, 1, 3}));
+    });
+    ctx.set(0, reshaped(Value::tensor(t.type(), t.shape(), t.floats().add_scalar(0.0)),
+                        {B, Sq, H * Dv}));
   } else {
     ctx.set(0, Value::tensor(q0.type(), {B, H, Sq, Dv}, y));
   }
@@ -132,12 +145,15 @@ void op_RotaryEmbedding(OpContext& ctx) {
     x = reshaped(x0, {s[0], s[1], nh, s[2] / nh});  // [B, S, H, D]
   } else if (x0.rank() == 4) {
     x = map_any(ctx, x0, {x0.shape()[0], x0.shape()[2], x0.shape()[1], x0.shape()[3]},
-                [&](const auto& st) { return st.permute(padded_perm({0, 2, 1, 3})); });
+                [&](const auto& st) {
+                  return st.permute(padded_perm({0, 2, 1, 3}));
+                });
   } else {
     ctx.fail<ShapeError>("input must be 3-d or 4-d, got ", x0.describe());
   }
   const std::int64_t B = x.shape()[0], S = x.shape()[1], H = x.shape()[2], D = x.shape()[3];
-  const std::int64_t rd = ctx.attr_int("rotary_embedding_dim", 0) > 0 ? ctx.attr_int("rotary_embedding_dim", 0) : D;
+  const std::int64_t rd =
+      ctx.attr_int("rotary_embedding_dim", 0) > 0 ? ctx.attr_int("rotary_embedding_dim", 0) : D;
   Value cosv = ctx.tensor(1), sinv = ctx.tensor(2);
   if (ctx.has(3)) {  // gather the cache rows of each position: [B, S, rd/2]
     const Value& pos = ctx.tensor(3);
@@ -164,19 +180,25 @@ void op_RotaryEmbedding(OpContext& ctx) {
     const Value rv = reshaped(Value::tensor(x.type(), {B, S, H, rd}, rot), {B, S, H, half, 2});
     const FloatStore x1 = rv.floats().narrow(R - 1, 0, 1), x2 = rv.floats().narrow(R - 1, 1, 1);
     const FloatStore c5 = reshaped(Value::tensor(cosv.type(), {cosv.shape()[0], S, 1, half}, c),
-                                   {cosv.shape()[0], S, 1, half, 1}).floats();
+                                   {cosv.shape()[0], S, 1, half, 1})
+                              .floats();
     const FloatStore s5 = reshaped(Value::tensor(sinv.type(), {sinv.shape()[0], S, 1, half}, sn),
-                                   {sinv.shape()[0], S, 1, half, 1}).floats();
+                                   {sinv.shape()[0], S, 1, half, 1})
+                              .floats();
     const FloatStore o1 = x1.mul(c5).sub(x2.mul(s5)), o2 = x2.mul(c5).add(x1.mul(s5));
     return reshaped(Value::tensor(x.type(), {B, S, H, half, 2}, FloatStore::cat({o1, o2}, R - 1)),
-                    {B, S, H, rd}).floats();
+                    {B, S, H, rd})
+        .floats();
   }();
   const FloatStore outf = rd < D ? FloatStore::cat({rotated, rest}, R - 1) : rotated;
   Value out = Value::tensor(x.type(), {B, S, H, D}, outf);
   if (x0.rank() == 3) {
-    ctx.set(0, reshaped(Value::tensor(out.type(), out.shape(), out.floats().add_scalar(0.0)), x0.shape()));
+    ctx.set(0, reshaped(Value::tensor(out.type(), out.shape(), out.floats().add_scalar(0.0)),
+                        x0.shape()));
   } else {
-    ctx.set(0, map_any(ctx, out, x0.shape(), [&](const auto& st) { return st.permute(padded_perm({0, 2, 1, 3})); }));
+    ctx.set(0, map_any(ctx, out, x0.shape(), [&](const auto& st) {
+              return st.permute(padded_perm({0, 2, 1, 3}));
+            }));
   }
 }
 

@@ -9,23 +9,27 @@ namespace {
 
 const Graph& graph_attr(const OpContext& ctx, const char* name) {
   const Attribute& a = ctx.attr_required(name);
-  if (a.kind != Attribute::Kind::Graph || !a.g)
-    ctx.fail("attribute '", name, "' must be a graph");
+  if (a.kind != Attribute::Kind::Graph || !a.g) ctx.fail("attribute '", name, "' must be a graph");
   return *a.g;
 }
 
 bool truth(const OpContext& ctx, const Value& v) {
-  if (!v.is_tensor() || v.numel() != 1) ctx.fail("condition must be a one-element tensor, got ", v.describe());
+  if (!v.is_tensor() || v.numel() != 1)
+    ctx.fail("condition must be a one-element tensor, got ", v.describe());
   return v.to_doubles()[0] != 0;
 }
 
 /// Stacks tensors of equal shape along a new axis 0 (an empty list gives [0]).
 Value stack0(const OpContext& ctx, const std::vector<Value>& items, ElemType type) {
-  if (items.empty()) return value_from_doubles({}, {0}, type == ElemType::Undefined ? ElemType::Float : type, ctx.device);
+  if (items.empty())
+    return value_from_doubles({}, {0}, type == ElemType::Undefined ? ElemType::Float : type,
+                              ctx.device);
   Dims shape = items[0].shape();
   std::vector<Value> parts;
   for (const auto& it : items) {
-    if (it.shape() != shape) ctx.fail<ShapeError>("scan outputs differ in shape: ", it.describe(), " vs ", items[0].describe());
+    if (it.shape() != shape)
+      ctx.fail<ShapeError>("scan outputs differ in shape: ", it.describe(), " vs ",
+                           items[0].describe());
     Dims s = shape;
     s.insert(s.begin(), 1);
     parts.push_back(reshaped(it, s));
@@ -59,7 +63,8 @@ void op_If(OpContext& ctx) {
 void op_Loop(OpContext& ctx) {
   const Graph& body = graph_attr(ctx, "body");
   const bool has_m = ctx.has(0);
-  const std::int64_t m = has_m ? host_ints(ctx.tensor(0)).at(0) : std::numeric_limits<std::int64_t>::max();
+  const std::int64_t m =
+      has_m ? host_ints(ctx.tensor(0)).at(0) : std::numeric_limits<std::int64_t>::max();
   bool cond = ctx.has(1) ? truth(ctx, ctx.tensor(1)) : true;
   const std::size_t n_carried = ctx.num_inputs() > 2 ? ctx.num_inputs() - 2 : 0;
   std::vector<Value> carried;
@@ -68,8 +73,9 @@ void op_Loop(OpContext& ctx) {
   std::vector<std::vector<Value>> scans(n_scan);
   if (!has_m && !ctx.has(1)) ctx.fail("Loop needs a trip count or a condition");
   for (std::int64_t it = 0; it < m && cond; ++it) {
-    std::vector<Value> in{value_from_int64s({it}, {}, ElemType::Int64, ctx.device),
-                          Value::from_data(TensorData(std::vector<bool>{cond}, Shape{}), ctx.device, ElemType::Bool)};
+    std::vector<Value> in{
+        value_from_int64s({it}, {}, ElemType::Int64, ctx.device),
+        Value::from_data(TensorData(std::vector<bool>{cond}, Shape{}), ctx.device, ElemType::Bool)};
     in.insert(in.end(), carried.begin(), carried.end());
     auto out = ctx.run_subgraph(body, in);
     cond = truth(ctx, out[0]);
@@ -87,7 +93,8 @@ void op_Loop(OpContext& ctx) {
 void op_Scan(OpContext& ctx) {
   const Graph& body = graph_attr(ctx, "body");
   const auto n_in = static_cast<std::size_t>(ctx.attr_int("num_scan_inputs", 0));
-  if (ctx.opset < 9) ctx.fail<UnsupportedError>("Scan before opset 9 (sequence_lens form) is not supported");
+  if (ctx.opset < 9)
+    ctx.fail<UnsupportedError>("Scan before opset 9 (sequence_lens form) is not supported");
   if (n_in > ctx.num_inputs()) ctx.fail("num_scan_inputs exceeds the inputs");
   const std::size_t n_state = ctx.num_inputs() - n_in;
   const std::size_t n_out = body.outputs.size() - n_state;
@@ -103,7 +110,8 @@ void op_Scan(OpContext& ctx) {
     const Value& x = ctx.tensor(n_state + i);
     axes[i] = norm_axis(ctx, i < in_axes.size() ? in_axes[i] : 0, x.rank());
     const std::int64_t l = x.shape()[static_cast<std::size_t>(axes[i])];
-    if (len >= 0 && l != len) ctx.fail<ShapeError>("scan inputs differ in length (", l, " vs ", len, ")");
+    if (len >= 0 && l != len)
+      ctx.fail<ShapeError>("scan inputs differ in length (", l, " vs ", len, ")");
     len = l;
   }
   if (len < 0) len = 0;
@@ -153,7 +161,8 @@ const Value& seq(const OpContext& ctx, std::size_t i) {
 std::int64_t seq_pos(const OpContext& ctx, const Value& s, std::size_t input, bool insert) {
   const auto n = static_cast<std::int64_t>(s.items().size());
   std::int64_t p = host_ints(ctx.tensor(input)).at(0);
-  if (p < -n || p > (insert ? n : n - 1)) ctx.fail<ShapeError>("position ", p, " is out of range for a sequence of ", n);
+  if (p < -n || p > (insert ? n : n - 1))
+    ctx.fail<ShapeError>("position ", p, " is out of range for a sequence of ", n);
   return p < 0 ? p + n : p;
 }
 
@@ -168,9 +177,11 @@ void op_SequenceConstruct(OpContext& ctx) {
 void op_SequenceInsert(OpContext& ctx) {
   const Value& s = seq(ctx, 0);
   auto items = s.items();
-  const std::int64_t p = ctx.has(2) ? seq_pos(ctx, s, 2, true) : static_cast<std::int64_t>(items.size());
+  const std::int64_t p =
+      ctx.has(2) ? seq_pos(ctx, s, 2, true) : static_cast<std::int64_t>(items.size());
   items.insert(items.begin() + p, ctx.tensor(1));
-  ctx.set(0, Value::sequence(s.type() == ElemType::Undefined ? ctx.tensor(1).type() : s.type(), items));
+  ctx.set(
+      0, Value::sequence(s.type() == ElemType::Undefined ? ctx.tensor(1).type() : s.type(), items));
 }
 void op_SequenceAt(OpContext& ctx) {
   const Value& s = seq(ctx, 0);
@@ -180,12 +191,14 @@ void op_SequenceErase(OpContext& ctx) {
   const Value& s = seq(ctx, 0);
   auto items = s.items();
   if (items.empty()) ctx.fail<ShapeError>("cannot erase from an empty sequence");
-  const std::int64_t p = ctx.has(1) ? seq_pos(ctx, s, 1, false) : static_cast<std::int64_t>(items.size()) - 1;
+  const std::int64_t p =
+      ctx.has(1) ? seq_pos(ctx, s, 1, false) : static_cast<std::int64_t>(items.size()) - 1;
   items.erase(items.begin() + p);
   ctx.set(0, Value::sequence(s.type(), items));
 }
 void op_SequenceLength(OpContext& ctx) {
-  ctx.set(0, value_from_int64s({static_cast<std::int64_t>(seq(ctx, 0).items().size())}, {}, ElemType::Int64, ctx.device));
+  ctx.set(0, value_from_int64s({static_cast<std::int64_t>(seq(ctx, 0).items().size())}, {},
+                               ElemType::Int64, ctx.device));
 }
 void op_SplitToSequence(OpContext& ctx) {
   const Value& x = ctx.tensor(0);
@@ -272,7 +285,8 @@ void op_SequenceMap(OpContext& ctx) {
     for (std::size_t o = 0; o < out.size() && o < outs.size(); ++o) outs[o].push_back(out[o]);
   }
   for (std::size_t o = 0; o < outs.size(); ++o)
-    ctx.set(o, Value::sequence(outs[o].empty() ? body.outputs[o].type.elem : outs[o][0].type(), outs[o]));
+    ctx.set(o, Value::sequence(outs[o].empty() ? body.outputs[o].type.elem : outs[o][0].type(),
+                               outs[o]));
 }
 
 // ---- optionals --------------------------------------------------------------------------------
@@ -287,7 +301,8 @@ void op_Optional(OpContext& ctx) {
 }
 void op_OptionalHasElement(OpContext& ctx) {
   const bool has = ctx.has(0);
-  ctx.set(0, Value::from_data(TensorData(std::vector<bool>{has}, Shape{}), ctx.device, ElemType::Bool));
+  ctx.set(
+      0, Value::from_data(TensorData(std::vector<bool>{has}, Shape{}), ctx.device, ElemType::Bool));
 }
 void op_OptionalGetElement(OpContext& ctx) {
   if (!ctx.has(0)) ctx.fail("the optional input is empty");

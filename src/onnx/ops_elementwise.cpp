@@ -7,8 +7,8 @@ namespace {
 
 // ---- unary math ---------------------------------------------------------------------------
 
-#define EMBER_ONNX_FLOAT_UNARY(Name, expr)                                          \
-  void op_##Name(OpContext& ctx) {                                                   \
+#define EMBER_ONNX_FLOAT_UNARY(Name, expr)                                                \
+  void op_##Name(OpContext& ctx) {                                                        \
     ctx.set(0, map_float(ctx, ctx.tensor(0), [&](const FloatStore& x) { return expr; })); \
   }
 EMBER_ONNX_FLOAT_UNARY(Sqrt, x.sqrt())
@@ -42,7 +42,9 @@ void op_Neg(OpContext& ctx) {
 void op_Sign(OpContext& ctx) {
   ctx.set(0, map_numeric(ctx, ctx.tensor(0), [](const auto& x) { return x.sign(); }));
 }
-void op_Identity(OpContext& ctx) { ctx.set(0, ctx.in(0)); }
+void op_Identity(OpContext& ctx) {
+  ctx.set(0, ctx.in(0));
+}
 
 void op_IsNaN(OpContext& ctx) {
   const Value& x = ctx.tensor(0);
@@ -66,8 +68,7 @@ void op_IsInf(OpContext& ctx) {
 IntStore trunc_div(const IntStore& a, const IntStore& b) {
   IntStore q = a.div(b);
   const IntStore r = a.remainder(b);
-  const BoolStore adjust =
-      r.not_equal_elem(0).bool_and(a.lower_elem(0).bool_xor(b.lower_elem(0)));
+  const BoolStore adjust = r.not_equal_elem(0).bool_and(a.lower_elem(0).bool_xor(b.lower_elem(0)));
   return q.add(adjust.int_(q.dtype()));
 }
 
@@ -98,16 +99,18 @@ void binary_take(OpContext& ctx, F&& f_float, G&& generic) {
 }
 
 void op_Add(OpContext& ctx) {
-  binary_take(ctx, [](FloatStore a, const FloatStore& b) { return std::move(a).add(b); },
-              [](const auto& a, const auto& b) { return a.add(b); });
+  binary_take(
+      ctx, [](FloatStore a, const FloatStore& b) { return std::move(a).add(b); },
+      [](const auto& a, const auto& b) { return a.add(b); });
 }
 void op_Sub(OpContext& ctx) {
   ctx.set(0, wrap_unsigned(binary_numeric(ctx, ctx.tensor(0), ctx.tensor(1),
                                           [](const auto& a, const auto& b) { return a.sub(b); })));
 }
 void op_Mul(OpContext& ctx) {
-  binary_take(ctx, [](FloatStore a, const FloatStore& b) { return std::move(a).mul(b); },
-              [](const auto& a, const auto& b) { return a.mul(b); });
+  binary_take(
+      ctx, [](FloatStore a, const FloatStore& b) { return std::move(a).mul(b); },
+      [](const auto& a, const auto& b) { return a.mul(b); });
 }
 void op_Div(OpContext& ctx) {
   ctx.set(0, binary_numeric(ctx, ctx.tensor(0), ctx.tensor(1), [](const auto& a, const auto& b) {
@@ -216,8 +219,7 @@ void compare(OpContext& ctx, F&& f) {
     if (a.is_float_store() && b.is_float_store()) return f(a.floats(), b.floats());
     if (a.is_int_store() && b.is_int_store()) return f(a.ints(), b.ints());
     if (a.is_bool_store() && b.is_bool_store()) return f(a.bools(), b.bools());
-    ctx.fail<DTypeError>("operands must have one type, got ", a.describe(), " and ",
-                         b.describe());
+    ctx.fail<DTypeError>("operands must have one type, got ", a.describe(), " and ", b.describe());
   }();
   ctx.set(0, Value::tensor(ElemType::Bool, shape, std::move(res)));
 }
@@ -264,9 +266,12 @@ void op_Not(OpContext& ctx) {
 /// The mask of the value bits of an unsigned type stored widened, 0 when none is needed.
 std::int64_t unsigned_mask(ElemType t) {
   switch (t) {
-    case ElemType::UInt16: return 0xffff;
-    case ElemType::UInt32: return 0xffffffffLL;
-    default: return 0;
+    case ElemType::UInt16:
+      return 0xffff;
+    case ElemType::UInt32:
+      return 0xffffffffLL;
+    default:
+      return 0;
   }
 }
 

@@ -55,12 +55,14 @@ void op_GatherElements(OpContext& ctx) {
   const Value& x = ctx.tensor(0);
   const Value& idx = ctx.tensor(1);
   const std::size_t r = x.rank();
-  if (idx.rank() != r) ctx.fail<ShapeError>("indices ", idx.describe(), " and data ", x.describe(), " differ in rank");
+  if (idx.rank() != r)
+    ctx.fail<ShapeError>("indices ", idx.describe(), " and data ", x.describe(), " differ in rank");
   const std::int64_t axis = norm_axis(ctx, ctx.attr_int("axis", 0), r);
   const std::int64_t n = x.shape()[static_cast<std::size_t>(axis)];
   check_range(ctx, idx, n, "GatherElements");
   const IntStore i = normalize_indices(idx.ints(), n);
-  ctx.set(0, map_any(ctx, x, idx.shape(), [&](const auto& s) { return s.gather(pax(axis, r), i); }));
+  ctx.set(0,
+          map_any(ctx, x, idx.shape(), [&](const auto& s) { return s.gather(pax(axis, r), i); }));
 }
 
 void op_GatherND(OpContext& ctx) {
@@ -70,7 +72,8 @@ void op_GatherND(OpContext& ctx) {
   const std::size_t r = x.rank(), q = idx.rank();
   if (q < 1) ctx.fail<ShapeError>("indices must have rank >= 1");
   const auto k = static_cast<std::size_t>(idx.shape().back());
-  if (b + k > r) ctx.fail<ShapeError>("indices last dim ", k, " + batch_dims ", b, " exceeds the data rank ", r);
+  if (b + k > r)
+    ctx.fail<ShapeError>("indices last dim ", k, " + batch_dims ", b, " exceeds the data rank ", r);
   Dims out(idx.shape().begin(), idx.shape().end() - 1);
   for (std::size_t d = b + k; d < r; ++d) out.push_back(x.shape()[d]);
   std::int64_t bn = 1, nq = 1, rest = 1;
@@ -79,7 +82,9 @@ void op_GatherND(OpContext& ctx) {
   for (std::size_t d = b + k; d < r; ++d) rest *= x.shape()[d];
   // Linear index per (batch, lookup) on the host: small index tensors.
   const auto iv = idx.to_int64s();
-  const std::int64_t per_batch = idx.numel() / std::max<std::int64_t>(bn * std::max<std::int64_t>(static_cast<std::int64_t>(k), 1), 1);
+  const std::int64_t per_batch =
+      idx.numel() /
+      std::max<std::int64_t>(bn * std::max<std::int64_t>(static_cast<std::int64_t>(k), 1), 1);
   std::vector<std::int64_t> lin;
   lin.reserve(static_cast<std::size_t>(bn * per_batch));
   for (std::int64_t bi = 0; bi < bn; ++bi)
@@ -87,8 +92,10 @@ void op_GatherND(OpContext& ctx) {
       std::int64_t l = 0;
       for (std::size_t j = 0; j < k; ++j) {
         const std::int64_t dim = x.shape()[b + j];
-        std::int64_t v = iv[static_cast<std::size_t>((bi * per_batch + m) * static_cast<std::int64_t>(k) + static_cast<std::int64_t>(j))];
-        if (v < -dim || v >= dim) ctx.fail<ShapeError>("GatherND index ", v, " is out of range for a dim of size ", dim);
+        std::int64_t v = iv[static_cast<std::size_t>(
+            (bi * per_batch + m) * static_cast<std::int64_t>(k) + static_cast<std::int64_t>(j))];
+        if (v < -dim || v >= dim)
+          ctx.fail<ShapeError>("GatherND index ", v, " is out of range for a dim of size ", dim);
         if (v < 0) v += dim;
         l = l * dim + v;
       }
@@ -140,7 +147,8 @@ void op_ScatterElements(OpContext& ctx) {
   const std::int64_t axis = norm_axis(ctx, ctx.attr_int("axis", 0), r);
   const std::string reduction = ctx.attr_string("reduction", "none");
   if (idx.shape() != upd.shape())
-    ctx.fail<ShapeError>("indices ", idx.describe(), " and updates ", upd.describe(), " differ in shape");
+    ctx.fail<ShapeError>("indices ", idx.describe(), " and updates ", upd.describe(),
+                         " differ in shape");
   if (idx.rank() != r) ctx.fail<ShapeError>("indices and data differ in rank");
   const auto iv = idx.to_int64s();
   std::vector<std::int64_t> targets(iv.size());
@@ -154,7 +162,8 @@ void op_ScatterElements(OpContext& ctx) {
       if (static_cast<std::int64_t>(d) == axis) {
         const std::int64_t n = x.shape()[d];
         v = iv[k];
-        if (v < -n || v >= n) ctx.fail<ShapeError>("index ", v, " is out of range for axis ", axis, " of size ", n);
+        if (v < -n || v >= n)
+          ctx.fail<ShapeError>("index ", v, " is out of range for axis ", axis, " of size ", n);
         if (v < 0) v += n;
       } else if (v >= x.shape()[d]) {
         ctx.fail<ShapeError>("indices ", idx.describe(), " exceed data ", x.describe());
@@ -184,7 +193,8 @@ void op_ScatterND(OpContext& ctx) {
   const auto iv = idx.to_int64s();
   const std::int64_t m = k ? static_cast<std::int64_t>(iv.size() / k) : 1;
   if (upd.numel() != m * slice)
-    ctx.fail<ShapeError>("updates ", upd.describe(), " do not match indices ", idx.describe(), " and data ", x.describe());
+    ctx.fail<ShapeError>("updates ", upd.describe(), " do not match indices ", idx.describe(),
+                         " and data ", x.describe());
   std::vector<std::int64_t> targets;
   targets.reserve(static_cast<std::size_t>(m * slice));
   for (std::int64_t j = 0; j < m; ++j) {
@@ -192,7 +202,8 @@ void op_ScatterND(OpContext& ctx) {
     for (std::size_t d = 0; d < k; ++d) {
       const std::int64_t n = x.shape()[d];
       std::int64_t v = iv[static_cast<std::size_t>(j) * k + d];
-      if (v < -n || v >= n) ctx.fail<ShapeError>("index ", v, " is out of range for dim ", d, " of size ", n);
+      if (v < -n || v >= n)
+        ctx.fail<ShapeError>("index ", v, " is out of range for dim ", d, " of size ", n);
       if (v < 0) v += n;
       base = base * n + v;
     }

@@ -27,7 +27,8 @@ std::pair<Value, Value> nll(const OpContext& ctx, const Value& input, const Valu
     if ((t < 0 || t >= c) && !(has_ignore && t == ignore))
       ctx.fail<ShapeError>("target ", t, " is outside [0, ", c, ")");
   const IntStore t8 = target.ints().cast(DType::I64);
-  const BoolStore ignored = has_ignore ? t8.equal_elem(ignore) : t8.equal_elem(std::numeric_limits<std::int64_t>::min());
+  const BoolStore ignored =
+      has_ignore ? t8.equal_elem(ignore) : t8.equal_elem(std::numeric_limits<std::int64_t>::min());
   const IntStore safe = t8.mask_fill(ignored, 0.0);
   // gather along C: target as [N, 1, d...]
   Dims ts = target.shape();
@@ -41,7 +42,8 @@ std::pair<Value, Value> nll(const OpContext& ctx, const Value& input, const Valu
     const FloatStore wv = reshaped(*weight, {c}).floats().cast(in.dtype());
     w = wv.template reshape<1>(Shape{c}).select(0, flat).template reshape<R>(P(ts));
   }
-  const BoolStore ign = reshaped(Value::tensor(ElemType::Bool, target.shape(), ignored), ts).bools();
+  const BoolStore ign =
+      reshaped(Value::tensor(ElemType::Bool, target.shape(), ignored), ts).bools();
   w = w.mask_fill(ign, 0.0);
   FloatStore loss = picked.mul(w);
   const Value lv = reshaped(Value::tensor(input.type(), ts, loss), target.shape());
@@ -85,7 +87,8 @@ void op_Einsum(OpContext& ctx) {
     p = c + 1;
   }
   if (terms.size() != ctx.num_inputs())
-    ctx.fail("equation \"", eq, "\" has ", terms.size(), " operands, got ", ctx.num_inputs(), " inputs");
+    ctx.fail("equation \"", eq, "\" has ", terms.size(), " operands, got ", ctx.num_inputs(),
+             " inputs");
   // Expand "..." into distinct capital letters per operand rank.
   std::size_t ell = 0;
   for (std::size_t i = 0; i < terms.size(); ++i) {
@@ -115,7 +118,8 @@ void op_Einsum(OpContext& ctx) {
       for (char c : t) ++cnt[c];
     out = ell_letters;
     for (const auto& [c, n] : cnt)
-      if (n == 1 && !(c >= 'A' && c <= 'Z' && ell_letters.find(c) != std::string::npos)) out.push_back(c);
+      if (n == 1 && !(c >= 'A' && c <= 'Z' && ell_letters.find(c) != std::string::npos))
+        out.push_back(c);
   }
   std::string all = out;
   for (const auto& t : terms)
@@ -128,7 +132,8 @@ void op_Einsum(OpContext& ctx) {
     Value v = ctx.tensor(i);
     if (!v.is_float_store()) v = cast_value(ctx, v, ElemType::Double);
     const std::string& t = terms[i];
-    if (t.size() != v.rank()) ctx.fail<ShapeError>("operand ", i, " ", v.describe(), " does not match \"", t, "\"");
+    if (t.size() != v.rank())
+      ctx.fail<ShapeError>("operand ", i, " ", v.describe(), " does not match \"", t, "\"");
     const std::string tt = t;
     for (std::size_t a = 0; a < tt.size(); ++a)
       if (tt.find(tt[a], a + 1) != std::string::npos)
@@ -146,16 +151,20 @@ void op_Einsum(OpContext& ctx) {
     std::size_t k = 0;
     for (char c : all) full.push_back(tt.find(c) != std::string::npos ? ps[k++] : 1);
     v = reshaped(v, full);
-    prod = prod ? binary_numeric(ctx, *prod, v, [](const auto& x, const auto& y) { return x.mul(y); }) : v;
+    prod =
+        prod ? binary_numeric(ctx, *prod, v, [](const auto& x, const auto& y) { return x.mul(y); })
+             : v;
   }
   Value res = *prod;
   for (std::size_t k = out.size(); k < all.size(); ++k) {
     Dims rs = res.shape();
     rs[k] = 1;
-    res = Value::tensor(res.type(), rs, res.floats().sum_dim(pax(static_cast<std::int64_t>(k), all.size())));
+    res = Value::tensor(res.type(), rs,
+                        res.floats().sum_dim(pax(static_cast<std::int64_t>(k), all.size())));
   }
   if (ctx.tensor(0).is_int_store()) res = cast_value(ctx, res, ctx.tensor(0).type());
-  const Dims kept(res.shape().begin(), res.shape().begin() + static_cast<std::ptrdiff_t>(out.size()));
+  const Dims kept(res.shape().begin(),
+                  res.shape().begin() + static_cast<std::ptrdiff_t>(out.size()));
   ctx.set(0, reshaped(res, kept));
 }
 
@@ -190,7 +199,8 @@ void op_Det(OpContext& ctx) {
     }
     out.push_back(det);
   }
-  ctx.set(0, value_from_doubles(out, Dims(x.shape().begin(), x.shape().end() - 2), x.type(), ctx.device));
+  ctx.set(0, value_from_doubles(out, Dims(x.shape().begin(), x.shape().end() - 2), x.type(),
+                                ctx.device));
 }
 
 void op_ReverseSequence(OpContext& ctx) {
@@ -198,7 +208,8 @@ void op_ReverseSequence(OpContext& ctx) {
   const auto lens = host_ints(ctx.tensor(1));
   const std::int64_t ba = ctx.attr_int("batch_axis", 1), ta = ctx.attr_int("time_axis", 0);
   if (x.rank() < 2) ctx.fail<ShapeError>("input must have rank >= 2");
-  const std::int64_t nb = x.shape()[static_cast<std::size_t>(ba)], nt = x.shape()[static_cast<std::size_t>(ta)];
+  const std::int64_t nb = x.shape()[static_cast<std::size_t>(ba)],
+                     nt = x.shape()[static_cast<std::size_t>(ta)];
   std::vector<Value> parts;
   for (std::int64_t b = 0; b < nb; ++b) {
     const Value sl = narrow_along(ctx, x, ba, b, 1);
@@ -206,7 +217,8 @@ void op_ReverseSequence(OpContext& ctx) {
     std::vector<std::int64_t> order;
     for (std::int64_t t = 0; t < nt; ++t) order.push_back(t < l ? l - 1 - t : t);
     const auto idx = DTensor<1, Int>::from_data(TensorData(order, Shape{nt}), ctx.device);
-    parts.push_back(map_any(ctx, sl, sl.shape(), [&](const auto& s) { return s.select(pax(ta, x.rank()), idx); }));
+    parts.push_back(map_any(ctx, sl, sl.shape(),
+                            [&](const auto& s) { return s.select(pax(ta, x.rank()), idx); }));
   }
   ctx.set(0, map_any(ctx, x, x.shape(), [&](const auto& s) {
             using S = std::decay_t<decltype(s)>;

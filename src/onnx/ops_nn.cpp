@@ -157,8 +157,8 @@ void op_ConvTranspose(OpContext& ctx) {
   Spatial s = spatial_attrs(ctx, x, kernel, true);
   const std::int64_t group = ctx.attr_int("group", 1);
   if (group <= 0 || x.shape()[1] != w.shape()[0])
-    ctx.fail<ShapeError>("input ", x.describe(), " has ", x.shape()[1],
-                         " channels but weight ", w.describe(), " expects ", w.shape()[0]);
+    ctx.fail<ShapeError>("input ", x.describe(), " has ", x.shape()[1], " channels but weight ",
+                         w.describe(), " expects ", w.shape()[0]);
   const Dims out_pad = ctx.attr_ints("output_padding", Dims(sp, 0));
   const Dims out_shape = ctx.attr_ints("output_shape");
   const std::string ap = ctx.attr_string("auto_pad", "NOTSET");
@@ -167,9 +167,8 @@ void op_ConvTranspose(OpContext& ctx) {
     full[i] = s.strides[i] * (x.shape()[2 + i] - 1) + (kernel[i] - 1) * s.dilations[i] + 1;
   if (!out_shape.empty() || ap == "SAME_UPPER" || ap == "SAME_LOWER") {
     for (std::size_t i = 0; i < sp; ++i) {
-      const std::int64_t target = !out_shape.empty()
-                                      ? out_shape[out_shape.size() - sp + i]
-                                      : x.shape()[2 + i] * s.strides[i];
+      const std::int64_t target = !out_shape.empty() ? out_shape[out_shape.size() - sp + i]
+                                                     : x.shape()[2 + i] * s.strides[i];
       const std::int64_t total = full[i] + out_pad[i] - target;
       const std::int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);  // floor
       if (ap == "SAME_UPPER") {
@@ -219,7 +218,8 @@ void pool(OpContext& ctx) {
   const Value& x0 = ctx.tensor(0);
   if (x0.rank() < 3) ctx.fail<ShapeError>("input must be [N, C, ...], got ", x0.describe());
   const std::size_t sp = x0.rank() - 2;
-  if (sp > 3) ctx.fail<UnsupportedError>(sp, "-d pooling is not supported (input ", x0.describe(), ")");
+  if (sp > 3)
+    ctx.fail<UnsupportedError>(sp, "-d pooling is not supported (input ", x0.describe(), ")");
   const Dims kernel = ctx.attr_ints("kernel_shape");
   Spatial s = spatial_attrs(ctx, x0, kernel, false);
   const bool ceil = ctx.attr_int("ceil_mode", 0) != 0;
@@ -237,8 +237,9 @@ void pool(OpContext& ctx) {
     const PoolGeometry g =
         pool_geometry(ctx, in, s.kernel, s.strides, s.dilations, s.begin, s.end, ceil);
     ctx.set(0, pool_nd(ctx, x0, g,
-                       Max ? PoolMode::Max
-                           : include_pad ? PoolMode::AvgIncludePad : PoolMode::AvgExcludePad));
+                       Max           ? PoolMode::Max
+                       : include_pad ? PoolMode::AvgIncludePad
+                                     : PoolMode::AvgExcludePad));
     return;
   }
   // 1-d pools run as 2-d over [N, C, 1, L].
@@ -255,7 +256,8 @@ void pool(OpContext& ctx) {
       dl{s.dilations[0], s.dilations[1]}, pd{s.begin[0], s.begin[1]};
   bool explicit_pad = s.begin != s.end;
   for (int i = 0; i < 2; ++i)
-    if (s.begin[static_cast<std::size_t>(i)] > s.kernel[static_cast<std::size_t>(i)] / 2) explicit_pad = true;
+    if (s.begin[static_cast<std::size_t>(i)] > s.kernel[static_cast<std::size_t>(i)] / 2)
+      explicit_pad = true;
   if (ceil && explicit_pad) {
     // Ceil mode with padding done by hand: extend the end so the last window fits.
     for (std::size_t i = 0; i < 2; ++i) {
@@ -276,14 +278,16 @@ void pool(OpContext& ctx) {
     }
     const PoolArg2 zero{0, 0};
     if (Max) {
-      const Value xp = pad_spatial(ctx, x, s.begin, s.end, -std::numeric_limits<double>::infinity());
+      const Value xp =
+          pad_spatial(ctx, x, s.begin, s.end, -std::numeric_limits<double>::infinity());
       return module::max_pool2d(x4(xp), k, st, zero, dl, false);
     }
     const Value xp = pad_spatial(ctx, x, s.begin, s.end, 0.0);
     DTensor<4> sum = module::avg_pool2d(x4(xp), k, st, zero, true, false);
     if (include_pad) return sum;
     // Divide by the count of real elements: the same pool over a padded map of ones.
-    Value ones = Value::tensor(x.type(), x.shape(), FloatStore::ones(P(x.shape()), ctx.device, x.floats().dtype()));
+    Value ones = Value::tensor(x.type(), x.shape(),
+                               FloatStore::ones(P(x.shape()), ctx.device, x.floats().dtype()));
     const Value op = pad_spatial(ctx, ones, s.begin, s.end, 0.0);
     const DTensor<4> cnt = module::avg_pool2d(x4(op), k, st, zero, true, false);
     return sum.div(cnt);
@@ -321,12 +325,11 @@ void op_LpPool(OpContext& ctx) {
   const double p = static_cast<double>(ctx.attr_int("p", 2));
   const Spatial s = spatial_attrs(ctx, x, ctx.attr_ints("kernel_shape"), false);
   const Dims in(x.shape().begin() + 2, x.shape().end());
-  const PoolGeometry g = pool_geometry(ctx, in, s.kernel, s.strides, s.dilations, s.begin,
-                                       s.end, ctx.attr_int("ceil_mode", 0) != 0);
+  const PoolGeometry g = pool_geometry(ctx, in, s.kernel, s.strides, s.dilations, s.begin, s.end,
+                                       ctx.attr_int("ceil_mode", 0) != 0);
   const Value xp = map_float(ctx, x, [&](const FloatStore& f) { return f.abs().powf_scalar(p); });
-  ctx.set(0, map_float(ctx, pool_nd(ctx, xp, g, PoolMode::Sum), [&](const FloatStore& f) {
-            return f.powf_scalar(1.0 / p);
-          }));
+  ctx.set(0, map_float(ctx, pool_nd(ctx, xp, g, PoolMode::Sum),
+                       [&](const FloatStore& f) { return f.powf_scalar(1.0 / p); }));
 }
 
 template <bool Max>
@@ -365,8 +368,8 @@ void op_Gemm(OpContext& ctx) {
     DTensor<2> y = [&] {
       if (tb && alpha == 1.0 && beta == 1.0 && ctx.has(2) && ctx.tensor(2).rank() <= 1 &&
           ctx.tensor(2).numel() == n)
-        return module::linear(A, Bm, std::optional<DTensor<1>>(
-                                         ctx.tensor(2).floats().template reshape<1>(Shape{n})));
+        return module::linear(
+            A, Bm, std::optional<DTensor<1>>(ctx.tensor(2).floats().template reshape<1>(Shape{n})));
       DTensor<2> p = A.matmul(tb ? Bm.transpose() : Bm);
       if (alpha != 1.0) p = p.mul_scalar(alpha);
       if (ctx.has(2) && beta != 0.0) {
@@ -386,7 +389,8 @@ void op_Gemm(OpContext& ctx) {
   auto p = A.matmul(Bm);
   if (alpha != 1.0) p = p.mul_scalar(static_cast<std::int64_t>(alpha));
   IntStore y = p.template reshape<R>(P(out));
-  if (ctx.has(2) && beta != 0.0) y = y.add(ctx.tensor(2).ints().mul_scalar(static_cast<std::int64_t>(beta)));
+  if (ctx.has(2) && beta != 0.0)
+    y = y.add(ctx.tensor(2).ints().mul_scalar(static_cast<std::int64_t>(beta)));
   ctx.set(0, Value::tensor(a.type(), out, y));
 }
 
@@ -432,7 +436,9 @@ Value matmul_values(const OpContext& ctx, const Value& a, const Value& b) {
 
 namespace {
 
-void op_MatMul(OpContext& ctx) { ctx.set(0, matmul_values(ctx, ctx.tensor(0), ctx.tensor(1))); }
+void op_MatMul(OpContext& ctx) {
+  ctx.set(0, matmul_values(ctx, ctx.tensor(0), ctx.tensor(1)));
+}
 
 void op_Dropout(OpContext& ctx) {
   const Value& x = ctx.tensor(0);
@@ -442,7 +448,8 @@ void op_Dropout(OpContext& ctx) {
     ctx.fail<UnsupportedError>("training-mode Dropout (random masks) is not supported");
   ctx.set(0, x);
   if (ctx.wants(1))
-    ctx.set(1, Value::tensor(ElemType::Bool, x.shape(), BoolStore::full(P(x.shape()), 1.0, ctx.device)));
+    ctx.set(1, Value::tensor(ElemType::Bool, x.shape(),
+                             BoolStore::full(P(x.shape()), 1.0, ctx.device)));
 }
 
 }  // namespace

@@ -84,7 +84,8 @@ void op_InstanceNormalization(OpContext& ctx) {
   const FloatStore& f = x.floats();
   auto [m, v] = moments(f, 2, r, x.shape());
   const DType dt = f.dtype();
-  const FloatStore y = f.sub(m).div(v.add_scalar(eps).sqrt())
+  const FloatStore y = f.sub(m)
+                           .div(v.add_scalar(eps).sqrt())
                            .mul(channel(ctx.tensor(1), r, dt))
                            .add(channel(ctx.tensor(2), r, dt));
   ctx.set(0, Value::tensor(x.type(), x.shape(), y));
@@ -118,7 +119,8 @@ void op_GroupNormalization(OpContext& ctx) {
   const std::int64_t g = ctx.attr_int("num_groups", 0);
   const double eps = ctx.attr_float("epsilon", 1e-5);
   const std::int64_t n = x.shape()[0], c = x.shape()[1];
-  if (g <= 0 || c % g != 0) ctx.fail<ShapeError>("num_groups ", g, " does not divide the ", c, " channels");
+  if (g <= 0 || c % g != 0)
+    ctx.fail<ShapeError>("num_groups ", g, " does not divide the ", c, " channels");
   const DType dt = x.floats().dtype();
   const bool f32 = ctx.attr_int("stash_type", 1) == 1;
   const Value grouped = reshaped(x, {n, g, numel_of(x.shape()) / std::max<std::int64_t>(n * g, 1)});
@@ -132,10 +134,13 @@ void op_GroupNormalization(OpContext& ctx) {
     y = y.mul(channel(scale, r, dt)).add(channel(bias, r, dt));
   } else if (scale.numel() == g) {
     // opset 18: one scale/bias per group
-    const Value yg = reshaped(Value::tensor(x.type(), x.shape(), y), {n, g, c / g * (numel_of(x.shape()) / std::max<std::int64_t>(n * c, 1))});
+    const Value yg =
+        reshaped(Value::tensor(x.type(), x.shape(), y),
+                 {n, g, c / g * (numel_of(x.shape()) / std::max<std::int64_t>(n * c, 1))});
     const FloatStore s3 = reshaped(scale, {1, g, 1}).floats().cast(dt);
     const FloatStore b3 = reshaped(bias, {1, g, 1}).floats().cast(dt);
-    y = reshaped(Value::tensor(x.type(), yg.shape(), yg.floats().mul(s3).add(b3)), x.shape()).floats();
+    y = reshaped(Value::tensor(x.type(), yg.shape(), yg.floats().mul(s3).add(b3)), x.shape())
+            .floats();
   } else {
     ctx.fail<ShapeError>("scale ", scale.describe(), " must have ", c, " (or ", g, ") elements");
   }
@@ -178,7 +183,8 @@ void op_LRN(OpContext& ctx) {
   const FloatStore padded = sq.pad(pads, PadMode::Constant, 0.0);
   FloatStore sum = padded.narrow(pax(1, r), 0, c);
   for (std::int64_t i = 1; i < size; ++i) sum = sum.add(padded.narrow(pax(1, r), i, c));
-  const FloatStore y = x.floats().div(sum.mul_scalar(alpha / static_cast<double>(size)).add_scalar(bias).powf_scalar(beta));
+  const FloatStore y = x.floats().div(
+      sum.mul_scalar(alpha / static_cast<double>(size)).add_scalar(bias).powf_scalar(beta));
   ctx.set(0, Value::tensor(x.type(), x.shape(), y));
 }
 
@@ -202,20 +208,22 @@ void op_MeanVarianceNormalization(OpContext& ctx) {
 
 // ---- activations ------------------------------------------------------------------------------
 
-#define EMBER_ONNX_ACT(Name, expr)                                                              \
-  void op_##Name(OpContext& ctx) {                                                              \
-    ctx.set(0, map_float(ctx, ctx.tensor(0), [&](const FloatStore& x) -> FloatStore { return expr; })); \
+#define EMBER_ONNX_ACT(Name, expr)                                                  \
+  void op_##Name(OpContext& ctx) {                                                  \
+    ctx.set(0, map_float(ctx, ctx.tensor(0),                                        \
+                         [&](const FloatStore& x) -> FloatStore { return expr; })); \
   }
 /// Activations that may write into their input's buffer on its last use.
-#define EMBER_ONNX_ACT_TAKE(Name, fn)                                                     \
-  void op_##Name(OpContext& ctx) {                                                        \
+#define EMBER_ONNX_ACT_TAKE(Name, fn)                                                            \
+  void op_##Name(OpContext& ctx) {                                                               \
     ctx.set(0, map_float_take(ctx, ctx.take(0), [](FloatStore x) { return fn(std::move(x)); })); \
   }
 EMBER_ONNX_ACT_TAKE(Relu, activation::relu)
 EMBER_ONNX_ACT_TAKE(Sigmoid, activation::sigmoid)
 #undef EMBER_ONNX_ACT_TAKE
 EMBER_ONNX_ACT(LeakyRelu, activation::leaky_relu(x, ctx.attr_float("alpha", 0.01)))
-EMBER_ONNX_ACT(HardSigmoid, activation::hard_sigmoid(x, ctx.attr_float("alpha", 0.2), ctx.attr_float("beta", 0.5)))
+EMBER_ONNX_ACT(HardSigmoid, activation::hard_sigmoid(x, ctx.attr_float("alpha", 0.2),
+                                                     ctx.attr_float("beta", 0.5)))
 EMBER_ONNX_ACT(HardSwish, activation::hard_swish(x))
 EMBER_ONNX_ACT(Elu, activation::elu(x, ctx.attr_float("alpha", 1.0)))
 EMBER_ONNX_ACT(Celu, activation::celu(x, ctx.attr_float("alpha", 1.0)))

@@ -10,12 +10,18 @@ namespace {
 
 double lowest_for(DType d) {
   switch (d) {
-    case DType::U8: return 0;
-    case DType::I8: return -128;
-    case DType::I16: return -32768;
-    case DType::I32: return -2147483648.0;
-    case DType::I64: return -9223372036854775808.0;
-    default: return -std::numeric_limits<double>::infinity();
+    case DType::U8:
+      return 0;
+    case DType::I8:
+      return -128;
+    case DType::I16:
+      return -32768;
+    case DType::I32:
+      return -2147483648.0;
+    case DType::I64:
+      return -9223372036854775808.0;
+    default:
+      return -std::numeric_limits<double>::infinity();
   }
 }
 
@@ -68,8 +74,8 @@ PoolGeometry pool_geometry(const OpContext& ctx, const Dims& in, const Dims& ker
     if (padded < span)
       ctx.fail<ShapeError>("the window (", span, ") is larger than the padded input (", padded,
                            ") in spatial dim ", i);
-    std::int64_t o = ceil ? (padded - span + strides[i] - 1) / strides[i] + 1
-                          : (padded - span) / strides[i] + 1;
+    std::int64_t o =
+        ceil ? (padded - span + strides[i] - 1) / strides[i] + 1 : (padded - span) / strides[i] + 1;
     if (ceil && (o - 1) * strides[i] >= in[i] + begin[i]) --o;
     g.out.push_back(o);
     g.extra.push_back(std::max<std::int64_t>(0, (o - 1) * strides[i] + span - padded));

@@ -9,16 +9,26 @@ namespace {
 
 std::pair<double, double> int_range(ElemType t) {
   switch (t) {
-    case ElemType::UInt8: return {0, 255};
-    case ElemType::Int8: return {-128, 127};
-    case ElemType::UInt16: return {0, 65535};
-    case ElemType::Int16: return {-32768, 32767};
-    case ElemType::UInt4: return {0, 15};
-    case ElemType::Int4: return {-8, 7};
-    case ElemType::UInt2: return {0, 3};
-    case ElemType::Int2: return {-2, 1};
-    case ElemType::Int32: return {-2147483648.0, 2147483647.0};
-    default: return {0, 0};
+    case ElemType::UInt8:
+      return {0, 255};
+    case ElemType::Int8:
+      return {-128, 127};
+    case ElemType::UInt16:
+      return {0, 65535};
+    case ElemType::Int16:
+      return {-32768, 32767};
+    case ElemType::UInt4:
+      return {0, 15};
+    case ElemType::Int4:
+      return {-8, 7};
+    case ElemType::UInt2:
+      return {0, 3};
+    case ElemType::Int2:
+      return {-2, 1};
+    case ElemType::Int32:
+      return {-2147483648.0, 2147483647.0};
+    default:
+      return {0, 0};
   }
 }
 
@@ -31,7 +41,8 @@ FloatStore broadcast_param(const OpContext& ctx, const Value& param, const Value
   const std::int64_t a = norm_axis(ctx, axis, r);
   if (param.rank() == 1 && block <= 0) {
     if (param.numel() != x.shape()[static_cast<std::size_t>(a)])
-      ctx.fail<ShapeError>("scale ", param.describe(), " does not match axis ", a, " of ", x.describe());
+      ctx.fail<ShapeError>("scale ", param.describe(), " does not match axis ", a, " of ",
+                           x.describe());
     Dims s(r, 1);
     s[static_cast<std::size_t>(a)] = param.numel();
     return reshaped(Value::tensor(ElemType::Double, param.shape(), p), s).floats();
@@ -42,7 +53,8 @@ FloatStore broadcast_param(const OpContext& ctx, const Value& param, const Value
   std::vector<std::int64_t> idx(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) idx[static_cast<std::size_t>(i)] = i / block;
   if ((n + block - 1) / block != param.shape()[static_cast<std::size_t>(a)])
-    ctx.fail<ShapeError>("blocked scale ", param.describe(), " does not match ", x.describe(), " with block_size ", block);
+    ctx.fail<ShapeError>("blocked scale ", param.describe(), " does not match ", x.describe(),
+                         " with block_size ", block);
   const auto it = DTensor<1, Int>::from_data(TensorData(idx, Shape{n}), ctx.device);
   return p.select(pax(a, r), it);
 }
@@ -50,14 +62,17 @@ FloatStore broadcast_param(const OpContext& ctx, const Value& param, const Value
 /// round-half-even(v) + zp saturated to `to` (integer types) or cast (float8).
 Value quantize(const OpContext& ctx, const FloatStore& v, const Dims& shape,
                const std::optional<FloatStore>& zp, ElemType to, bool saturate) {
-  if (is_small_float(to) || to == ElemType::Float16 || to == ElemType::BFloat16 || to == ElemType::Float) {
+  if (is_small_float(to) || to == ElemType::Float16 || to == ElemType::BFloat16 ||
+      to == ElemType::Float) {
     FloatStore y = zp ? v.add(*zp) : v;
-    return cast_value(ctx, Value::tensor(ElemType::Double, shape, y.cast(DType::F64)), to, saturate);
+    return cast_value(ctx, Value::tensor(ElemType::Double, shape, y.cast(DType::F64)), to,
+                      saturate);
   }
   FloatStore y = v.round();
   if (zp) y = y.add(*zp);
   const auto [lo, hi] = int_range(to);
-  if (lo == hi) ctx.fail<UnsupportedError>("quantization to ", elem_type_name(to), " is not supported");
+  if (lo == hi)
+    ctx.fail<UnsupportedError>("quantization to ", elem_type_name(to), " is not supported");
   y = y.clamp(lo, hi);
   return cast_value(ctx, Value::tensor(ElemType::Double, shape, y.cast(DType::F64)), to);
 }
@@ -104,10 +119,13 @@ void op_DynamicQuantizeLinear(OpContext& ctx) {
   double mn = 0, mx = 0;
   for (double v : vals) mn = std::min(mn, v), mx = std::max(mx, v);
   const float scale = static_cast<float>((mx - mn) / 255.0);
-  const float zp_f = scale == 0 ? 0.0f : std::clamp(std::nearbyint(0.0f - static_cast<float>(mn) / scale), 0.0f, 255.0f);
+  const float zp_f =
+      scale == 0 ? 0.0f
+                 : std::clamp(std::nearbyint(0.0f - static_cast<float>(mn) / scale), 0.0f, 255.0f);
   FloatStore v = as_float_store(x, DType::F32);
   v = scale == 0 ? v.mul_scalar(0.0) : v.div_scalar(scale);
-  ctx.set(0, quantize(ctx, v, x.shape(), FloatStore::full(P({}), zp_f, ctx.device), ElemType::UInt8, true));
+  ctx.set(0, quantize(ctx, v, x.shape(), FloatStore::full(P({}), zp_f, ctx.device), ElemType::UInt8,
+                      true));
   ctx.set(1, value_from_doubles({scale}, {}, ElemType::Float, ctx.device));
   ctx.set(2, value_from_doubles({zp_f}, {}, ElemType::UInt8, ctx.device));
 }
@@ -139,7 +157,8 @@ void op_QLinearMatMul(OpContext& ctx) {
   const Value b = centered(ctx, ctx.tensor(3), 5, -1);
   const Value prod = matmul_values(ctx, a, b);
   FloatStore y = prod.floats();
-  const FloatStore as = as_float_store(ctx.tensor(1), DType::F64), bs = as_float_store(ctx.tensor(4), DType::F64),
+  const FloatStore as = as_float_store(ctx.tensor(1), DType::F64),
+                   bs = as_float_store(ctx.tensor(4), DType::F64),
                    ys = as_float_store(ctx.tensor(6), DType::F64);
   y = y.mul(as).mul(bs).div(ys);
   const FloatStore zp = as_float_store(ctx.tensor(7), DType::F64);
@@ -178,7 +197,8 @@ void op_QLinearConv(OpContext& ctx) {
     scale = reshaped(Value::tensor(ElemType::Double, ws.shape(), scale), s).floats();
   }
   const FloatStore y = acc.floats().mul(scale).div(as_float_store(ctx.tensor(6), DType::F64));
-  ctx.set(0, quantize(ctx, y, acc.shape(), as_float_store(ctx.tensor(7), DType::F64), ctx.tensor(7).type(), true));
+  ctx.set(0, quantize(ctx, y, acc.shape(), as_float_store(ctx.tensor(7), DType::F64),
+                      ctx.tensor(7).type(), true));
 }
 
 }  // namespace

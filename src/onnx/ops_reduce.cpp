@@ -12,24 +12,35 @@ enum class Red { Sum, Mean, Max, Min, Prod, L1, L2, LogSum, LogSumExp, SumSquare
 double empty_value(Red k) {
   const double inf = std::numeric_limits<double>::infinity();
   switch (k) {
-    case Red::Max: return -inf;
-    case Red::Min: return inf;
-    case Red::Prod: return 1;
+    case Red::Max:
+      return -inf;
+    case Red::Min:
+      return inf;
+    case Red::Prod:
+      return 1;
     case Red::LogSum:
-    case Red::LogSumExp: return -inf;
-    case Red::Mean: return std::numeric_limits<double>::quiet_NaN();
-    default: return 0;
+    case Red::LogSumExp:
+      return -inf;
+    case Red::Mean:
+      return std::numeric_limits<double>::quiet_NaN();
+    default:
+      return 0;
   }
 }
 
 template <class S>
 S reduce_dim(const S& s, Red k, std::int64_t d) {
   switch (k) {
-    case Red::Sum: return s.sum_dim(d);
-    case Red::Max: return s.max_dim(d);
-    case Red::Min: return s.min_dim(d);
-    case Red::Prod: return s.prod_dim(d);
-    default: return s.sum_dim(d);
+    case Red::Sum:
+      return s.sum_dim(d);
+    case Red::Max:
+      return s.max_dim(d);
+    case Red::Min:
+      return s.min_dim(d);
+    case Red::Prod:
+      return s.prod_dim(d);
+    default:
+      return s.sum_dim(d);
   }
 }
 
@@ -106,8 +117,7 @@ void op_reduce(OpContext& ctx) {
       if (K == Red::LogSum) s = s.log();
     } else {
       if (K == Red::Mean) s = s.div_scalar(count);
-      if (K == Red::L2)
-        s = s.float_(DType::F64).sqrt().int_(s.dtype());
+      if (K == Red::L2) s = s.float_(DType::F64).sqrt().int_(s.dtype());
     }
     return s;
   };
@@ -151,7 +161,8 @@ void op_softmax(OpContext& ctx) {
   std::int64_t dim;
   if (ctx.opset < 13) {
     std::int64_t a = 1, b = 1;
-    for (std::size_t i = 0; i < r; ++i) (static_cast<std::int64_t>(i) < axis ? a : b) *= x.shape()[i];
+    for (std::size_t i = 0; i < r; ++i)
+      (static_cast<std::int64_t>(i) < axis ? a : b) *= x.shape()[i];
     v = reshaped(x, {a, b});
     dim = R - 1;
   } else {

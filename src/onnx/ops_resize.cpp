@@ -25,7 +25,9 @@ double cubic_w(double d, double a) {
   return 0;
 }
 
-std::int64_t round_half_even(double v) { return static_cast<std::int64_t>(std::nearbyint(v)); }
+std::int64_t round_half_even(double v) {
+  return static_cast<std::int64_t>(std::nearbyint(v));
+}
 
 AxisPlan plan_axis(const OpContext& ctx, std::int64_t in, std::int64_t out, double scale,
                    double roi_start, double roi_end) {
@@ -54,9 +56,9 @@ AxisPlan plan_axis(const OpContext& ctx, std::int64_t in, std::int64_t out, doub
     }
     if (ct == "asymmetric") return xr / scale;
     if (ct == "tf_crop_and_resize")
-      return out > 1 ? roi_start * static_cast<double>(in - 1) +
-                           xr * (roi_end - roi_start) * static_cast<double>(in - 1) /
-                               static_cast<double>(out - 1)
+      return out > 1 ? roi_start * static_cast<double>(in - 1) + xr * (roi_end - roi_start) *
+                                                                     static_cast<double>(in - 1) /
+                                                                     static_cast<double>(out - 1)
                      : 0.5 * (roi_start + roi_end) * static_cast<double>(in - 1);
     ctx.fail("unknown coordinate_transformation_mode \"", ct, "\"");
   };
@@ -142,7 +144,8 @@ FloatStore apply_plan(const OpContext& ctx, const FloatStore& x, const Dims& sha
     bool ones = true;
     for (double wv : p.w[k]) ones = ones && wv == 1.0;
     if (!ones) {
-      const auto w = FloatStore::from_data(TensorData(p.w[k], Shape(wshape)), ctx.device, x.dtype());
+      const auto w =
+          FloatStore::from_data(TensorData(p.w[k], Shape(wshape)), ctx.device, x.dtype());
       part = part.mul(w);
     }
     acc = acc ? acc->add(part) : part;
@@ -175,7 +178,8 @@ void resize_impl(OpContext& ctx, bool upsample) {
     if (ctx.has(2) && ctx.tensor(2).numel() > 0) sc = ctx.tensor(2).to_doubles();
     if (ctx.has(1) && ctx.tensor(1).numel() > 0) {
       const auto roi = ctx.tensor(1).to_doubles();
-      if (roi.size() != 2 * axes.size()) ctx.fail<ShapeError>("roi must hold ", 2 * axes.size(), " values");
+      if (roi.size() != 2 * axes.size())
+        ctx.fail<ShapeError>("roi must hold ", 2 * axes.size(), " values");
       for (std::size_t k = 0; k < axes.size(); ++k) {
         roi_s[static_cast<std::size_t>(axes[k])] = roi[k];
         roi_e[static_cast<std::size_t>(axes[k])] = roi[k + axes.size()];
@@ -184,7 +188,8 @@ void resize_impl(OpContext& ctx, bool upsample) {
   }
   const bool crop = ctx.attr_string("coordinate_transformation_mode", "") == "tf_crop_and_resize";
   if (!sizes.empty()) {
-    if (sizes.size() != axes.size()) ctx.fail<ShapeError>("sizes must hold ", axes.size(), " values");
+    if (sizes.size() != axes.size())
+      ctx.fail<ShapeError>("sizes must hold ", axes.size(), " values");
     const std::string policy = ctx.attr_string("keep_aspect_ratio_policy", "stretch");
     if (policy == "stretch") {
       for (std::size_t k = 0; k < axes.size(); ++k) {
@@ -195,22 +200,26 @@ void resize_impl(OpContext& ctx, bool upsample) {
     } else {
       double s = policy == "not_larger" ? std::numeric_limits<double>::infinity() : 0.0;
       for (std::size_t k = 0; k < axes.size(); ++k) {
-        const double v = static_cast<double>(sizes[k]) / static_cast<double>(x.shape()[static_cast<std::size_t>(axes[k])]);
+        const double v = static_cast<double>(sizes[k]) /
+                         static_cast<double>(x.shape()[static_cast<std::size_t>(axes[k])]);
         s = policy == "not_larger" ? std::min(s, v) : std::max(s, v);
       }
       for (auto a : axes) {
-        out[static_cast<std::size_t>(a)] = static_cast<std::int64_t>(std::floor(s * static_cast<double>(x.shape()[static_cast<std::size_t>(a)]) + 0.5));
+        out[static_cast<std::size_t>(a)] = static_cast<std::int64_t>(
+            std::floor(s * static_cast<double>(x.shape()[static_cast<std::size_t>(a)]) + 0.5));
         scales[static_cast<std::size_t>(a)] = s;
       }
     }
   } else {
-    if (sc.size() != axes.size()) ctx.fail<ShapeError>("scales must hold ", axes.size(), " values, got ", sc.size());
+    if (sc.size() != axes.size())
+      ctx.fail<ShapeError>("scales must hold ", axes.size(), " values, got ", sc.size());
     for (std::size_t k = 0; k < axes.size(); ++k) {
       const auto a = static_cast<std::size_t>(axes[k]);
       if (!(sc[k] > 0)) ctx.fail("scales must be positive, got ", sc[k]);
       scales[a] = sc[k];
       const double len = crop ? (roi_e[a] - roi_s[a]) : 1.0;
-      out[a] = static_cast<std::int64_t>(std::floor(static_cast<double>(x.shape()[a]) * len * sc[k]));
+      out[a] =
+          static_cast<std::int64_t>(std::floor(static_cast<double>(x.shape()[a]) * len * sc[k]));
     }
   }
   const double extrapolation = ctx.attr_float("extrapolation_value", 0.0);
@@ -229,7 +238,9 @@ void resize_impl(OpContext& ctx, bool upsample) {
   }
 }
 
-void op_Resize(OpContext& ctx) { resize_impl(ctx, false); }
+void op_Resize(OpContext& ctx) {
+  resize_impl(ctx, false);
+}
 
 void op_Upsample(OpContext& ctx) {
   Node n = ctx.node;
@@ -250,7 +261,8 @@ void op_GridSample(OpContext& ctx) {
   const Value& x = ctx.tensor(0);
   const Value& grid = ctx.tensor(1);
   if (x.rank() != 4)
-    ctx.fail<UnsupportedError>("only 2-d GridSample ([N, C, H, W]) is supported, got ", x.describe());
+    ctx.fail<UnsupportedError>("only 2-d GridSample ([N, C, H, W]) is supported, got ",
+                               x.describe());
   std::string mode = ctx.attr_string("mode", ctx.opset >= 20 ? "linear" : "bilinear");
   const std::string pad = ctx.attr_string("padding_mode", "zeros");
   GridSampleOptions o;
@@ -269,7 +281,8 @@ void op_GridSample(OpContext& ctx) {
   else
     ctx.fail("unknown padding_mode \"", pad, "\"");
   o.align_corners = ctx.attr_int("align_corners", 0) != 0;
-  const DTensor<4> y = module::grid_sample_2d(x.to_tensor<4>(), grid.to_tensor<4>().cast(x.floats().dtype()), o);
+  const DTensor<4> y =
+      module::grid_sample_2d(x.to_tensor<4>(), grid.to_tensor<4>().cast(x.floats().dtype()), o);
   ctx.set(0, Value::from_tensor(y, x.type()));
 }
 

@@ -55,7 +55,9 @@ std::vector<Act> activations(const OpContext& ctx, std::vector<std::string> defa
   return out;
 }
 
-T2 clip(const T2& x, double c) { return c > 0 ? x.clamp(-c, c) : x; }
+T2 clip(const T2& x, double c) {
+  return c > 0 ? x.clamp(-c, c) : x;
+}
 
 enum class Kind { Rnn, Gru, Lstm };
 
@@ -83,7 +85,7 @@ void op_recurrent(OpContext& ctx) {
   const bool lbr = ctx.attr_int("linear_before_reset", 0) != 0;
   const bool input_forget = ctx.attr_int("input_forget", 0) != 0;
   const std::vector<std::string> defaults =
-      K == Kind::Lstm ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"}
+      K == Kind::Lstm  ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"}
       : K == Kind::Gru ? std::vector<std::string>{"Sigmoid", "Tanh"}
                        : std::vector<std::string>{"Tanh"};
   const auto acts = activations(ctx, defaults, dirs);
@@ -107,8 +109,9 @@ void op_recurrent(OpContext& ctx) {
       wb = b.narrow(0, d, 1).narrow(1, 0, gates * H);
       rb = b.narrow(0, d, 1).narrow(1, gates * H, gates * H);
     }
-    T2 h = ctx.has(5) ? ctx.tensor(5).to_tensor<3>().narrow(0, d, 1).template reshape<2>(Shape{Bn, H})
-                      : T2::zeros({Bn, H}, dev, dt);
+    T2 h = ctx.has(5)
+               ? ctx.tensor(5).to_tensor<3>().narrow(0, d, 1).template reshape<2>(Shape{Bn, H})
+               : T2::zeros({Bn, H}, dev, dt);
     T2 c = K == Kind::Lstm && ctx.has(6)
                ? ctx.tensor(6).to_tensor<3>().narrow(0, d, 1).template reshape<2>(Shape{Bn, H})
                : T2::zeros({Bn, H}, dev, dt);
@@ -158,7 +161,8 @@ void op_recurrent(OpContext& ctx) {
       if (!full) {
         // Batches whose sequence ended keep their state and output zeros.
         std::vector<bool> live(static_cast<std::size_t>(Bn));
-        for (std::int64_t b = 0; b < Bn; ++b) live[static_cast<std::size_t>(b)] = t < lens[static_cast<std::size_t>(b)];
+        for (std::int64_t b = 0; b < Bn; ++b)
+          live[static_cast<std::size_t>(b)] = t < lens[static_cast<std::size_t>(b)];
         const auto mask = DTensor<2, Bool>::from_data(TensorData(live, Shape{Bn, 1}), dev);
         hn = h.mask_where(mask, hn);
         cn = c.mask_where(mask, cn);

@@ -81,7 +81,9 @@ void op_Reshape(OpContext& ctx) {
   std::int64_t known = 1;
   for (std::size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == 0 && !allowzero) {
-      if (i >= x.rank()) ctx.fail<ShapeError>("shape entry ", i, " is 0 but the input ", x.describe(), " has rank ", x.rank());
+      if (i >= x.rank())
+        ctx.fail<ShapeError>("shape entry ", i, " is 0 but the input ", x.describe(), " has rank ",
+                             x.rank());
       shape[i] = x.shape()[i];
     }
     if (shape[i] == -1) {
@@ -121,7 +123,8 @@ void op_Squeeze(OpContext& ctx) {
   Dims axes = axes_from(ctx, 1, x.rank(), &given);
   Dims out;
   for (std::size_t i = 0; i < x.rank(); ++i) {
-    const bool listed = std::find(axes.begin(), axes.end(), static_cast<std::int64_t>(i)) != axes.end();
+    const bool listed =
+        std::find(axes.begin(), axes.end(), static_cast<std::int64_t>(i)) != axes.end();
     if (listed && x.shape()[i] != 1)
       ctx.fail<ShapeError>("cannot squeeze axis ", i, " of size ", x.shape()[i], " (input ",
                            x.describe(), ")");
@@ -170,7 +173,8 @@ void op_Transpose(OpContext& ctx) {
     Dims idx(r, 0);
     for (std::size_t o = 0; o < res.size(); ++o) {
       std::int64_t off = 0;
-      for (std::size_t d = 0; d < r; ++d) off += idx[d] * in_strides[static_cast<std::size_t>(perm[d])];
+      for (std::size_t d = 0; d < r; ++d)
+        off += idx[d] * in_strides[static_cast<std::size_t>(perm[d])];
       res[o] = s[static_cast<std::size_t>(off)];
       for (std::size_t d = r; d-- > 0;) {
         if (++idx[d] < out[d]) break;
@@ -193,7 +197,8 @@ void op_Concat(OpContext& ctx) {
   for (std::size_t i = 1; i < ctx.num_inputs(); ++i) {
     const Value& v = ctx.tensor(i);
     if (v.rank() != r || v.type() != first.type())
-      ctx.fail<ShapeError>("input ", i, " ", v.describe(), " does not match input 0 ", first.describe());
+      ctx.fail<ShapeError>("input ", i, " ", v.describe(), " does not match input 0 ",
+                           first.describe());
     for (std::size_t d = 0; d < r; ++d) {
       if (static_cast<std::int64_t>(d) == axis) continue;
       if (v.shape()[d] != first.shape()[d])
@@ -410,7 +415,8 @@ void op_Range(OpContext& ctx) {
     for (std::int64_t i = 0; i < n; ++i)
       v[static_cast<std::size_t>(i)] = fa + static_cast<float>(i) * fd;
   } else {
-    for (std::int64_t i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = a + static_cast<double>(i) * d;
+    for (std::int64_t i = 0; i < n; ++i)
+      v[static_cast<std::size_t>(i)] = a + static_cast<double>(i) * d;
   }
   ctx.set(0, value_from_doubles(v, {n}, t, ctx.device));
 }
@@ -524,7 +530,8 @@ void op_Trilu(OpContext& ctx) {
   if (x.rank() < 2) ctx.fail<ShapeError>("input must have rank >= 2, got ", x.describe());
   const bool upper = ctx.attr_int("upper", 1) != 0;
   const std::int64_t k = ctx.has(1) ? host_ints(ctx.tensor(1))[0] : 0;
-  ctx.set(0, map_any(ctx, x, x.shape(), [&](const auto& s) { return upper ? s.triu(k) : s.tril(k); }));
+  ctx.set(0,
+          map_any(ctx, x, x.shape(), [&](const auto& s) { return upper ? s.triu(k) : s.tril(k); }));
 }
 
 void op_EyeLike(OpContext& ctx) {

@@ -146,20 +146,26 @@ std::size_t type_bits(ElemType t) {
   switch (t) {
     case ElemType::Double:
     case ElemType::Int64:
-    case ElemType::UInt64: return 64;
+    case ElemType::UInt64:
+      return 64;
     case ElemType::Float:
     case ElemType::Int32:
-    case ElemType::UInt32: return 32;
+    case ElemType::UInt32:
+      return 32;
     case ElemType::Float16:
     case ElemType::BFloat16:
     case ElemType::Int16:
-    case ElemType::UInt16: return 16;
+    case ElemType::UInt16:
+      return 16;
     case ElemType::Int4:
     case ElemType::UInt4:
-    case ElemType::Float4E2M1: return 4;
+    case ElemType::Float4E2M1:
+      return 4;
     case ElemType::Int2:
-    case ElemType::UInt2: return 2;
-    default: return 8;
+    case ElemType::UInt2:
+      return 2;
+    default:
+      return 8;
   }
 }
 
@@ -187,9 +193,11 @@ std::vector<std::uint64_t> bits_of(const Value& v) {
 void op_BitCast(OpContext& ctx) {
   const Value& x = ctx.tensor(0);
   const auto to = static_cast<ElemType>(ctx.attr_int("to", 0));
-  if (x.type() == ElemType::String || to == ElemType::String) ctx.fail("strings cannot be bit-cast");
+  if (x.type() == ElemType::String || to == ElemType::String)
+    ctx.fail("strings cannot be bit-cast");
   if (type_bits(x.type()) != type_bits(to))
-    ctx.fail("cannot bit-cast ", elem_type_name(x.type()), " to ", elem_type_name(to), " (different widths)");
+    ctx.fail("cannot bit-cast ", elem_type_name(x.type()), " to ", elem_type_name(to),
+             " (different widths)");
   const auto bits = bits_of(x);
   const DType sd = storage_dtype(to);
   const std::size_t es = dtype_size(sd), w = type_bits(to);
@@ -202,13 +210,16 @@ void op_BitCast(OpContext& ctx) {
       continue;
     }
     if (to == ElemType::Bool) b = b != 0;
-    if (is_signed_int_type(to) && w < 64 && es * 8 > w && (b >> (w - 1)) & 1) b |= ~0ULL << w;  // sign-extend
+    if (is_signed_int_type(to) && w < 64 && es * 8 > w && (b >> (w - 1)) & 1)
+      b |= ~0ULL << w;  // sign-extend
     std::memcpy(bytes.data() + i * es, &b, es);
   }
-  ctx.set(0, Value::from_data(TensorData::from_bytes(std::move(bytes), Shape(x.shape()), sd), ctx.device, to));
+  ctx.set(0, Value::from_data(TensorData::from_bytes(std::move(bytes), Shape(x.shape()), sd),
+                              ctx.device, to));
 }
 
-// ---- Unique --------------------------------------------------------------------------------------
+// ---- Unique
+// --------------------------------------------------------------------------------------
 
 void op_Unique(OpContext& ctx) {
   const Value& x = ctx.tensor(0);
@@ -220,11 +231,13 @@ void op_Unique(OpContext& ctx) {
   const std::int64_t n = src.shape()[static_cast<std::size_t>(axis)];
   std::int64_t outer = 1, inner = 1;
   for (std::int64_t d = 0; d < axis; ++d) outer *= src.shape()[static_cast<std::size_t>(d)];
-  for (std::size_t d = static_cast<std::size_t>(axis) + 1; d < src.rank(); ++d) inner *= src.shape()[d];
+  for (std::size_t d = static_cast<std::size_t>(axis) + 1; d < src.rank(); ++d)
+    inner *= src.shape()[d];
   auto slice_of = [&](std::int64_t i) {
     std::vector<double> s;
     for (std::int64_t o = 0; o < outer; ++o)
-      for (std::int64_t k = 0; k < inner; ++k) s.push_back(vals[static_cast<std::size_t>((o * n + i) * inner + k)]);
+      for (std::int64_t k = 0; k < inner; ++k)
+        s.push_back(vals[static_cast<std::size_t>((o * n + i) * inner + k)]);
     return s;
   };
   std::vector<std::vector<double>> uniq;
@@ -244,7 +257,8 @@ void op_Unique(OpContext& ctx) {
   }
   std::vector<std::size_t> order(uniq.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  if (sorted) std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return uniq[a] < uniq[b]; });
+  if (sorted)
+    std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return uniq[a] < uniq[b]; });
   std::vector<std::int64_t> rank(order.size());
   for (std::size_t i = 0; i < order.size(); ++i) rank[order[i]] = static_cast<std::int64_t>(i);
   const auto m = static_cast<std::int64_t>(uniq.size());
@@ -254,7 +268,8 @@ void op_Unique(OpContext& ctx) {
     const auto& s = uniq[order[j]];
     for (std::int64_t o = 0; o < outer; ++o)
       for (std::int64_t k = 0; k < inner; ++k)
-        y[static_cast<std::size_t>((o * m + static_cast<std::int64_t>(j)) * inner + k)] = s[static_cast<std::size_t>(o * inner + k)];
+        y[static_cast<std::size_t>((o * m + static_cast<std::int64_t>(j)) * inner + k)] =
+            s[static_cast<std::size_t>(o * inner + k)];
     idx.push_back(first[order[j]]);
     cnt.push_back(counts[order[j]]);
   }

@@ -1,8 +1,7 @@
 // Reading ONNX protobuf messages (Debian's libonnx generated classes) into the plain graph
 // representation of model.hpp. The only file that includes the protobuf headers.
-#include <onnx/onnx_pb.h>  // first: defines ONNX_API for the generated headers
-
 #include <onnx/onnx-data_pb.h>
+#include <onnx/onnx_pb.h>  // first: defines ONNX_API for the generated headers
 
 #include <cstring>
 #include <filesystem>
@@ -83,9 +82,8 @@ bool raw_bytes(const ::onnx::TensorProto& t, const Ctx& ctx, std::string& out) {
     f.seekg(0, std::ios::end);
     const std::int64_t size = f.tellg();
     if (offset > size || (length >= 0 && offset + length > size))
-      onnx_fail<IoError>(ctx.where, ": external data file '", path, "' is truncated (",
-                         size, " bytes, need ", offset + std::max<std::int64_t>(length, 0),
-                         ")");
+      onnx_fail<IoError>(ctx.where, ": external data file '", path, "' is truncated (", size,
+                         " bytes, need ", offset + std::max<std::int64_t>(length, 0), ")");
     if (length < 0) length = size - offset;
     out.resize(static_cast<std::size_t>(length));
     f.seekg(offset);
@@ -185,10 +183,18 @@ Initializer convert_tensor(const ::onnx::TensorProto& t, const Ctx& ctx) {
     // Raw little-endian values of the ONNX type's width.
     std::size_t width = 0;
     switch (et) {
-      case ElemType::UInt16: width = 2; break;
-      case ElemType::UInt32: width = 4; break;
-      case ElemType::UInt64: width = 8; break;
-      default: width = dtype_size(sd); break;
+      case ElemType::UInt16:
+        width = 2;
+        break;
+      case ElemType::UInt32:
+        width = 4;
+        break;
+      case ElemType::UInt64:
+        width = 8;
+        break;
+      default:
+        width = dtype_size(sd);
+        break;
     }
     if (static_cast<std::uint64_t>(raw.size()) != static_cast<std::uint64_t>(n) * width)
       onnx_fail<ValueError>(where, ": raw_data has ", raw.size(), " bytes, the shape needs ",
@@ -258,7 +264,8 @@ Initializer convert_tensor(const ::onnx::TensorProto& t, const Ctx& ctx) {
         need(t.int32_data_size(), n, "int32_data");
         for (auto v : t.int32_data()) append_le(bytes, v);
         break;
-      default: onnx_fail<UnsupportedError>(where, ": element type ", elem_type_name(et));
+      default:
+        onnx_fail<UnsupportedError>(where, ": element type ", elem_type_name(et));
     }
   }
   init.data = std::make_shared<const TensorData>(
@@ -309,9 +316,18 @@ Attribute convert_attribute(const ::onnx::AttributeProto& a, const Ctx& ctx,
   Ctx sub = ctx;
   sub.where = node_label + " attribute '" + a.name() + "'";
   switch (a.type()) {
-    case ::onnx::AttributeProto::FLOAT: out.kind = K::Float; out.f = a.f(); break;
-    case ::onnx::AttributeProto::INT: out.kind = K::Int; out.i = a.i(); break;
-    case ::onnx::AttributeProto::STRING: out.kind = K::String; out.s = a.s(); break;
+    case ::onnx::AttributeProto::FLOAT:
+      out.kind = K::Float;
+      out.f = a.f();
+      break;
+    case ::onnx::AttributeProto::INT:
+      out.kind = K::Int;
+      out.i = a.i();
+      break;
+    case ::onnx::AttributeProto::STRING:
+      out.kind = K::String;
+      out.s = a.s();
+      break;
     case ::onnx::AttributeProto::TENSOR: {
       out.kind = K::Tensor;
       Initializer t = detail::convert_tensor(a.t(), sub);
@@ -445,8 +461,7 @@ Value convert_sequence(const ::onnx::SequenceProto& s, const TypeInfo& type, con
   }
   ElemType elem = type.elem;
   if (elem == ElemType::Undefined && !items.empty()) elem = items[0].type();
-  if (elem == ElemType::Undefined && s.elem_type() == ::onnx::SequenceProto::TENSOR &&
-      type.inner)
+  if (elem == ElemType::Undefined && s.elem_type() == ::onnx::SequenceProto::TENSOR && type.inner)
     elem = type.inner->elem;
   return Value::sequence(elem, std::move(items));
 }

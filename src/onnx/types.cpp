@@ -13,63 +13,107 @@ namespace ember::onnx {
 
 std::string elem_type_name(ElemType t) {
   switch (t) {
-    case ElemType::Undefined: return "undefined";
-    case ElemType::Float: return "float";
-    case ElemType::UInt8: return "uint8";
-    case ElemType::Int8: return "int8";
-    case ElemType::UInt16: return "uint16";
-    case ElemType::Int16: return "int16";
-    case ElemType::Int32: return "int32";
-    case ElemType::Int64: return "int64";
-    case ElemType::String: return "string";
-    case ElemType::Bool: return "bool";
-    case ElemType::Float16: return "float16";
-    case ElemType::Double: return "double";
-    case ElemType::UInt32: return "uint32";
-    case ElemType::UInt64: return "uint64";
-    case ElemType::Complex64: return "complex64";
-    case ElemType::Complex128: return "complex128";
-    case ElemType::BFloat16: return "bfloat16";
-    case ElemType::Float8E4M3FN: return "float8e4m3fn";
-    case ElemType::Float8E4M3FNUZ: return "float8e4m3fnuz";
-    case ElemType::Float8E5M2: return "float8e5m2";
-    case ElemType::Float8E5M2FNUZ: return "float8e5m2fnuz";
-    case ElemType::UInt4: return "uint4";
-    case ElemType::Int4: return "int4";
-    case ElemType::Float4E2M1: return "float4e2m1";
-    case ElemType::Float8E8M0: return "float8e8m0";
-    case ElemType::UInt2: return "uint2";
-    case ElemType::Int2: return "int2";
+    case ElemType::Undefined:
+      return "undefined";
+    case ElemType::Float:
+      return "float";
+    case ElemType::UInt8:
+      return "uint8";
+    case ElemType::Int8:
+      return "int8";
+    case ElemType::UInt16:
+      return "uint16";
+    case ElemType::Int16:
+      return "int16";
+    case ElemType::Int32:
+      return "int32";
+    case ElemType::Int64:
+      return "int64";
+    case ElemType::String:
+      return "string";
+    case ElemType::Bool:
+      return "bool";
+    case ElemType::Float16:
+      return "float16";
+    case ElemType::Double:
+      return "double";
+    case ElemType::UInt32:
+      return "uint32";
+    case ElemType::UInt64:
+      return "uint64";
+    case ElemType::Complex64:
+      return "complex64";
+    case ElemType::Complex128:
+      return "complex128";
+    case ElemType::BFloat16:
+      return "bfloat16";
+    case ElemType::Float8E4M3FN:
+      return "float8e4m3fn";
+    case ElemType::Float8E4M3FNUZ:
+      return "float8e4m3fnuz";
+    case ElemType::Float8E5M2:
+      return "float8e5m2";
+    case ElemType::Float8E5M2FNUZ:
+      return "float8e5m2fnuz";
+    case ElemType::UInt4:
+      return "uint4";
+    case ElemType::Int4:
+      return "int4";
+    case ElemType::Float4E2M1:
+      return "float4e2m1";
+    case ElemType::Float8E8M0:
+      return "float8e8m0";
+    case ElemType::UInt2:
+      return "uint2";
+    case ElemType::Int2:
+      return "int2";
   }
   return "type" + std::to_string(static_cast<int>(t));
 }
 
 DType storage_dtype(ElemType t) {
   switch (t) {
-    case ElemType::Float: return DType::F32;
-    case ElemType::Double: return DType::F64;
-    case ElemType::Float16: return DType::F16;
-    case ElemType::BFloat16: return DType::BF16;
-    case ElemType::UInt8: return DType::U8;
-    case ElemType::Int8: return DType::I8;
-    case ElemType::Int16: return DType::I16;
-    case ElemType::UInt16: return DType::I32;
-    case ElemType::Int32: return DType::I32;
-    case ElemType::Int64: return DType::I64;
-    case ElemType::UInt32: return DType::I64;
-    case ElemType::UInt64: return DType::I64;
-    case ElemType::Bool: return DType::Bool;
+    case ElemType::Float:
+      return DType::F32;
+    case ElemType::Double:
+      return DType::F64;
+    case ElemType::Float16:
+      return DType::F16;
+    case ElemType::BFloat16:
+      return DType::BF16;
+    case ElemType::UInt8:
+      return DType::U8;
+    case ElemType::Int8:
+      return DType::I8;
+    case ElemType::Int16:
+      return DType::I16;
+    case ElemType::UInt16:
+      return DType::I32;
+    case ElemType::Int32:
+      return DType::I32;
+    case ElemType::Int64:
+      return DType::I64;
+    case ElemType::UInt32:
+      return DType::I64;
+    case ElemType::UInt64:
+      return DType::I64;
+    case ElemType::Bool:
+      return DType::Bool;
     case ElemType::Float8E4M3FN:
     case ElemType::Float8E4M3FNUZ:
     case ElemType::Float8E5M2:
     case ElemType::Float8E5M2FNUZ:
     case ElemType::Float8E8M0:
-    case ElemType::Float4E2M1: return DType::F32;
+    case ElemType::Float4E2M1:
+      return DType::F32;
     case ElemType::Int4:
-    case ElemType::Int2: return DType::I8;
+    case ElemType::Int2:
+      return DType::I8;
     case ElemType::UInt4:
-    case ElemType::UInt2: return DType::U8;
-    default: break;
+    case ElemType::UInt2:
+      return DType::U8;
+    default:
+      break;
   }
   detail::fail<UnsupportedError>("onnx", "element type ", elem_type_name(t),
                                  " has no numeric storage in Ember");
@@ -77,16 +121,26 @@ DType storage_dtype(ElemType t) {
 
 ElemType elem_type_of(DType d) {
   switch (d) {
-    case DType::F64: return ElemType::Double;
-    case DType::F32: return ElemType::Float;
-    case DType::F16: return ElemType::Float16;
-    case DType::BF16: return ElemType::BFloat16;
-    case DType::I64: return ElemType::Int64;
-    case DType::I32: return ElemType::Int32;
-    case DType::I16: return ElemType::Int16;
-    case DType::I8: return ElemType::Int8;
-    case DType::U8: return ElemType::UInt8;
-    case DType::Bool: return ElemType::Bool;
+    case DType::F64:
+      return ElemType::Double;
+    case DType::F32:
+      return ElemType::Float;
+    case DType::F16:
+      return ElemType::Float16;
+    case DType::BF16:
+      return ElemType::BFloat16;
+    case DType::I64:
+      return ElemType::Int64;
+    case DType::I32:
+      return ElemType::Int32;
+    case DType::I16:
+      return ElemType::Int16;
+    case DType::I8:
+      return ElemType::Int8;
+    case DType::U8:
+      return ElemType::UInt8;
+    case DType::Bool:
+      return ElemType::Bool;
   }
   return ElemType::Undefined;
 }
@@ -102,8 +156,10 @@ bool is_float_type(ElemType t) {
     case ElemType::Float8E5M2:
     case ElemType::Float8E5M2FNUZ:
     case ElemType::Float8E8M0:
-    case ElemType::Float4E2M1: return true;
-    default: return false;
+    case ElemType::Float4E2M1:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -120,8 +176,10 @@ bool is_int_type(ElemType t) {
     case ElemType::UInt4:
     case ElemType::Int4:
     case ElemType::UInt2:
-    case ElemType::Int2: return true;
-    default: return false;
+    case ElemType::Int2:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -132,8 +190,10 @@ bool is_signed_int_type(ElemType t) {
     case ElemType::Int32:
     case ElemType::Int64:
     case ElemType::Int4:
-    case ElemType::Int2: return true;
-    default: return false;
+    case ElemType::Int2:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -141,17 +201,18 @@ namespace detail {
 
 bool is_small_float(ElemType t) {
   return t == ElemType::Float8E4M3FN || t == ElemType::Float8E4M3FNUZ ||
-         t == ElemType::Float8E5M2 || t == ElemType::Float8E5M2FNUZ ||
-         t == ElemType::Float8E8M0 || t == ElemType::Float4E2M1;
+         t == ElemType::Float8E5M2 || t == ElemType::Float8E5M2FNUZ || t == ElemType::Float8E8M0 ||
+         t == ElemType::Float4E2M1;
 }
 
-int small_float_bits(ElemType t) { return t == ElemType::Float4E2M1 ? 4 : 8; }
+int small_float_bits(ElemType t) {
+  return t == ElemType::Float4E2M1 ? 4 : 8;
+}
 
 float small_float_decode(ElemType t, std::uint32_t code) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float inf = std::numeric_limits<float>::infinity();
-  auto make = [](int sign, int exp_bits, int man_bits, int bias, std::uint32_t e,
-                 std::uint32_t m) {
+  auto make = [](int sign, int exp_bits, int man_bits, int bias, std::uint32_t e, std::uint32_t m) {
     float v;
     if (e == 0) {
       v = std::ldexp(static_cast<float>(m), 1 - bias - man_bits);
@@ -193,7 +254,8 @@ float small_float_decode(ElemType t, std::uint32_t code) {
       const int s = (code >> 3) & 1;
       return make(s, 2, 1, 1, (code >> 1) & 3, code & 1);
     }
-    default: return nan;
+    default:
+      return nan;
   }
 }
 
@@ -260,7 +322,7 @@ std::uint32_t small_float_encode(ElemType t, float v, bool saturate, int e8m0_ro
     if (a == 0) return 0;
     int e;
     const float fr = std::frexp(a, &e);  // a = fr * 2^e, fr in [0.5, 1)
-    int ex = e - 1;                       // a = (2 fr) 2^ex, 2fr in [1, 2)
+    int ex = e - 1;                      // a = (2 fr) 2^ex, 2fr in [1, 2)
     const float m = 2 * fr;
     if (e8m0_round == 0) {  // up
       if (m > 1.0f) ex += 1;

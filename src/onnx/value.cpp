@@ -23,19 +23,19 @@ Value make_tensor(ElemType type, std::vector<std::int64_t> shape, S store, Value
 }
 }  // namespace
 
-#define EMBER_ONNX_TENSOR_CTOR(Store)                                                     \
-  Value Value::tensor(ElemType type, std::vector<std::int64_t> shape, Store store) {      \
-    const Shape ps = padded_shape(shape);                                                 \
-    Value v;                                                                              \
-    v.kind_ = Kind::Tensor;                                                               \
-    v.type_ = type;                                                                       \
-    if (store.shape() != ps)                                                              \
-      store = ps.numel() == 0 && store.numel() == 0                                       \
-                  ? Store::empty(ps, store.device(), store.dtype())                       \
-                  : std::move(store).template reshape<kMaxRank>(ps);                      \
-    v.store_ = std::move(store);                                                          \
-    v.shape_ = std::move(shape);                                                          \
-    return v;                                                                             \
+#define EMBER_ONNX_TENSOR_CTOR(Store)                                                \
+  Value Value::tensor(ElemType type, std::vector<std::int64_t> shape, Store store) { \
+    const Shape ps = padded_shape(shape);                                            \
+    Value v;                                                                         \
+    v.kind_ = Kind::Tensor;                                                          \
+    v.type_ = type;                                                                  \
+    if (store.shape() != ps)                                                         \
+      store = ps.numel() == 0 && store.numel() == 0                                  \
+                  ? Store::empty(ps, store.device(), store.dtype())                  \
+                  : std::move(store).template reshape<kMaxRank>(ps);                 \
+    v.store_ = std::move(store);                                                     \
+    v.shape_ = std::move(shape);                                                     \
+    return v;                                                                        \
   }
 EMBER_ONNX_TENSOR_CTOR(FloatStore)
 EMBER_ONNX_TENSOR_CTOR(IntStore)
@@ -148,8 +148,12 @@ TensorData Value::to_data() const {
   return TensorData::from_bytes(std::move(d).into_bytes(), Shape(shape_), dt);
 }
 
-std::vector<std::int64_t> Value::to_int64s() const { return to_data().to_vec<std::int64_t>(); }
-std::vector<double> Value::to_doubles() const { return to_data().to_vec<double>(); }
+std::vector<std::int64_t> Value::to_int64s() const {
+  return to_data().to_vec<std::int64_t>();
+}
+std::vector<double> Value::to_doubles() const {
+  return to_data().to_vec<double>();
+}
 
 Value Value::to_device(const Device& device) const {
   Value v = *this;
@@ -173,16 +177,20 @@ std::string Value::describe() const {
 
 // ---- graph structs ------------------------------------------------------------------------
 
-std::string TypeInfo::to_string() const { return type_string(*this); }
+std::string TypeInfo::to_string() const {
+  return type_string(*this);
+}
 
 std::string type_string(const TypeInfo& t) {
   switch (t.kind) {
-    case TypeInfo::Kind::Unknown: return "unknown";
+    case TypeInfo::Kind::Unknown:
+      return "unknown";
     case TypeInfo::Kind::Sequence:
       return "seq(" + (t.inner ? type_string(*t.inner) : std::string("?")) + ")";
     case TypeInfo::Kind::Optional:
       return "optional(" + (t.inner ? type_string(*t.inner) : std::string("?")) + ")";
-    case TypeInfo::Kind::Tensor: break;
+    case TypeInfo::Kind::Tensor:
+      break;
   }
   std::string s = "tensor(" + elem_type_name(t.elem) + ")";
   if (t.has_shape) {
@@ -199,19 +207,32 @@ std::string type_string(const TypeInfo& t) {
 
 const char* Attribute::kind_name(Kind k) {
   switch (k) {
-    case Kind::Undefined: return "undefined";
-    case Kind::Float: return "float";
-    case Kind::Int: return "int";
-    case Kind::String: return "string";
-    case Kind::Tensor: return "tensor";
-    case Kind::Graph: return "graph";
-    case Kind::Floats: return "floats";
-    case Kind::Ints: return "ints";
-    case Kind::Strings: return "strings";
-    case Kind::Tensors: return "tensors";
-    case Kind::Graphs: return "graphs";
-    case Kind::TypeProto: return "type_proto";
-    case Kind::TypeProtos: return "type_protos";
+    case Kind::Undefined:
+      return "undefined";
+    case Kind::Float:
+      return "float";
+    case Kind::Int:
+      return "int";
+    case Kind::String:
+      return "string";
+    case Kind::Tensor:
+      return "tensor";
+    case Kind::Graph:
+      return "graph";
+    case Kind::Floats:
+      return "floats";
+    case Kind::Ints:
+      return "ints";
+    case Kind::Strings:
+      return "strings";
+    case Kind::Tensors:
+      return "tensors";
+    case Kind::Graphs:
+      return "graphs";
+    case Kind::TypeProto:
+      return "type_proto";
+    case Kind::TypeProtos:
+      return "type_protos";
   }
   return "?";
 }
@@ -347,8 +368,7 @@ std::vector<double> OpContext::attr_floats(std::string_view name, std::vector<do
   if (!a) return def;
   if (a->kind == Attribute::Kind::Float) return {a->f};
   if (a->kind != Attribute::Kind::Floats)
-    fail("attribute '", name, "' must be a list of floats, got ",
-         Attribute::kind_name(a->kind));
+    fail("attribute '", name, "' must be a list of floats, got ", Attribute::kind_name(a->kind));
   return a->floats;
 }
 
@@ -357,8 +377,7 @@ std::vector<std::string> OpContext::attr_strings(std::string_view name) const {
   if (!a) return {};
   if (a->kind == Attribute::Kind::String) return {a->s};
   if (a->kind != Attribute::Kind::Strings)
-    fail("attribute '", name, "' must be a list of strings, got ",
-         Attribute::kind_name(a->kind));
+    fail("attribute '", name, "' must be a list of strings, got ", Attribute::kind_name(a->kind));
   return a->strings;
 }
 

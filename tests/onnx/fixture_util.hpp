@@ -3,12 +3,11 @@
 // gen_onnx_models.py), so the repository holds no large weight files.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>

@@ -26,8 +26,8 @@ namespace {
   return v;
 }
 
-::onnx::NodeProto node(const std::string& name, const std::string& op,
-                       std::vector<std::string> in, std::vector<std::string> out) {
+::onnx::NodeProto node(const std::string& name, const std::string& op, std::vector<std::string> in,
+                       std::vector<std::string> out) {
   ::onnx::NodeProto n;
   n.set_name(name);
   n.set_op_type(op);
@@ -59,13 +59,16 @@ void expect_error(const std::string& bytes, const std::vector<std::string>& part
   } catch (const E& e) {
     const std::string msg = e.what();
     EXPECT_EQ(msg.rfind("[onnx]", 0), 0u) << msg;
-    for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
+    for (const auto& p : parts)
+      EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
   } catch (const std::exception& e) {
     FAIL() << "wrong exception type: " << e.what();
   }
 }
 
-std::string bytes(const ::onnx::ModelProto& m) { return m.SerializeAsString(); }
+std::string bytes(const ::onnx::ModelProto& m) {
+  return m.SerializeAsString();
+}
 
 TEST(OnnxErrors, ValidBaseLoadsAndRuns) {
   const Model m = parse_model(bytes(base()));
@@ -95,10 +98,12 @@ TEST(OnnxErrors, MissingAndWrongOpset) {
 TEST(OnnxErrors, UnknownOperator) {
   auto m = base();
   m.mutable_graph()->mutable_node(0)->set_op_type("FrobnicateV2");
-  expect_error<ember::UnsupportedError>(bytes(m), {"node 'relu1' (FrobnicateV2)", "unknown operator"});
+  expect_error<ember::UnsupportedError>(bytes(m),
+                                        {"node 'relu1' (FrobnicateV2)", "unknown operator"});
   m = base();
   m.mutable_graph()->mutable_node(0)->set_domain("com.example");
-  expect_error<ember::UnsupportedError>(bytes(m), {"node 'relu1' (com.example::Relu)", "com.example"});
+  expect_error<ember::UnsupportedError>(bytes(m),
+                                        {"node 'relu1' (com.example::Relu)", "com.example"});
 }
 
 TEST(OnnxErrors, InconsistentShapes) {

@@ -56,8 +56,10 @@ Value first_item(const Value& v) {
   auto dims = d.shape().dims;
   const auto n = static_cast<std::size_t>(d.numel() / dims[0]) * ember::dtype_size(d.dtype());
   dims[0] = 1;
-  std::vector<std::uint8_t> bytes(d.bytes().begin(), d.bytes().begin() + static_cast<std::ptrdiff_t>(n));
-  return Value::from_data(ember::TensorData::from_bytes(std::move(bytes), ember::Shape(dims), d.dtype()));
+  std::vector<std::uint8_t> bytes(d.bytes().begin(),
+                                  d.bytes().begin() + static_cast<std::ptrdiff_t>(n));
+  return Value::from_data(
+      ember::TensorData::from_bytes(std::move(bytes), ember::Shape(dims), d.dtype()));
 }
 
 TEST_P(RealModel, RunsAtAnotherBatchSize) {

@@ -58,12 +58,13 @@ struct Tolerance {
 };
 
 std::string compare(const Value& got, const Value& want, const Tolerance& tol) {
-  if (want.is_none()) return got.is_none() ? "" : "expected an empty optional, got " + got.describe();
+  if (want.is_none())
+    return got.is_none() ? "" : "expected an empty optional, got " + got.describe();
   if (want.is_sequence()) {
     if (!got.is_sequence()) return "expected a sequence, got " + got.describe();
     if (got.items().size() != want.items().size())
-      return "sequence length " + std::to_string(got.items().size()) + " != " +
-             std::to_string(want.items().size());
+      return "sequence length " + std::to_string(got.items().size()) +
+             " != " + std::to_string(want.items().size());
     for (std::size_t i = 0; i < want.items().size(); ++i) {
       const std::string r = compare(got.items()[i], want.items()[i], tol);
       if (!r.empty()) return "item " + std::to_string(i) + ": " + r;
@@ -96,8 +97,9 @@ std::string compare(const Value& got, const Value& want, const Tolerance& tol) {
       ++bad;
     }
   }
-  if (bad) return "values differ at " + std::to_string(bad) + " of " +
-                  std::to_string(a.size()) + " elements (" + first.str() + ")";
+  if (bad)
+    return "values differ at " + std::to_string(bad) + " of " + std::to_string(a.size()) +
+           " elements (" + first.str() + ")";
   return "";
 }
 
@@ -161,15 +163,14 @@ TEST(OnnxNodeTests, AtLeast90PercentOfInferenceCasesPass) {
     else
       failures.emplace_back(name, r);
   }
-  const double secs =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::ofstream report("onnx_node_report.txt");
   report << "passed " << passed << " of " << total << " inference cases (" << skipped
          << " excluded: training operators and random outputs)\n";
   for (const auto& [n, r] : failures) report << n << "\t" << r << "\n";
   std::cout << "[onnx node tests] passed " << passed << " / " << total << " inference cases ("
-            << (total ? 100.0 * passed / total : 0.0) << " %), " << skipped << " excluded, "
-            << secs << " s; failures in onnx_node_report.txt\n";
+            << (total ? 100.0 * passed / total : 0.0) << " %), " << skipped << " excluded, " << secs
+            << " s; failures in onnx_node_report.txt\n";
   if (!filter) {
     EXPECT_GE(passed * 10, total * 9) << "fewer than 90 % of the node tests pass";
   } else {

@@ -23,7 +23,8 @@ double max_diff(const Value& a, const Value& b) {
   EXPECT_EQ(a.shape(), b.shape());
   const auto x = a.to_doubles(), y = b.to_doubles();
   double d = 0;
-  for (std::size_t i = 0; i < x.size() && i < y.size(); ++i) d = std::max(d, std::fabs(x[i] - y[i]));
+  for (std::size_t i = 0; i < x.size() && i < y.size(); ++i)
+    d = std::max(d, std::fabs(x[i] - y[i]));
   return d;
 }
 
@@ -42,10 +43,20 @@ void check(const std::string& name) {
   EXPECT_EQ(max_diff(y, yi), 0.0) << name << " generated code vs interpreter";
 }
 
-TEST(OnnxGenerated, Resnet18) { check<model::Resnet18<>>("resnet18"); }
-TEST(OnnxGenerated, MobilenetV3Small) { check<model::MobilenetV3Small<>>("mobilenet_v3_small"); }
-TEST(OnnxGenerated, TransformerEncoder) { check<model::TransformerEncoder<>>("transformer_encoder"); }
-TEST(OnnxGenerated, Lstm) { check<model::Lstm<>>("lstm"); }
-TEST(OnnxGenerated, FashionCnn) { check<model::FashionCnn<>>("fashion_cnn"); }
+TEST(OnnxGenerated, Resnet18) {
+  check<model::Resnet18<>>("resnet18");
+}
+TEST(OnnxGenerated, MobilenetV3Small) {
+  check<model::MobilenetV3Small<>>("mobilenet_v3_small");
+}
+TEST(OnnxGenerated, TransformerEncoder) {
+  check<model::TransformerEncoder<>>("transformer_encoder");
+}
+TEST(OnnxGenerated, Lstm) {
+  check<model::Lstm<>>("lstm");
+}
+TEST(OnnxGenerated, FashionCnn) {
+  check<model::FashionCnn<>>("fashion_cnn");
+}
 
 }  // namespace

@@ -52,18 +52,29 @@ std::string read(const fs::path& p) {
   return ss.str();
 }
 
-std::string mutate(const std::string& in, const std::vector<std::string>& seeds, std::mt19937_64& rng) {
+std::string mutate(const std::string& in, const std::vector<std::string>& seeds,
+                   std::mt19937_64& rng) {
   std::string s = in;
   const int n = 1 + static_cast<int>(rng() % 4);
   for (int k = 0; k < n; ++k) {
     if (s.empty()) s = "\x08";
     const std::size_t pos = rng() % s.size();
     switch (rng() % 8) {
-      case 0: s[pos] = static_cast<char>(s[pos] ^ (1 << (rng() % 8))); break;
-      case 1: s[pos] = static_cast<char>(rng()); break;
-      case 2: s.resize(pos); break;
-      case 3: s.insert(pos, 1 + rng() % 8, static_cast<char>(rng())); break;
-      case 4: s.erase(pos, 1 + rng() % 16); break;
+      case 0:
+        s[pos] = static_cast<char>(s[pos] ^ (1 << (rng() % 8)));
+        break;
+      case 1:
+        s[pos] = static_cast<char>(rng());
+        break;
+      case 2:
+        s.resize(pos);
+        break;
+      case 3:
+        s.insert(pos, 1 + rng() % 8, static_cast<char>(rng()));
+        break;
+      case 4:
+        s.erase(pos, 1 + rng() % 16);
+        break;
       case 5: {  // splice another seed
         const std::string& o = seeds[rng() % seeds.size()];
         if (!o.empty()) {
@@ -134,7 +145,8 @@ int main(int argc, char** argv) {
     }
     if (fs::is_directory(p)) {
       for (const auto& e : fs::recursive_directory_iterator(p))
-        if (e.path().extension() == ".onnx" && fs::file_size(e.path()) < (1 << 20)) seeds.push_back(read(e.path()));
+        if (e.path().extension() == ".onnx" && fs::file_size(e.path()) < (1 << 20))
+          seeds.push_back(read(e.path()));
     } else {
       seeds.push_back(read(p));
     }

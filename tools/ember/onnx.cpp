@@ -5,8 +5,6 @@
 //   ember onnx convert model.onnx --out DIR [--name Name] [--namespace ns]
 #ifdef EMBER_HAVE_ONNX
 
-#include "onnx_command.hpp"
-
 #include <chrono>
 #include <filesystem>
 #include <iomanip>
@@ -18,24 +16,35 @@
 #include "ember/onnx/model.hpp"
 #include "ember/onnx/npy.hpp"
 #include "ember/onnx/runtime.hpp"
+#include "onnx_command.hpp"
 
 namespace ember::cli {
 
 CLI::App* add_onnx_command(CLI::App& app, OnnxArgs& args) {
   CLI::App* onnx = app.add_subcommand("onnx", "Inspect, run or convert ONNX models");
   onnx->require_subcommand(1);
-  CLI::App* inspect = onnx->add_subcommand("inspect", "Inputs, outputs, opsets, operators and parameter count");
+  CLI::App* inspect =
+      onnx->add_subcommand("inspect", "Inputs, outputs, opsets, operators and parameter count");
   inspect->add_option("model", args.model, "the .onnx file")->required()->check(CLI::ExistingFile);
   inspect->callback([&args] { args.action = "inspect"; });
-  CLI::App* run = onnx->add_subcommand("run", "Run a model on .npy inputs; outputs are written as .npy");
+  CLI::App* run =
+      onnx->add_subcommand("run", "Run a model on .npy inputs; outputs are written as .npy");
   run->add_option("model", args.model, "the .onnx file")->required()->check(CLI::ExistingFile);
-  run->add_option("-i,--input", args.inputs, "NAME=FILE.npy (one per graph input; the name may be left out for a single input)")->required();
-  run->add_option("--device", args.device, "device: cpu, cpu+autodiff, ... (default: EMBER_DEVICE or the best)");
-  run->add_option("--out-dir", args.out_dir, "folder for <output name>.npy files")->capture_default_str();
+  run->add_option(
+         "-i,--input", args.inputs,
+         "NAME=FILE.npy (one per graph input; the name may be left out for a single input)")
+      ->required();
+  run->add_option("--device", args.device,
+                  "device: cpu, cpu+autodiff, ... (default: EMBER_DEVICE or the best)");
+  run->add_option("--out-dir", args.out_dir, "folder for <output name>.npy files")
+      ->capture_default_str();
   run->add_option("--threads", args.threads, "CPU threads (default: all cores)");
-  run->add_option("--repeat", args.repeat, "run N times (after one warm-up run) and print the mean and best time")->capture_default_str();
+  run->add_option("--repeat", args.repeat,
+                  "run N times (after one warm-up run) and print the mean and best time")
+      ->capture_default_str();
   run->callback([&args] { args.action = "run"; });
-  CLI::App* convert = onnx->add_subcommand("convert", "Write a C++ EMBER_MODULE header and safetensors weights");
+  CLI::App* convert =
+      onnx->add_subcommand("convert", "Write a C++ EMBER_MODULE header and safetensors weights");
   convert->add_option("model", args.model, "the .onnx file")->required()->check(CLI::ExistingFile);
   convert->add_option("-o,--out", args.out_dir, "output folder")->required();
   convert->add_option("--name", args.name, "struct name (default: from the file name)");
@@ -48,7 +57,8 @@ namespace {
 
 std::string file_name(const std::string& s) {
   std::string out;
-  for (char c : s) out.push_back(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' ? c : '_');
+  for (char c : s)
+    out.push_back(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' ? c : '_');
   return out.empty() ? "output" : out;
 }
 
@@ -58,15 +68,19 @@ int inspect(const OnnxArgs& args) {
             << "ir_version " << m.ir_version << "\n"
             << "producer   " << (m.producer.empty() ? "-" : m.producer) << "\n"
             << "opsets    ";
-  for (const auto& o : m.opsets) std::cout << " " << (o.domain.empty() ? "ai.onnx" : o.domain) << ":" << o.version;
+  for (const auto& o : m.opsets)
+    std::cout << " " << (o.domain.empty() ? "ai.onnx" : o.domain) << ":" << o.version;
   std::cout << "\ninputs\n";
-  for (const auto& i : m.graph.inputs) std::cout << "  " << i.name << ": " << onnx::type_string(i.type) << "\n";
+  for (const auto& i : m.graph.inputs)
+    std::cout << "  " << i.name << ": " << onnx::type_string(i.type) << "\n";
   std::cout << "outputs\n";
-  for (const auto& o : m.graph.outputs) std::cout << "  " << o.name << ": " << onnx::type_string(o.type) << "\n";
+  for (const auto& o : m.graph.outputs)
+    std::cout << "  " << o.name << ": " << onnx::type_string(o.type) << "\n";
   std::map<std::string, int> ops;
   for (const auto& n : m.graph.nodes) ++ops[(n.domain.empty() ? "" : n.domain + "::") + n.op_type];
   std::cout << "operators (" << m.graph.nodes.size() << " nodes after constant folding)\n";
-  for (const auto& [op, n] : ops) std::cout << "  " << std::left << std::setw(28) << op << n << "\n";
+  for (const auto& [op, n] : ops)
+    std::cout << "  " << std::left << std::setw(28) << op << n << "\n";
   std::cout << "initializers " << m.graph.initializers.size() << "\nparameters   " << m.num_params()
             << "\n";
   return 0;
@@ -97,7 +111,8 @@ int run(const OnnxArgs& args) {
   for (int k = 0; k < std::max(1, args.repeat); ++k) {
     const auto t0 = std::chrono::steady_clock::now();
     out = session.run(in);
-    const double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const double t =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     total += t;
     best = std::min(best, t);
   }
@@ -105,7 +120,8 @@ int run(const OnnxArgs& args) {
   std::filesystem::create_directories(args.out_dir);
   for (const auto& o : m.graph.outputs) {
     const onnx::Value& v = out.at(o.name);
-    const std::string path = (std::filesystem::path(args.out_dir) / (file_name(o.name) + ".npy")).string();
+    const std::string path =
+        (std::filesystem::path(args.out_dir) / (file_name(o.name) + ".npy")).string();
     if (v.is_tensor() && v.type() != onnx::ElemType::String) {
       onnx::write_npy(path, v);
       std::cout << o.name << ": " << v.describe() << " -> " << path << "\n";

@@ -21,7 +21,7 @@
 namespace ember::onnx {
 
 struct ConvertOptions {
-  std::string name;                 ///< struct name (default: from the file name, CamelCase)
+  std::string name;                  ///< struct name (default: from the file name, CamelCase)
   std::string name_space = "model";  ///< C++ namespace of the generated code
 };
 

@@ -81,8 +81,8 @@ struct Attribute {
   std::string s;
   std::shared_ptr<const TensorData> t;  ///< numeric tensors (host)
   ElemType t_type = ElemType::Undefined;
-  std::vector<std::int64_t> t_shape;      ///< logical shape (rank 0 allowed)
-  std::vector<std::string> t_strings;     ///< string tensors
+  std::vector<std::int64_t> t_shape;   ///< logical shape (rank 0 allowed)
+  std::vector<std::string> t_strings;  ///< string tensors
   std::shared_ptr<const Graph> g;
   std::vector<double> floats;
   std::vector<std::int64_t> ints;
@@ -116,7 +116,7 @@ struct Initializer {
 
 struct Graph {
   std::string name;
-  std::vector<ValueInfo> inputs;   ///< graph inputs that are not initializers, in order
+  std::vector<ValueInfo> inputs;  ///< graph inputs that are not initializers, in order
   std::vector<ValueInfo> outputs;
   std::vector<Initializer> initializers;
   std::vector<Node> nodes;  ///< topological order after load_model
