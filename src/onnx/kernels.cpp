@@ -156,6 +156,26 @@ Value cast_value(const OpContext& ctx, const Value& v, ElemType to, bool saturat
   return Value::tensor(to, v.shape(), out.cast(sd));
 }
 
+Value cat_values(const OpContext& ctx, const std::vector<Value>& parts, const Dims& out,
+                 std::int64_t pax_) {
+  if (parts.empty()) ctx.fail("nothing to concatenate");
+  return map_any(ctx, parts[0], out, [&](const auto& s0) {
+    using S = std::decay_t<decltype(s0)>;
+    std::vector<S> ss;
+    for (const auto& p : parts) {
+      if (p.type() != parts[0].type())
+        ctx.fail<DTypeError>("cannot join ", p.describe(), " and ", parts[0].describe());
+      if constexpr (std::is_same_v<S, FloatStore>)
+        ss.push_back(p.floats());
+      else if constexpr (std::is_same_v<S, IntStore>)
+        ss.push_back(p.ints());
+      else
+        ss.push_back(p.bools());
+    }
+    return S::cat(ss, pax_);
+  });
+}
+
 Dims axes_from(const OpContext& ctx, std::size_t input_index, std::size_t rank, bool* given) {
   Dims axes;
   bool have = false;

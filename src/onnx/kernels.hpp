@@ -197,3 +197,10 @@ namespace ember::onnx::detail {
 /// numpy.matmul of two numeric tensors (ops_nn.cpp).
 Value matmul_values(const OpContext& ctx, const Value& a, const Value& b);
 }  // namespace ember::onnx::detail
+
+namespace ember::onnx::detail {
+/// Joins tensors of one kind along padded axis `pax_` into a value of logical shape `out`
+/// and the type of parts[0] (kernels.cpp).
+Value cat_values(const OpContext& ctx, const std::vector<Value>& parts, const Dims& out,
+                 std::int64_t pax_);
+}  // namespace ember::onnx::detail

@@ -36,19 +36,7 @@ Value stack0(const OpContext& ctx, const std::vector<Value>& items, ElemType typ
   }
   Dims out = shape;
   out.insert(out.begin(), static_cast<std::int64_t>(items.size()));
-  return map_any(ctx, parts[0], out, [&](const auto& s0) {
-    using S = std::decay_t<decltype(s0)>;
-    std::vector<S> ss;
-    for (const auto& p : parts) {
-      if constexpr (std::is_same_v<S, FloatStore>)
-        ss.push_back(p.floats());
-      else if constexpr (std::is_same_v<S, IntStore>)
-        ss.push_back(p.ints());
-      else
-        ss.push_back(p.bools());
-    }
-    return S::cat(ss, pax(0, out.size()));
-  });
+  return cat_values(ctx, parts, out, pax(0, out.size()));
 }
 
 void op_If(OpContext& ctx) {
@@ -256,19 +244,7 @@ void op_ConcatFromSequence(OpContext& ctx) {
       out[static_cast<std::size_t>(axis)] += v.shape()[static_cast<std::size_t>(axis)];
     parts.push_back(v);
   }
-  ctx.set(0, map_any(ctx, parts[0], out, [&](const auto& s0) {
-            using S = std::decay_t<decltype(s0)>;
-            std::vector<S> ss;
-            for (const auto& p : parts) {
-              if constexpr (std::is_same_v<S, FloatStore>)
-                ss.push_back(p.floats());
-              else if constexpr (std::is_same_v<S, IntStore>)
-                ss.push_back(p.ints());
-              else
-                ss.push_back(p.bools());
-            }
-            return S::cat(ss, pax(axis, r));
-          }));
+  ctx.set(0, cat_values(ctx, parts, out, pax(axis, r)));
 }
 void op_SequenceMap(OpContext& ctx) {
   const Graph& body = graph_attr(ctx, "body");

@@ -220,19 +220,7 @@ void op_ReverseSequence(OpContext& ctx) {
     parts.push_back(map_any(ctx, sl, sl.shape(),
                             [&](const auto& s) { return s.select(pax(ta, x.rank()), idx); }));
   }
-  ctx.set(0, map_any(ctx, x, x.shape(), [&](const auto& s) {
-            using S = std::decay_t<decltype(s)>;
-            std::vector<S> ss;
-            for (const auto& p : parts) {
-              if constexpr (std::is_same_v<S, FloatStore>)
-                ss.push_back(p.floats());
-              else if constexpr (std::is_same_v<S, IntStore>)
-                ss.push_back(p.ints());
-              else
-                ss.push_back(p.bools());
-            }
-            return S::cat(ss, pax(ba, x.rank()));
-          }));
+  ctx.set(0, cat_values(ctx, parts, x.shape(), pax(ba, x.rank())));
 }
 
 }  // namespace

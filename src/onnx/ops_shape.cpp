@@ -222,26 +222,9 @@ void op_Concat(OpContext& ctx) {
     return;
   }
   const std::int64_t pa = pax(axis, r);
-  auto gather_all = [&](auto tag) {
-    using S = decltype(tag);
-    std::vector<S> parts;
-    for (std::size_t i = 0; i < ctx.num_inputs(); ++i) {
-      const Value& v = ctx.tensor(i);
-      if constexpr (std::is_same_v<S, FloatStore>)
-        parts.push_back(v.floats());
-      else if constexpr (std::is_same_v<S, IntStore>)
-        parts.push_back(v.ints());
-      else
-        parts.push_back(v.bools());
-    }
-    return S::cat(parts, pa);
-  };
-  if (first.is_float_store())
-    ctx.set(0, Value::tensor(first.type(), out, gather_all(first.floats())));
-  else if (first.is_int_store())
-    ctx.set(0, Value::tensor(first.type(), out, gather_all(first.ints())));
-  else
-    ctx.set(0, Value::tensor(first.type(), out, gather_all(first.bools())));
+  std::vector<Value> parts;
+  for (std::size_t i = 0; i < ctx.num_inputs(); ++i) parts.push_back(ctx.tensor(i));
+  ctx.set(0, cat_values(ctx, parts, out, pa));
 }
 
 /// Narrow of any tensor along a logical axis.
@@ -454,19 +437,7 @@ Value wrap_pad_axis(const OpContext& ctx, const Value& x, std::int64_t axis, std
   Dims out = cur.shape();
   out[static_cast<std::size_t>(axis)] = m + before + after;
   const std::int64_t pa = pax(axis, x.rank());
-  return map_any(ctx, cur, out, [&](const auto& s) {
-    using S = std::decay_t<decltype(s)>;
-    std::vector<S> ss;
-    for (const auto& p : parts) {
-      if constexpr (std::is_same_v<S, FloatStore>)
-        ss.push_back(p.floats());
-      else if constexpr (std::is_same_v<S, IntStore>)
-        ss.push_back(p.ints());
-      else
-        ss.push_back(p.bools());
-    }
-    return S::cat(ss, pa);
-  });
+  return cat_values(ctx, parts, out, pa);
 }
 
 void op_Pad(OpContext& ctx) {
