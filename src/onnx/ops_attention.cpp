@@ -22,6 +22,9 @@ void op_Attention(OpContext& ctx) {
   const Value& q0 = ctx.tensor(0);
   const bool three_d = q0.rank() == 3;
   Value q = q0, k = ctx.tensor(1), v = ctx.tensor(2);
+  if (k.rank() != q0.rank() || v.rank() != q0.rank())
+    ctx.fail<ShapeError>("Q, K and V must have the same rank: ", q0.describe(), ", ", k.describe(),
+                         ", ", v.describe());
   if (three_d) {
     const std::int64_t qh = ctx.attr_int("q_num_heads", 0), kvh = ctx.attr_int("kv_num_heads", 0);
     if (qh <= 0 || kvh <= 0)
@@ -33,6 +36,9 @@ void op_Attention(OpContext& ctx) {
   if (q.rank() != 4 || k.rank() != 4 || v.rank() != 4)
     ctx.fail<ShapeError>("Q, K, V must be 3-d or 4-d: ", q0.describe(), ", ",
                          ctx.tensor(1).describe(), ", ", ctx.tensor(2).describe());
+  if (ctx.has(4) != ctx.has(5)) ctx.fail("past_key and past_value must be given together");
+  if (ctx.has(4) && (ctx.tensor(4).rank() != 4 || ctx.tensor(5).rank() != 4))
+    ctx.fail<ShapeError>("past_key and past_value must be 4-d");
   const std::int64_t past = ctx.has(4) ? ctx.tensor(4).shape()[2] : 0;
   if (ctx.has(4)) {
     k = Value::tensor(k.type(), {k.shape()[0], k.shape()[1], past + k.shape()[2], k.shape()[3]},
@@ -95,6 +101,8 @@ void op_Attention(OpContext& ctx) {
   const bool causal = ctx.attr_int("is_causal", 0) != 0;
   std::vector<std::int64_t> nonpad;
   if (ctx.has(6)) nonpad = host_ints(ctx.tensor(6));
+  if (!nonpad.empty() && static_cast<std::int64_t>(nonpad.size()) != B)
+    ctx.fail<ShapeError>("nonpad_kv_seqlen has ", nonpad.size(), " entries for batch ", B);
   if (causal || !nonpad.empty()) {
     std::vector<bool> ok(static_cast<std::size_t>(B * Sq * T), true);
     for (std::int64_t b = 0; b < B; ++b) {
@@ -155,6 +163,11 @@ void op_RotaryEmbedding(OpContext& ctx) {
   const std::int64_t rd =
       ctx.attr_int("rotary_embedding_dim", 0) > 0 ? ctx.attr_int("rotary_embedding_dim", 0) : D;
   Value cosv = ctx.tensor(1), sinv = ctx.tensor(2);
+  if (cosv.rank() < 2 || cosv.rank() > 3 || sinv.shape() != cosv.shape())
+    ctx.fail<ShapeError>("cos_cache ", cosv.describe(), " and sin_cache ", sinv.describe(),
+                         " must have one shape of rank 2 or 3");
+  if (ctx.has(3) && (ctx.tensor(3).rank() != 2 || cosv.rank() != 2))
+    ctx.fail<ShapeError>("position_ids must be [batch, seq] with 2-d caches");
   if (ctx.has(3)) {  // gather the cache rows of each position: [B, S, rd/2]
     const Value& pos = ctx.tensor(3);
     const auto flat = pos.ints().template reshape<1>(Shape{pos.numel()});

@@ -57,6 +57,9 @@ void op_Loop(OpContext& ctx) {
   const std::size_t n_carried = ctx.num_inputs() > 2 ? ctx.num_inputs() - 2 : 0;
   std::vector<Value> carried;
   for (std::size_t i = 0; i < n_carried; ++i) carried.push_back(ctx.in(2 + i));
+  if (body.outputs.size() < 1 + n_carried || body.inputs.size() != 2 + n_carried)
+    ctx.fail("the body must take 2 + ", n_carried, " inputs and give at least 1 + ", n_carried,
+             " outputs");
   const std::size_t n_scan = body.outputs.size() - 1 - n_carried;
   std::vector<std::vector<Value>> scans(n_scan);
   if (!has_m && !ctx.has(1)) ctx.fail("Loop needs a trip count or a condition");
@@ -85,6 +88,9 @@ void op_Scan(OpContext& ctx) {
     ctx.fail<UnsupportedError>("Scan before opset 9 (sequence_lens form) is not supported");
   if (n_in > ctx.num_inputs()) ctx.fail("num_scan_inputs exceeds the inputs");
   const std::size_t n_state = ctx.num_inputs() - n_in;
+  if (body.outputs.size() < n_state || body.inputs.size() != n_state + n_in)
+    ctx.fail("the body must take ", n_state + n_in, " inputs and give at least ", n_state,
+             " outputs");
   const std::size_t n_out = body.outputs.size() - n_state;
   const Dims in_axes = ctx.attr_ints("scan_input_axes", Dims(n_in, 0));
   const Dims in_dirs = ctx.attr_ints("scan_input_directions", Dims(n_in, 0));

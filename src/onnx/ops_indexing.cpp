@@ -74,6 +74,11 @@ void op_GatherND(OpContext& ctx) {
   const auto k = static_cast<std::size_t>(idx.shape().back());
   if (b + k > r)
     ctx.fail<ShapeError>("indices last dim ", k, " + batch_dims ", b, " exceeds the data rank ", r);
+  if (b >= q) ctx.fail<ShapeError>("batch_dims ", b, " must be smaller than the indices rank ", q);
+  for (std::size_t d = 0; d < b; ++d)
+    if (idx.shape()[d] != x.shape()[d])
+      ctx.fail<ShapeError>("batch dims of indices ", idx.describe(), " and data ", x.describe(),
+                           " differ");
   Dims out(idx.shape().begin(), idx.shape().end() - 1);
   for (std::size_t d = b + k; d < r; ++d) out.push_back(x.shape()[d]);
   std::int64_t bn = 1, nq = 1, rest = 1;

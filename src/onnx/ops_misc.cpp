@@ -206,10 +206,14 @@ void op_Det(OpContext& ctx) {
 void op_ReverseSequence(OpContext& ctx) {
   const Value& x = ctx.tensor(0);
   const auto lens = host_ints(ctx.tensor(1));
-  const std::int64_t ba = ctx.attr_int("batch_axis", 1), ta = ctx.attr_int("time_axis", 0);
   if (x.rank() < 2) ctx.fail<ShapeError>("input must have rank >= 2");
+  const std::int64_t ba = norm_axis(ctx, ctx.attr_int("batch_axis", 1), x.rank());
+  const std::int64_t ta = norm_axis(ctx, ctx.attr_int("time_axis", 0), x.rank());
+  if (ba == ta) ctx.fail("batch_axis and time_axis must differ");
   const std::int64_t nb = x.shape()[static_cast<std::size_t>(ba)],
                      nt = x.shape()[static_cast<std::size_t>(ta)];
+  if (static_cast<std::int64_t>(lens.size()) != nb)
+    ctx.fail<ShapeError>("sequence_lens has ", lens.size(), " entries for batch ", nb);
   std::vector<Value> parts;
   for (std::int64_t b = 0; b < nb; ++b) {
     const Value sl = narrow_along(ctx, x, ba, b, 1);

@@ -161,6 +161,8 @@ void op_ConvTranspose(OpContext& ctx) {
                          w.describe(), " expects ", w.shape()[0]);
   const Dims out_pad = ctx.attr_ints("output_padding", Dims(sp, 0));
   const Dims out_shape = ctx.attr_ints("output_shape");
+  if (out_pad.size() != sp || (!out_shape.empty() && out_shape.size() < sp))
+    ctx.fail<ShapeError>("output_padding and output_shape must give ", sp, " spatial sizes");
   const std::string ap = ctx.attr_string("auto_pad", "NOTSET");
   Dims full(sp);
   for (std::size_t i = 0; i < sp; ++i)

@@ -116,6 +116,7 @@ void op_LayerNormalization(OpContext& ctx) {
 void op_GroupNormalization(OpContext& ctx) {
   const Value& x = ctx.tensor(0);
   const std::size_t r = x.rank();
+  if (r < 2) ctx.fail<ShapeError>("input must be [N, C, ...], got ", x.describe());
   const std::int64_t g = ctx.attr_int("num_groups", 0);
   const double eps = ctx.attr_float("epsilon", 1e-5);
   const std::int64_t n = x.shape()[0], c = x.shape()[1];
@@ -172,6 +173,8 @@ void op_LRN(OpContext& ctx) {
   const double alpha = ctx.attr_float("alpha", 1e-4), beta = ctx.attr_float("beta", 0.75),
                bias = ctx.attr_float("bias", 1.0);
   const std::int64_t size = ctx.attr_int("size", 1);
+  if (r < 2 || size < 1)
+    ctx.fail<ShapeError>("LRN needs [N, C, ...] and size >= 1, got ", x.describe());
   const FloatStore sq = x.floats().square();
   const std::int64_t c = x.shape()[1];
   const std::int64_t lo = (size - 1) / 2, hi = size - 1 - lo;

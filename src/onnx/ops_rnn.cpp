@@ -93,6 +93,8 @@ void op_recurrent(OpContext& ctx) {
   const DTensor<3> W = wv.to_tensor<3>(), Rw = rv.to_tensor<3>();
   std::vector<std::int64_t> lens(static_cast<std::size_t>(Bn), S);
   if (ctx.has(4)) lens = host_ints(ctx.tensor(4));
+  if (static_cast<std::int64_t>(lens.size()) != Bn)
+    ctx.fail<ShapeError>("sequence_lens has ", lens.size(), " entries for batch ", Bn);
   bool full = true;
   for (auto l : lens) full = full && l == S;
   const Device dev = ctx.device;
