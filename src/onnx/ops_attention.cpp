@@ -80,6 +80,8 @@ void op_Attention(OpContext& ctx) {
   std::optional<BoolStore> allowed;
   if (ctx.has(3)) {
     Value m = ctx.tensor(3);
+    if (m.rank() < 1 || m.rank() > 4)
+      ctx.fail<ShapeError>("attn_mask must have rank 1 to 4, got ", m.describe());
     const std::int64_t mt = m.shape().back();
     if (mt < T) {  // shorter last dim: padded with "not allowed"
       Dims ms = m.shape();

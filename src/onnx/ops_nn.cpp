@@ -416,7 +416,7 @@ Value matmul_values(const OpContext& ctx, const Value& a, const Value& b) {
   if (av) logical.erase(logical.end() - 2);
   if (bv) logical.pop_back();
   // [.., m, k] x [k, n] with no batch in b: one GEMM over the flattened rows.
-  if (bs.size() == 2 && as.size() > 2) {
+  if (bs.size() == 2 && as.size() > 2 && as.back() > 0) {
     const std::int64_t rows = numel_of(as) / as.back();
     const Value a2 = reshaped(a, {rows, as.back()});
     const Value b2 = reshaped(b, bs);

@@ -73,6 +73,8 @@ void op_recurrent(OpContext& ctx) {
   if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
     ctx.fail("unknown direction \"", direction, "\"");
   const std::int64_t gates = K == Kind::Lstm ? 4 : K == Kind::Gru ? 3 : 1;
+  if (wv.rank() != 3 || rv.rank() != 3)
+    ctx.fail<ShapeError>("W ", wv.describe(), " and R ", rv.describe(), " must have rank 3");
   const std::int64_t H = ctx.attr_int("hidden_size", rv.shape().back());
   DTensor<3> X = xv.to_tensor<3>();
   if (layout == 1) X = X.swap_dims(0, 1);  // -> [seq, batch, input]
