@@ -222,6 +222,9 @@ void resize_impl(OpContext& ctx, bool upsample) {
           static_cast<std::int64_t>(std::floor(static_cast<double>(x.shape()[a]) * len * sc[k]));
     }
   }
+  for (std::size_t a = 0; a < r; ++a)
+    if (out[a] < 0 || out[a] > (std::int64_t{1} << 31))
+      ctx.fail<ShapeError>("output size ", out[a], " of axis ", a, " is out of range");
   const double extrapolation = ctx.attr_float("extrapolation_value", 0.0);
   FloatStore f = as_float_store(x, x.is_float_store() ? x.floats().dtype() : DType::F64);
   Dims cur = x.shape();

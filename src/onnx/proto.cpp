@@ -475,9 +475,17 @@ Model parse_model(const std::string& bytes, const std::string& base_dir,
   if (!mp.ParseFromString(bytes))
     onnx_fail<IoError>("the model is not a valid ONNX protobuf (truncated or corrupt, ",
                        bytes.size(), " bytes)");
-  Model m = convert_model(mp, base_dir);
-  detail::prepare_graph(m, m.graph, options, {});
-  return m;
+  try {
+    Model m = convert_model(mp, base_dir);
+    detail::prepare_graph(m, m.graph, options, {});
+    return m;
+  } catch (const Error&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    onnx_fail<OutOfMemoryError>("out of memory while loading the model");
+  } catch (const std::exception& e) {
+    onnx_fail<ValueError>("invalid model: ", e.what());
+  }
 }
 
 Model load_model(const std::string& path, const LoadOptions& options) {

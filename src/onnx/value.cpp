@@ -305,6 +305,10 @@ void with_node_context(const Node& node, const std::function<void()>& f) {
     throw Error(prefix(e));
   } catch (const std::bad_alloc&) {
     throw OutOfMemoryError("[onnx] " + node.label() + ": out of memory");
+  } catch (const std::exception& e) {
+    // A standard-library error (a size too large for a vector, ...) from a kernel: still
+    // an ember::Error naming the node, never an escape.
+    throw ValueError("[onnx] " + node.label() + ": " + e.what());
   }
 }
 
