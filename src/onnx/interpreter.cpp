@@ -121,7 +121,7 @@ struct GraphRunner {
       const Node& node = g.nodes[k];
       OpFn fn = find_op(node.domain, node.op_type);
       if (!fn) node_fail<UnsupportedError>(node, "unknown operator");
-      OpContext ctx{node, opset, device, {}, {}, {}};
+      OpContext ctx{node, opset, device, {}, {}, {}, {}};
       ctx.inputs.reserve(node.inputs.size());
       for (const auto& name : node.inputs) {
         if (name.empty()) {
@@ -191,7 +191,7 @@ std::vector<Value> run_op_node(const Node& node, const std::vector<Value>& input
                                std::int64_t opset, const Device& device) {
   OpFn fn = find_op(node.domain, node.op_type);
   if (!fn) node_fail<UnsupportedError>(node, "unknown operator");
-  OpContext ctx{node, opset, device, {}, {}, {}};
+  OpContext ctx{node, opset, device, {}, {}, {}, {}};
   for (const auto& v : inputs) ctx.inputs.push_back(&v);
   ctx.outputs.resize(node.outputs.size());
   GraphRunner runner{opset, device};

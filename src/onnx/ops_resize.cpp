@@ -25,10 +25,6 @@ double cubic_w(double d, double a) {
   return 0;
 }
 
-std::int64_t round_half_even(double v) {
-  return static_cast<std::int64_t>(std::nearbyint(v));
-}
-
 AxisPlan plan_axis(const OpContext& ctx, std::int64_t in, std::int64_t out, double scale,
                    double roi_start, double roi_end) {
   const std::string mode = ctx.attr_string("mode", "nearest");

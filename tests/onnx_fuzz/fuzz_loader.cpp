@@ -57,7 +57,7 @@ std::string mutate(const std::string& in, const std::vector<std::string>& seeds,
   std::string s = in;
   const int n = 1 + static_cast<int>(rng() % 4);
   for (int k = 0; k < n; ++k) {
-    if (s.empty()) s = "\x08";
+    if (s.empty()) s.assign(1, '\x08');
     const std::size_t pos = rng() % s.size();
     switch (rng() % 8) {
       case 0:
