@@ -227,9 +227,37 @@ void op_ReverseSequence(OpContext& ctx) {
   ctx.set(0, cat_values(ctx, parts, x.shape(), pax(ba, x.rank())));
 }
 
+/// Hann (0), Hamming (1) and Blackman (2) windows of `size` samples (periodic: the
+/// denominator is size, else size - 1), in output_datatype (float by default).
+template <int Kind>
+void op_window(OpContext& ctx) {
+  const std::int64_t n = host_ints(ctx.tensor(0)).at(0);
+  if (n < 0) ctx.fail("size must be >= 0, got ", n);
+  const bool periodic = ctx.attr_int("periodic", 1) != 0;
+  const auto type = static_cast<ElemType>(ctx.attr_int("output_datatype", 1));
+  const double d = periodic ? static_cast<double>(n) : static_cast<double>(n - 1);
+  const double pi = 3.14159265358979323846;
+  std::vector<double> w(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double x = d > 0 ? 2 * pi * static_cast<double>(i) / d : 0.0;
+    double v;
+    if (Kind == 0)
+      v = 0.5 - 0.5 * std::cos(x);
+    else if (Kind == 1)
+      v = 25.0 / 46.0 - (1 - 25.0 / 46.0) * std::cos(x);
+    else
+      v = 0.42 - 0.5 * std::cos(x) + 0.08 * std::cos(2 * x);
+    w[static_cast<std::size_t>(i)] = v;
+  }
+  ctx.set(0, value_from_doubles(w, {n}, type, ctx.device));
+}
+
 }  // namespace
 
 void register_misc(OpRegistry& r) {
+  r.add("HannWindow", op_window<0>);
+  r.add("HammingWindow", op_window<1>);
+  r.add("BlackmanWindow", op_window<2>);
   r.add("NegativeLogLikelihoodLoss", op_NegativeLogLikelihoodLoss);
   r.add("SoftmaxCrossEntropyLoss", op_SoftmaxCrossEntropyLoss);
   r.add("Einsum", op_Einsum);
