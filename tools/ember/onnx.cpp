@@ -11,7 +11,6 @@
 #include <iostream>
 #include <map>
 
-#include "ember/cpu/cpu.hpp"
 #include "ember/onnx/codegen.hpp"
 #include "ember/onnx/model.hpp"
 #include "ember/onnx/npy.hpp"
@@ -87,8 +86,8 @@ int inspect(const OnnxArgs& args) {
 }
 
 int run(const OnnxArgs& args) {
-  if (args.threads > 0) Cpu::set_num_threads(args.threads);
   const Device dev = args.device.empty() ? Device{} : Device::parse(args.device);
+  set_threads(dev, args.threads);
   const onnx::Model m = onnx::load_model(args.model);
   std::map<std::string, onnx::Value> in;
   for (const auto& spec : args.inputs) {
