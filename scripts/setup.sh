@@ -11,6 +11,13 @@ PACKAGES=(
   dataset-fashion-mnist
   tmux  # the dashboard test drives the training TUI through tmux
 )
+# ember::vulkan: Vulkan headers and loader, shaderc with glslang and SPIRV-Tools (linked
+# statically), Mesa's Vulkan drivers (llvmpipe runs every Vulkan test without a GPU),
+# vulkaninfo for diagnostics. ember::cuda needs only a CUDA toolkit, not installed here.
+PACKAGES+=(libvulkan-dev mesa-vulkan-drivers libshaderc-dev glslang-dev spirv-tools vulkan-tools)
+# ONNX import (ember::onnx): Debian's libonnx-dev (the protobuf classes generated from
+# onnx.proto, libonnx_proto) and protobuf's headers.
+PACKAGES+=(libonnx-dev libprotobuf-dev)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -39,6 +39,20 @@ run "$T/ember_train_tests"
 # The ember tool end to end (train/eval/infer/summary, errors) and SIGKILL + --resume; the
 # examples for one epoch on a subset.
 run "$T/ember_tools_tests"
+# The kernel language: every IR feature on the CPU target, through NVRTC (when a CUDA toolkit
+# is installed) and on Vulkan (llvmpipe without a GPU); CUDA devices when present. Counts per
+# target (printed by the test binary after GoogleTest's summary), then the custom-kernel
+# example on every device.
+echo "== $T/kernel/ember_kernel_tests"
+"$T/kernel/ember_kernel_tests" --gtest_brief=1 | sed -n '/^\[==========\]/,$p'
+"build/$PRESET/custom-kernel" | tail -n 4
+# ONNX import: the ONNX backend node tests (../shared/onnx-tests, skipped when absent), real
+# models against onnxruntime, bad models; the code `ember onnx convert` generated at build
+# time; a 20-second run of the loader fuzzer.
+run "$T/ember_onnx_tests"
+run "$T/ember_onnx_codegen_tests"
+echo "== ember_onnx_fuzz (20 s)"
+"$T/ember_onnx_fuzz" 20 ../shared/onnx-tests/node tests/fixtures/onnx | tail -n 1
 EX="build/$PRESET/example-runs"
 rm -rf "$EX" && mkdir -p "$EX"
 (cd "$EX" && OMP_WAIT_POLICY=passive ../examples/fashion-mnist --epochs 1 --items 1000 \

@@ -4,6 +4,7 @@
 //   ember eval RUN_DIR                               test accuracy and confusion matrix
 //   ember infer RUN_DIR IMAGE...                     classify image files
 //   ember summary RUN_DIR                            settings, metrics, checkpoints of a run
+//   ember onnx inspect|run|convert MODEL ...          ONNX models (tools/ember/onnx.cpp)
 //
 // Exit status: 0 on success, 1 when the command failed (one line on stderr saying why), 2 for
 // bad command-line arguments.
@@ -12,8 +13,12 @@
 #include <cstdlib>
 #include <exception>
 #include <iostream>
+#include <string>
 
 #include "commands.hpp"
+#ifdef EMBER_HAVE_ONNX
+#include "onnx_command.hpp"
+#endif
 
 namespace {
 
@@ -23,9 +28,12 @@ namespace {
 /// OMP_WAIT_POLICY once, when it is loaded (before main), so when it is unset the tool sets
 /// it to "passive" and executes itself again. Setting OMP_WAIT_POLICY (to anything) keeps
 /// the current process.
-void prefer_passive_openmp_waits(char** argv) {
+void prefer_passive_openmp_waits(int argc, char** argv) {
   if (std::getenv("OMP_WAIT_POLICY") != nullptr) return;
-  ::setenv("OMP_WAIT_POLICY", "passive", 1);
+  // `ember onnx` runs no loader threads: spinning waits make its kernels faster (as
+  // onnxruntime's thread pool does).
+  const bool onnx = argc > 1 && std::string(argv[1]) == "onnx";
+  ::setenv("OMP_WAIT_POLICY", onnx ? "active" : "passive", 1);
   ::execv("/proc/self/exe", argv);  // returns only on failure: then run as we are
 }
 
@@ -33,7 +41,7 @@ void prefer_passive_openmp_waits(char** argv) {
 
 int main(int argc, char** argv) {
   using namespace ember::cli;
-  prefer_passive_openmp_waits(argv);
+  prefer_passive_openmp_waits(argc, argv);
   CLI::App app{
       "ember: train, evaluate and run image classifiers with Ember (Fashion-MNIST by default)",
       "ember"};
@@ -47,6 +55,10 @@ int main(int argc, char** argv) {
   CLI::App* eval = add_eval_command(app, eval_args);
   CLI::App* infer = add_infer_command(app, infer_args);
   CLI::App* summary = add_summary_command(app, summary_args);
+#ifdef EMBER_HAVE_ONNX
+  OnnxArgs onnx_args;
+  CLI::App* onnx = add_onnx_command(app, onnx_args);
+#endif
 
   try {
     app.parse(argc, argv);
@@ -79,6 +91,12 @@ int main(int argc, char** argv) {
       where = "ember summary";
       return run_summary(summary_args);
     }
+#ifdef EMBER_HAVE_ONNX
+    if (onnx->parsed()) {
+      where = "ember onnx " + onnx_args.action;
+      return run_onnx(onnx_args);
+    }
+#endif
   } catch (const std::exception& e) {
     std::cerr << where << ": error: " << first_line(e.what()) << "\n";
     return 1;

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Builds the GPU test and benchmark programs here and gathers everything a GPU machine without
+# a package registry needs to run them into one folder (docs/gpu.md):
+#   bin/   ember_kernel_tests, custom-kernel, bench_kernel_gpu (stripped)
+#   lib/   shared libraries they need that such a machine may lack (libgomp, libbenchmark)
+#   debs/  the Vulkan loader and what it needs (Debian packages, unpacked there)
+#   scripts/gpu-test.sh, benchmarks/gpu/side_by_side.py
+# Usage: scripts/gpu-bundle.sh OUT_DIR [PRESET]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT="${1:?usage: scripts/gpu-bundle.sh OUT_DIR [PRESET]}"
+PRESET="${2:-release}"
+
+cmake --preset "$PRESET" >/dev/null
+cmake --build "build/$PRESET" -j"${EMBER_JOBS:-2}" --target ember_kernel_tests custom-kernel bench_kernel_gpu
+
+rm -rf "$OUT"
+mkdir -p "$OUT/bin" "$OUT/lib" "$OUT/debs" "$OUT/scripts" "$OUT/benchmarks/gpu"
+B="build/$PRESET"
+cp "$B/tests/kernel/ember_kernel_tests" "$B/custom-kernel" "$B/benchmarks/gpu/bench_kernel_gpu" "$OUT/bin/"
+strip "$OUT"/bin/*
+for lib in libgomp.so.1 libbenchmark.so.1debian; do
+  path=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ {print $NF; exit}')
+  if [ -n "$path" ]; then cp -L "$path" "$OUT/lib/"; fi
+done
+cp scripts/gpu-test.sh "$OUT/scripts/"
+cp benchmarks/gpu/side_by_side.py "$OUT/benchmarks/gpu/"
+
+# The Vulkan loader with GLVND (the NVIDIA ICD needs libGLX) for amd64, from Debian.
+lists=$(mktemp -d)
+mkdir -p "$lists/partial"
+o=(-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 "-oDir::State::Lists=$lists")
+apt-get "${o[@]}" update -qq
+(cd "$OUT/debs" && apt-get "${o[@]}" download -qq libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 \
+  libglx0 libgles2 vulkan-tools libwayland-client0 libx11-6 libxcb1 libxau6 libxdmcp6 libbsd0 \
+  libmd0 libffi8 2>/dev/null)
+rm -rf "$lists"
+du -sh "$OUT"
