@@ -180,7 +180,9 @@ class Tensor : public detail::ElementwiseApi<B, D, K>,
   /// From host data converted to `dtype` (which must be of kind K).
   static Tensor from_data(const TensorData& data, const Device& device, DType dtype) {
     check_kind_dtype("from_data", dtype);
-    return from_data(data.dtype() == dtype ? data : data.convert(dtype), device);
+    // Two returns, not `cond ? data : data.convert(dtype)`: that expression would copy data.
+    if (data.dtype() == dtype) return from_data(data, device);
+    return from_data(data.convert(dtype), device);
   }
   /// Float tensor from nested lists: Tensor<B, 2>::from_floats({{1, 2}, {3, 4}}).
   static Tensor from_floats(typename detail::NestedListT<double, D>::type values,
