@@ -148,6 +148,30 @@ TEST_F(CliTest, EvalReportsAccuracyAndWritesTheConfusionMatrix) {
   EXPECT_EQ(eval_last["accuracy"], eval["accuracy"]);
 }
 
+TEST_F(CliTest, InferResizesALargeImageWithoutAFloatCopyOfIt) {
+  // Issue 19: a 3000x3000 gray PNG (9 MB of pixels) used to become 36 MB of floats, twice
+  // (the host vector and the tensor), before being pooled down to 28x28.
+  data::ImageU8 big(1, 3000, 3000);
+  for (std::size_t y = 0; y < 3000; ++y)
+    for (std::size_t x = 0; x < 3000; ++x) big.at(0, y, x) = static_cast<std::uint8_t>((x + y) / 24);
+  const fs::path large = tmp_->path() / "large-3000.png";
+  data::write_png(large, big);
+  const auto peak_kib = [&](const fs::path& image) {
+    Child c({"infer", run_dir_.string(), image.string()}, tmp_->path() / "infer-rss");
+    EXPECT_EQ(c.wait(), 0) << c.err();
+    const bool resized = c.out().find("resized from 3000x3000") != std::string::npos;
+    EXPECT_EQ(resized, image == large) << c.out();
+    return c.max_rss_kib();
+  };
+  const long small = peak_kib(test_png());
+  const long extra = peak_kib(large) - small;
+  // Decoding is the floor (stb's 9 MB of inflated rows, its 9 MB image, the 9 MB planar
+  // copy); the float path added over 100 MB more (a float vector, its TensorData copy, the
+  // tensor).
+  EXPECT_LT(extra, 64 * 1024) << "infer of a 3000x3000 image took " << extra / 1024
+                              << " MiB more than of a 28x28 one";
+}
+
 TEST_F(CliTest, InferPrintsClassAndProbabilities) {
   // A test image as a 28x28 gray PNG, and the same image 2x larger in RGB (area averaging
   // brings it back to the same pixels, so the prediction must be identical).
