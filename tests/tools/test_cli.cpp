@@ -365,6 +365,23 @@ TEST_F(CliTest, ResumeReadsModelOptionsAsTheRunsModel) {
                {"--dropout 0.5 differs from the run's 0.25"});
 }
 
+TEST_F(CliTest, ResumeWithMoreEpochsExtendsTheRun) {
+  // Issue 19: --resume --epochs N past the run's epochs trains on; fewer is refused.
+  const fs::path mlp = tmp_->path() / "mlp-extend";
+  fs::copy(mlp_run(), mlp, fs::copy_options::recursive);
+  const Result r =
+      ember({"train", "--resume", "--run-dir", mlp.string(), "--epochs", "2", "--no-tui"});
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("Extending the run from 1 to 2 epochs"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("[train] epoch 1 done"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[train] epoch 2 done"), std::string::npos) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(slurp(mlp / "run.json"))["train"]["epochs"], 2);
+  EXPECT_NE(slurp(mlp / "valid.jsonl").find("\"epoch\":2"), std::string::npos);
+  EXPECT_TRUE(fs::exists(mlp / "checkpoints" / "epoch-2"));
+  expect_error(ember({"train", "--resume", "--run-dir", mlp.string(), "--epochs", "1"}), 1,
+               {"--epochs 1 is fewer than the run's 2 (run.json)", "extend a run, not shorten"});
+}
+
 TEST_F(CliTest, ARunOfAnotherModelIsRefused) {
   // --model names the model the run must hold.
   expect_error(ember({"eval", mlp_run().string(), "--model", "cnn"}), 1,
