@@ -29,7 +29,7 @@ done
 run "$T/ember_dispatch_tests"
 # Gradients: finite differences and PyTorch fixtures, on Autodiff<Cpu> and on Dispatch.
 run "$T/ember_autodiff_tests"
-EMBER_DEVICE=cpu+autodiff run "$T/ember_autodiff_dispatch_tests"
+run "$T/ember_autodiff_dispatch_tests"  # sets EMBER_DEVICE=cpu+autodiff itself
 # Modules, layers, losses, optimizers, schedulers and weights I/O against PyTorch fixtures.
 run "$T/ember_nn_tests"
 # Datasets, data loader, IDX/CSV/image-folder sources, transforms (Fashion-MNIST when installed).

@@ -1,5 +1,7 @@
 // Everything of ember::nn in one include: the module system (Param, Buffer, EMBER_MODULE,
-// EMBER_CONFIG, Initializer) and every layer and loss. Link ember::nn.
+// EMBER_CONFIG, Initializer), every layer and loss, and the weights-file readers of
+// ember::store (read_weights, read_safetensors, read_pytorch), whose result
+// load_state_dict takes. Link ember::nn (it brings ember::store).
 //
 //   #include "ember/nn.hpp"
 //   #include "ember/optim/optim.hpp"   // optimizers and LR schedulers (ember::optim)
@@ -27,3 +29,6 @@
 #include "ember/nn/rnn.hpp"
 #include "ember/nn/transformer.hpp"
 #include "ember/nn/unfold.hpp"
+#include "ember/store/pytorch.hpp"
+#include "ember/store/safetensors.hpp"
+#include "ember/store/weights.hpp"

@@ -174,7 +174,8 @@ double CosineAnnealingLrScheduler::step() {
     return warmup_initial_ + (initial_ - warmup_initial_) * static_cast<double>(k) /
                                  static_cast<double>(warmup_iters_);
   }
-  const std::int64_t j = (k - warmup_iters_) % (num_iters_ + 1);
+  // Past num_iters the cosine goes on (back up to initial_lr at 2 num_iters), as torch.
+  const std::int64_t j = k - warmup_iters_;
   const double c =
       std::cos(std::numbers::pi * static_cast<double>(j) / static_cast<double>(num_iters_));
   return min_ + 0.5 * (initial_ - min_) * (1.0 + c);
@@ -187,6 +188,48 @@ void CosineAnnealingLrScheduler::load_state(const json& s) {
 }
 CosineAnnealingLrScheduler CosineAnnealingLrSchedulerConfig::init() const {
   return CosineAnnealingLrScheduler(initial_lr, min_lr, num_iters, warmup_iters, warmup_initial_lr);
+}
+
+// ---- cosine with warm restarts --------------------------------------------------------------
+
+CosineAnnealingWarmRestartsLrScheduler::CosineAnnealingWarmRestartsLrScheduler(
+    double initial_lr, std::int64_t t_0, std::int64_t t_mult, double min_lr)
+    : initial_(initial_lr), min_(min_lr), t_0_(t_0), t_mult_(t_mult) {
+  const char* op = "CosineAnnealingWarmRestartsLrScheduler";
+  check_rate(op, "initial_lr", initial_lr);
+  check_rate(op, "min_lr", min_lr);
+  if (min_lr > initial_lr) {
+    fail<ValueError>(op, "min_lr must be <= initial_lr, got min_lr ", min_lr, " and initial_lr ",
+                     initial_lr);
+  }
+  check_count(op, "t_0", t_0, 1);
+  check_count(op, "t_mult", t_mult, 1);
+}
+double CosineAnnealingWarmRestartsLrScheduler::step() {
+  // The position t_cur in the current cycle and its length t_i, from the counter: cycles of
+  // t_0, t_0 t_mult, t_0 t_mult^2, ... (logarithmically many when t_mult > 1).
+  __int128 t_cur = iter_++;
+  __int128 t_i = t_0_;
+  if (t_mult_ == 1) {
+    t_cur %= t_i;
+  } else {
+    while (t_cur >= t_i) {
+      t_cur -= t_i;
+      t_i *= t_mult_;
+    }
+  }
+  const double c = std::cos(std::numbers::pi * static_cast<double>(t_cur) /
+                            static_cast<double>(t_i));
+  return min_ + 0.5 * (initial_ - min_) * (1.0 + c);
+}
+json CosineAnnealingWarmRestartsLrScheduler::state() const {
+  return counter_state("cosine_restarts", iter_);
+}
+void CosineAnnealingWarmRestartsLrScheduler::load_state(const json& s) {
+  iter_ = read_counter("CosineAnnealingWarmRestartsLrScheduler::load_state", "cosine_restarts", s);
+}
+CosineAnnealingWarmRestartsLrScheduler CosineAnnealingWarmRestartsLrSchedulerConfig::init() const {
+  return CosineAnnealingWarmRestartsLrScheduler(initial_lr, t_0, t_mult, min_lr);
 }
 
 // ---- noam -----------------------------------------------------------------------------------
@@ -298,7 +341,7 @@ void SequentialLrScheduler::load_state(const json& s) {
 struct LrSchedulerConfig::Holder {
   std::variant<ConstantLrSchedulerConfig, LinearLrSchedulerConfig, StepLrSchedulerConfig,
                ExponentialLrSchedulerConfig, CosineAnnealingLrSchedulerConfig,
-               NoamLrSchedulerConfig, ComposedLrSchedulerConfig, SequentialLrSchedulerConfig>
+               CosineAnnealingWarmRestartsLrSchedulerConfig, NoamLrSchedulerConfig, ComposedLrSchedulerConfig, SequentialLrSchedulerConfig>
       v;
 };
 
@@ -311,6 +354,8 @@ LrSchedulerConfig::LrSchedulerConfig(StepLrSchedulerConfig c)
 LrSchedulerConfig::LrSchedulerConfig(ExponentialLrSchedulerConfig c)
     : impl_(std::make_shared<Holder>(Holder{std::move(c)})) {}
 LrSchedulerConfig::LrSchedulerConfig(CosineAnnealingLrSchedulerConfig c)
+    : impl_(std::make_shared<Holder>(Holder{std::move(c)})) {}
+LrSchedulerConfig::LrSchedulerConfig(CosineAnnealingWarmRestartsLrSchedulerConfig c)
     : impl_(std::make_shared<Holder>(Holder{std::move(c)})) {}
 LrSchedulerConfig::LrSchedulerConfig(NoamLrSchedulerConfig c)
     : impl_(std::make_shared<Holder>(Holder{std::move(c)})) {}
@@ -332,6 +377,8 @@ constexpr const char* type_tag() {
   if constexpr (std::is_same_v<T, StepLrSchedulerConfig>) return "step";
   if constexpr (std::is_same_v<T, ExponentialLrSchedulerConfig>) return "exponential";
   if constexpr (std::is_same_v<T, CosineAnnealingLrSchedulerConfig>) return "cosine";
+  if constexpr (std::is_same_v<T, CosineAnnealingWarmRestartsLrSchedulerConfig>)
+    return "cosine_restarts";
   if constexpr (std::is_same_v<T, NoamLrSchedulerConfig>) return "noam";
   if constexpr (std::is_same_v<T, ComposedLrSchedulerConfig>) return "composed";
   if constexpr (std::is_same_v<T, SequentialLrSchedulerConfig>) return "sequential";
@@ -383,11 +430,13 @@ LrSchedulerConfig LrSchedulerConfig::from_json(const json& j) {
   if (t == "step") return parse_as<StepLrSchedulerConfig>(j);
   if (t == "exponential") return parse_as<ExponentialLrSchedulerConfig>(j);
   if (t == "cosine") return parse_as<CosineAnnealingLrSchedulerConfig>(j);
+  if (t == "cosine_restarts") return parse_as<CosineAnnealingWarmRestartsLrSchedulerConfig>(j);
   if (t == "noam") return parse_as<NoamLrSchedulerConfig>(j);
   if (t == "composed") return parse_as<ComposedLrSchedulerConfig>(j);
   if (t == "sequential") return parse_as<SequentialLrSchedulerConfig>(j);
   fail<ValueError>(op, "unknown scheduler type '", t,
-                   "' (expected constant, linear, step, exponential, cosine, noam, composed or "
+                   "' (expected constant, linear, step, exponential, cosine, cosine_restarts, noam, "
+                   "composed or "
                    "sequential)");
 }
 

@@ -11,6 +11,7 @@
 #include "ember/store/file.hpp"
 #include "pickle.hpp"
 #include "pytorch_zip.hpp"
+#include "lazy.hpp"
 
 namespace ember::store {
 
@@ -134,6 +135,22 @@ class Reader {
     }
     return out;
   }
+
+  /// tensors_of without reading any data: the views with their keys, in order, each
+  /// checked (structure, dtype, storage record) so that reading them later can fail only on
+  /// the data itself (a CRC mismatch, a read error).
+  Found refs_of(const PyRef& v) {
+    if (count_paths(v) > max_visits_) {
+      fail("too many values to flatten: more than ", max_visits_,
+           " (shared sub-objects reached along too many paths)");
+    }
+    Found found;
+    flatten(v, "", 0, found);
+    check_output_size(found);
+    return found;
+  }
+
+  friend class LazyPyTorch;
 
   const std::string& file() const { return file_; }
 
@@ -392,29 +409,19 @@ class Reader {
     return nullptr;
   }
 
-  const std::vector<std::uint8_t>& storage_bytes(const StorageRef& s, std::size_t elem) {
-    auto it = storages_.find(s.key);
-    if (it != storages_.end()) return it->second;
-    const std::string record = prefix_ + "data/" + s.key;
-    auto idx = zip_.find(record);
-    if (!idx) fail("corrupt archive: the storage record '", record, "' is missing");
-    std::uint64_t want = 0;
-    if (__builtin_mul_overflow(static_cast<std::uint64_t>(s.numel), elem, &want) ||
-        zip_.size(*idx) != want) {
-      fail("corrupt archive: the storage record '", record, "' has ", zip_.size(*idx),
-           " bytes, but ", s.numel, " elements of ", s.type_name, " need ", want);
-    }
-    auto bytes = zip_.read(*idx);
-    if (big_endian_ && elem > 1) {
-      for (std::size_t i = 0; i + elem <= bytes.size(); i += elem) {
-        std::reverse(bytes.begin() + static_cast<std::ptrdiff_t>(i),
-                     bytes.begin() + static_cast<std::ptrdiff_t>(i + elem));
-      }
-    }
-    return storages_.emplace(s.key, std::move(bytes)).first->second;
-  }
+  /// A tensor view checked against its storage record, before any data is read.
+  struct View {
+    DType dtype;
+    std::size_t elem;
+    Shape shape;
+    std::int64_t numel;
+    std::uint64_t record;  // the zip entry of the storage
+    bool whole;            // the view is exactly its storage, row-major
+  };
 
-  TensorData materialize(const TensorRef& t, const std::string& key) {
+  /// Checks everything about `t` that does not need its data: a dtype, sizes and strides
+  /// within bounds, the storage record present with the right size. Throws as read_pytorch.
+  View check_view(const TensorRef& t, const std::string& key) {
     const StorageRef& s = *t.storage;
     if (!s.dtype) {
       fail<UnsupportedError>("tensor '", key, "' is stored as ", s.type_name,
@@ -447,37 +454,81 @@ class Reader {
         out_bytes > (std::int64_t{1} << 40)) {
       fail("corrupt pickle: tensor '", key, "' of size ", shape, " is too large");
     }
-    const auto& bytes = storage_bytes(s, elem);
+    const std::string record = prefix_ + "data/" + s.key;
+    auto idx = zip_.find(record);
+    if (!idx) fail("corrupt archive: the storage record '", record, "' is missing");
+    std::uint64_t want = 0;
+    if (__builtin_mul_overflow(static_cast<std::uint64_t>(s.numel), elem, &want) ||
+        zip_.size(*idx) != want) {
+      fail("corrupt archive: the storage record '", record, "' has ", zip_.size(*idx),
+           " bytes, but ", s.numel, " elements of ", s.type_name, " need ", want);
+    }
     if (numel > 0 && last >= s.numel) {
       fail("corrupt pickle: tensor '", key, "' (size ", shape, ", offset ", t.offset,
            ") reaches storage element ", last, " but storage '", s.key, "' holds ", s.numel);
     }
-    std::vector<std::uint8_t> out(static_cast<std::size_t>(numel) * elem);
-    if (numel > 0) {
-      // Row-major copy: contiguous runs of the innermost dims with memcpy, the rest by index.
-      const auto contiguous = Shape(t.size).contiguous_strides();
-      std::size_t inner = rank;  // dims [inner, rank) are laid out contiguously
-      std::int64_t run = 1;
-      while (inner > 0 &&
-             (t.size[inner - 1] == 1 || t.stride[inner - 1] == contiguous[inner - 1])) {
-        --inner;
-        run *= t.size[inner];
-      }
-      const std::size_t run_bytes = static_cast<std::size_t>(run) * elem;
-      std::vector<std::int64_t> idx(inner, 0);
-      std::size_t dst = 0;
-      while (true) {
-        std::int64_t src = t.offset;
-        for (std::size_t d = 0; d < inner; ++d) src += idx[d] * t.stride[d];
-        std::memcpy(out.data() + dst, bytes.data() + static_cast<std::size_t>(src) * elem,
-                    run_bytes);
-        dst += run_bytes;
-        std::size_t d = inner;
-        while (d > 0 && ++idx[d - 1] == t.size[d - 1]) idx[--d] = 0;
-        if (d == 0) break;
+    bool row_major = true;
+    const auto contiguous = shape.contiguous_strides();
+    for (std::size_t d = 0; d < rank; ++d) {
+      if (t.size[d] != 1 && t.stride[d] != contiguous[d]) row_major = false;
+    }
+    const bool whole = row_major && t.offset == 0 && numel == s.numel;
+    return {dtype, elem, std::move(shape), numel, *idx, whole};
+  }
+
+  /// The storage's bytes as stored (byte-swapped on big-endian files) into `out`.
+  void read_storage(std::uint64_t record, std::size_t elem, std::vector<std::uint8_t>& out) {
+    zip_.read_into(record, out);
+    if (big_endian_ && elem > 1) {
+      for (std::size_t i = 0; i + elem <= out.size(); i += elem) {
+        std::reverse(out.begin() + static_cast<std::ptrdiff_t>(i),
+                     out.begin() + static_cast<std::ptrdiff_t>(i + elem));
       }
     }
-    return TensorData::from_bytes(std::move(out), std::move(shape), dtype);
+  }
+
+  const std::vector<std::uint8_t>& storage_bytes(const StorageRef& s, std::uint64_t record,
+                                                 std::size_t elem) {
+    auto it = storages_.find(s.key);
+    if (it != storages_.end()) return it->second;
+    std::vector<std::uint8_t> bytes;
+    read_storage(record, elem, bytes);
+    return storages_.emplace(s.key, std::move(bytes)).first->second;
+  }
+
+  /// The view's elements, row-major, from its storage's bytes `src` into `dst`.
+  static void copy_view(const TensorRef& t, const View& v, const std::uint8_t* src,
+                        std::uint8_t* dst) {
+    if (v.numel == 0) return;
+    const std::size_t rank = t.size.size();
+    // Row-major copy: contiguous runs of the innermost dims with memcpy, the rest by index.
+    const auto contiguous = Shape(t.size).contiguous_strides();
+    std::size_t inner = rank;  // dims [inner, rank) are laid out contiguously
+    std::int64_t run = 1;
+    while (inner > 0 && (t.size[inner - 1] == 1 || t.stride[inner - 1] == contiguous[inner - 1])) {
+      --inner;
+      run *= t.size[inner];
+    }
+    const std::size_t run_bytes = static_cast<std::size_t>(run) * v.elem;
+    std::vector<std::int64_t> idx(inner, 0);
+    std::size_t out = 0;
+    while (true) {
+      std::int64_t pos = t.offset;
+      for (std::size_t d = 0; d < inner; ++d) pos += idx[d] * t.stride[d];
+      std::memcpy(dst + out, src + static_cast<std::size_t>(pos) * v.elem, run_bytes);
+      out += run_bytes;
+      std::size_t d = inner;
+      while (d > 0 && ++idx[d - 1] == t.size[d - 1]) idx[--d] = 0;
+      if (d == 0) break;
+    }
+  }
+
+  TensorData materialize(const TensorRef& t, const std::string& key) {
+    View v = check_view(t, key);
+    const auto& bytes = storage_bytes(*t.storage, v.record, v.elem);
+    std::vector<std::uint8_t> out(static_cast<std::size_t>(v.numel) * v.elem);
+    copy_view(t, v, bytes.data(), out.data());
+    return TensorData::from_bytes(std::move(out), std::move(v.shape), v.dtype);
   }
 
   std::string file_;
@@ -519,11 +570,8 @@ void check_not_legacy(const std::filesystem::path& path) {
   }
 }
 
-}  // namespace
-
-NamedTensors read_pytorch(const std::filesystem::path& path, const PyTorchOptions& options) {
-  check_not_legacy(path);
-  Reader reader(path);
+/// The value read_pytorch takes its tensors from: the pickle's root, or options.select in it.
+PyRef selected(Reader& reader, const PyTorchOptions& options) {
   PyRef root = reader.load_pickle();
   if (options.select.empty()) {
     if (root->kind == PyKind::Tensor) {
@@ -534,7 +582,7 @@ NamedTensors read_pytorch(const std::filesystem::path& path, const PyTorchOption
                                     " (a whole pickled model?), not a dict of tensors; save "
                                     "model.state_dict() instead");
     }
-    return reader.tensors_of(root);
+    return root;
   }
   PyRef sub = find_path(root, options.select);
   if (!sub) {
@@ -557,7 +605,58 @@ NamedTensors read_pytorch(const std::filesystem::path& path, const PyTorchOption
     reader.fail<UnsupportedError>("the selected entry '", options.select, "' is ", a(*sub),
                                   ", not a dict of tensors");
   }
-  return reader.tensors_of(sub);
+  return sub;
 }
+
+/// A PyTorch file read tensor by tensor: the pickle parsed and every view checked at
+/// opening, each tensor's storage read only when asked for, straight into the caller's
+/// buffer when the tensor is its whole storage (the usual state dict).
+class LazyPyTorch final : public internal::LazyTensors {
+ public:
+  LazyPyTorch(const std::filesystem::path& path, const PyTorchOptions& options)
+      : reader_(path) {
+    found_ = reader_.refs_of(selected(reader_, options));
+    views_.reserve(found_.size());
+    for (const auto& [key, t] : found_) {
+      views_.push_back(reader_.check_view(*t, key));
+      entries.push_back({key, views_.back().dtype, views_.back().shape});
+    }
+  }
+
+  void read(std::size_t i, TensorData& out) override {
+    const Reader::View& v = views_[i];
+    std::vector<std::uint8_t> bytes = std::move(out).into_bytes();
+    if (v.whole) {
+      reader_.read_storage(v.record, v.elem, bytes);
+    } else {
+      reader_.read_storage(v.record, v.elem, scratch_);
+      bytes.resize(static_cast<std::size_t>(v.numel) * v.elem);
+      Reader::copy_view(*found_[i].second, v, scratch_.data(), bytes.data());
+    }
+    out = TensorData::from_bytes(std::move(bytes), v.shape, v.dtype);
+  }
+
+ private:
+  Reader reader_;
+  Reader::Found found_;
+  std::vector<Reader::View> views_;
+  std::vector<std::uint8_t> scratch_;
+};
+
+}  // namespace
+
+NamedTensors read_pytorch(const std::filesystem::path& path, const PyTorchOptions& options) {
+  check_not_legacy(path);
+  Reader reader(path);
+  return reader.tensors_of(selected(reader, options));
+}
+
+namespace internal {
+std::unique_ptr<LazyTensors> open_pytorch_lazy(const std::filesystem::path& path,
+                                               const PyTorchOptions& options) {
+  check_not_legacy(path);
+  return std::make_unique<LazyPyTorch>(path, options);
+}
+}  // namespace internal
 
 }  // namespace ember::store

@@ -60,6 +60,12 @@ std::uint64_t ZipReader::size(std::uint64_t index) const {
 }
 
 std::vector<std::uint8_t> ZipReader::read(std::uint64_t index) const {
+  std::vector<std::uint8_t> out;
+  read_into(index, out);
+  return out;
+}
+
+void ZipReader::read_into(std::uint64_t index, std::vector<std::uint8_t>& out) const {
   const std::uint64_t n = size(index);
   const char* name = zip_get_name(archive_, index, ZIP_FL_ENC_RAW);
   const std::string entry = name != nullptr ? name : std::to_string(index);
@@ -72,7 +78,7 @@ std::vector<std::uint8_t> ZipReader::read(std::uint64_t index) const {
     detail::fail<IoError>(op_, "'", file_, "': cannot read zip entry '", entry,
                           "': ", zip_strerror(archive_));
   }
-  std::vector<std::uint8_t> out(static_cast<std::size_t>(n));
+  out.resize(static_cast<std::size_t>(n));
   std::string error;
   std::uint64_t got = 0;
   while (got < n) {
@@ -98,7 +104,6 @@ std::vector<std::uint8_t> ZipReader::read(std::uint64_t index) const {
   if (!error.empty()) {
     detail::fail<IoError>(op_, "'", file_, "': corrupt zip entry '", entry, "': ", error);
   }
-  return out;
 }
 
 }  // namespace ember::store::internal

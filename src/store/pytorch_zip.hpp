@@ -28,6 +28,9 @@ class ZipReader {
   std::uint64_t size(std::uint64_t index) const;
   /// The entry's bytes (CRC checked). Throws IoError.
   std::vector<std::uint8_t> read(std::uint64_t index) const;
+  /// The same into `out` (resized to the entry's size; its capacity is reused, so a buffer
+  /// read into again and again is neither reallocated nor zero-filled).
+  void read_into(std::uint64_t index, std::vector<std::uint8_t>& out) const;
 
  private:
   zip* archive_ = nullptr;

@@ -1,9 +1,15 @@
 // safetensors reading (fully validated) and atomic writing.
 #include "ember/store/safetensors.hpp"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -12,6 +18,7 @@
 #include <set>
 
 #include "atomic_file.hpp"
+#include "lazy.hpp"
 #include "ember/store/file.hpp"
 
 static_assert(std::endian::native == std::endian::little,
@@ -328,37 +335,90 @@ NamedTensors read_safetensors(std::span<const std::uint8_t> bytes, std::string_v
   return out;
 }
 
-NamedTensors read_safetensors(const std::filesystem::path& path) {
-  const std::string name = path.string();
-  std::ifstream in = open_for_reading(path, "read_safetensors");
-  in.seekg(0, std::ios::end);
-  const auto end = in.tellg();
-  if (end < 0) bad(name, "cannot open: the size cannot be determined");
-  const auto file_size = static_cast<std::uint64_t>(end);
-  in.seekg(0);
-  if (file_size < 8)
-    bad(name, "truncated: ", file_size, " bytes, fewer than the 8-byte header length");
-  std::uint8_t first8[8];
-  if (!in.read(reinterpret_cast<char*>(first8), 8)) bad(name, "cannot open: read failed");
-  const std::uint64_t n = check_prefix(first8, file_size, name);
-  std::string text(n, '\0');
-  if (!in.read(text.data(), static_cast<std::streamsize>(n))) bad(name, "cannot open: read failed");
-  Header h = parse_header(text, file_size - 8 - n, name);
+namespace {
 
-  NamedTensors out;
-  out.metadata = std::move(h.metadata);
-  out.tensors.reserve(h.entries.size());
-  for (auto& e : h.entries) {
-    std::vector<std::uint8_t> b(e.end - e.begin);
-    in.seekg(static_cast<std::streamoff>(8 + n + e.begin));
-    if (!b.empty() &&
-        !in.read(reinterpret_cast<char*>(b.data()), static_cast<std::streamsize>(b.size()))) {
-      bad(name, "truncated: reading tensor '", e.name, "' failed");
+/// A whole file mapped read-only (pages populated ahead), unmapped on destruction. Tensors
+/// are copied once from the page cache into their destination: no read buffer, no
+/// zero-filled vector to read into (issue 19). A file truncated by another process while it
+/// is mapped would raise SIGBUS, as with Python's safetensors, which maps files too.
+class Mapping {
+ public:
+  explicit Mapping(const std::filesystem::path& path) : name_(path.string()) {
+    // The "is a directory" / "cannot open" errors as every reader gives them.
+    (void)open_for_reading(path, "read_safetensors");
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) bad(name_, "cannot open: ", std::strerror(errno));
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+      const int err = errno;
+      ::close(fd);
+      bad(name_, "cannot open: the size cannot be determined: ", std::strerror(err));
     }
-    out.tensors.emplace_back(std::move(e.name),
-                             TensorData::from_bytes(std::move(b), std::move(e.shape), e.dtype));
+    size_ = static_cast<std::size_t>(st.st_size);
+    if (size_ < 8) {
+      ::close(fd);
+      bad(name_, "truncated: ", size_, " bytes, fewer than the 8-byte header length");
+    }
+    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    const int map_errno = errno;
+    ::close(fd);
+    if (p == MAP_FAILED) bad(name_, "cannot open: mmap failed: ", std::strerror(map_errno));
+    ::madvise(p, size_, MADV_SEQUENTIAL);
+    data_ = static_cast<const std::uint8_t*>(p);
   }
-  return out;
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+  ~Mapping() { ::munmap(const_cast<std::uint8_t*>(data_), size_); }
+
+  std::span<const std::uint8_t> bytes() const { return {data_, size_}; }
+  const std::string& name() const { return name_; }
+
+ private:
+  std::string name_;
+  const std::uint8_t* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+/// A mapped safetensors file read tensor by tensor.
+class LazySafetensors final : public internal::LazyTensors {
+ public:
+  explicit LazySafetensors(const std::filesystem::path& path) : map_(path) {
+    const auto bytes = map_.bytes();
+    const std::uint64_t n = check_prefix(bytes.data(), bytes.size(), map_.name());
+    const std::string_view text(reinterpret_cast<const char*>(bytes.data()) + 8, n);
+    data_ = bytes.data() + 8 + n;
+    Header h = parse_header(text, bytes.size() - 8 - n, map_.name());
+    metadata = std::move(h.metadata);
+    ranges_.reserve(h.entries.size());
+    for (auto& e : h.entries) {
+      ranges_.emplace_back(e.begin, e.end);
+      entries.push_back({std::move(e.name), e.dtype, std::move(e.shape)});
+    }
+  }
+
+  void read(std::size_t i, TensorData& out) override {
+    std::vector<std::uint8_t> b = std::move(out).into_bytes();
+    b.assign(data_ + ranges_[i].first, data_ + ranges_[i].second);  // capacity reused
+    out = TensorData::from_bytes(std::move(b), entries[i].shape, entries[i].dtype);
+  }
+
+ private:
+  Mapping map_;
+  const std::uint8_t* data_ = nullptr;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges_;
+};
+
+}  // namespace
+
+NamedTensors read_safetensors(const std::filesystem::path& path) {
+  const Mapping map(path);
+  return read_safetensors(map.bytes(), map.name());
 }
+
+namespace internal {
+std::unique_ptr<LazyTensors> open_safetensors_lazy(const std::filesystem::path& path) {
+  return std::make_unique<LazySafetensors>(path);
+}
+}  // namespace internal
 
 }  // namespace ember::store

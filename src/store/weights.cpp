@@ -6,6 +6,7 @@
 #include "ember/store/file.hpp"
 #include "ember/store/pytorch.hpp"
 #include "ember/store/safetensors.hpp"
+#include "lazy.hpp"
 
 namespace ember::store {
 
@@ -53,6 +54,56 @@ NamedTensors read_weights(const std::filesystem::path& path, const ReadOptions& 
   }
   remap_keys(t, options.remap);
   return t;
+}
+
+WeightsReader::WeightsReader(const std::filesystem::path& path, const ReadOptions& options) {
+  if (detect_format(path) == WeightsFormat::PyTorch) {
+    impl_ = internal::open_pytorch_lazy(path, PyTorchOptions{.select = options.select});
+  } else {
+    impl_ = internal::open_safetensors_lazy(path);
+  }
+  // The names as read_weights gives them: the safetensors selection by prefix, then remap
+  // (through remap_keys on data-less entries, for its very checks and errors).
+  NamedTensors names;
+  const std::string prefix = options.select + ".";
+  const bool by_prefix = !options.select.empty() && detect_format(path) != WeightsFormat::PyTorch;
+  for (std::size_t i = 0; i < impl_->entries.size(); ++i) {
+    const std::string& n = impl_->entries[i].name;
+    if (!by_prefix) {
+      names.tensors.emplace_back(n, TensorData());
+    } else if (n.size() > prefix.size() && n.compare(0, prefix.size(), prefix) == 0) {
+      names.tensors.emplace_back(n.substr(prefix.size()), TensorData());
+    } else {
+      continue;
+    }
+    index_.push_back(i);
+  }
+  if (by_prefix && index_.empty()) {
+    detail::fail<IoError>("read_weights", "'", path.string(), "': no tensor name starts with '",
+                          prefix, "'");
+  }
+  remap_keys(names, options.remap);
+  for (auto& [n, d] : names.tensors) names_.push_back(std::move(n));
+}
+
+WeightsReader::~WeightsReader() = default;
+WeightsReader::WeightsReader(WeightsReader&&) noexcept = default;
+WeightsReader& WeightsReader::operator=(WeightsReader&&) noexcept = default;
+
+std::size_t WeightsReader::size() const {
+  return names_.size();
+}
+const std::string& WeightsReader::name(std::size_t i) const {
+  return names_.at(i);
+}
+DType WeightsReader::dtype(std::size_t i) const {
+  return impl_->entries[index_.at(i)].dtype;
+}
+const Shape& WeightsReader::shape(std::size_t i) const {
+  return impl_->entries[index_.at(i)].shape;
+}
+void WeightsReader::read(std::size_t i, TensorData& out) {
+  impl_->read(index_.at(i), out);
 }
 
 }  // namespace ember::store

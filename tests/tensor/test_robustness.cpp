@@ -81,3 +81,48 @@ TEST(Robustness, PrintingEmptyAndExactInts) {
 TEST(Robustness, KindMessagesReadWell) {
   EMBER_EXPECT_THROW_MSG((I1::zeros({2}, {}, DType::F32)), DTypeError, "is not an Int dtype");
 }
+
+// Issue 19: creation ops check their values against the dtype, like the arithmetic ops.
+TEST(Robustness, ArangeOverflowNamesArangeAndTheCount) {
+  EMBER_EXPECT_THROW_MSG((I1::arange(kMin, kMax)), ValueError,
+                         "[arange] [-9223372036854775808, 9223372036854775807) with step 1 in "
+                         "dtype i64 has 18446744073709551615 values");
+  EMBER_EXPECT_THROW_MSG((I1::arange_step(0, 5, 0)), ValueError, "[arange] step must be non-zero");
+}
+
+TEST(Robustness, ArangeOutOfTheDtypeRangeThrows) {
+  EMBER_EXPECT_THROW_MSG((I1::arange(120, 130, {}, DType::I8)), ValueError,
+                         "[arange] value 129 of [120, 130) with step 1 is out of range for dtype "
+                         "i8 [-128, 127]");
+  EMBER_EXPECT_THROW_MSG((I1::arange(-3, 2, {}, DType::U8)), ValueError,
+                         "value -3 of [-3, 2) with step 1 is out of range for dtype u8 [0, 255]");
+  EMBER_EXPECT_THROW_MSG((I1::arange_step(300, 0, -100, {}, DType::U8)), ValueError,
+                         "value 300");
+  // The extremes themselves fit.
+  EXPECT_EQ(I1::arange(125, 128, {}, DType::I8).to_vec<std::int64_t>(),
+            (std::vector<std::int64_t>{125, 126, 127}));
+  EXPECT_EQ(I1::arange_step(255, 250, -2, {}, DType::U8).to_vec<std::int64_t>(),
+            (std::vector<std::int64_t>{255, 253, 251}));
+}
+
+TEST(Robustness, FullOutOfTheDtypeRangeThrows) {
+  EMBER_EXPECT_THROW_MSG((I1::full({2}, 300, {}, DType::I8)), ValueError,
+                         "[full] value 300 is out of range for dtype i8 [-128, 127]");
+  EMBER_EXPECT_THROW_MSG((I1::full({2}, -1, {}, DType::U8)), ValueError,
+                         "[full] value -1 is out of range for dtype u8 [0, 255]");
+  EMBER_EXPECT_THROW_MSG((I1::full({2}, 9.3e18, {}, DType::I64)), ValueError, "dtype i64");
+  EMBER_EXPECT_THROW_MSG((I1::full({2}, std::nan(""), {}, DType::I32)), ValueError,
+                         "value nan is out of range for dtype i32");
+  EMBER_EXPECT_THROW_MSG((F1::full({2}, 1e39)), ValueError,
+                         "[full] value 1e+39 is out of range for dtype f32");
+  EMBER_EXPECT_THROW_MSG((F1::full({2}, 70000, {}, DType::F16)), ValueError, "dtype f16");
+  EMBER_EXPECT_THROW_MSG((I1::from_ints({1, 200}, {}, DType::I8)), ValueError,
+                         "[from_ints] value 200 is out of range for dtype i8");
+  EXPECT_EQ(I1::full({2}, -128, {}, DType::I8).to_vec<std::int64_t>(),
+            (std::vector<std::int64_t>{-128, -128}));
+  EXPECT_EQ(I1::full({1}, 255, {}, DType::U8).to_vec<std::int64_t>(),
+            (std::vector<std::int64_t>{255}));
+  // Infinities and NaN stay representable in float dtypes.
+  EXPECT_TRUE(std::isinf(F1::full({1}, INFINITY).into_scalar()));
+  EXPECT_TRUE(std::isnan(F1::full({1}, NAN, {}, DType::F16).into_scalar()));
+}

@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -84,7 +85,9 @@ class Child {
   /// Waits for the exit; the exit status, or 128 + signal number.
   int wait() {
     int status = 0;
-    ::waitpid(pid_, &status, 0);
+    struct rusage usage {};
+    ::wait4(pid_, &status, 0, &usage);
+    max_rss_kib_ = usage.ru_maxrss;
     waited_ = true;
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
@@ -99,12 +102,15 @@ class Child {
     return true;
   }
   void kill(int sig) { ::kill(pid_, sig); }
+  /// The peak resident memory of the process in KiB (after wait()).
+  long max_rss_kib() const { return max_rss_kib_; }
   std::string out() const { return slurp(out_); }
   std::string err() const { return slurp(err_); }
 
  private:
   pid_t pid_ = -1;
   bool waited_ = false;
+  long max_rss_kib_ = 0;
   fs::path out_, err_;
 };
 

@@ -148,6 +148,30 @@ TEST_F(CliTest, EvalReportsAccuracyAndWritesTheConfusionMatrix) {
   EXPECT_EQ(eval_last["accuracy"], eval["accuracy"]);
 }
 
+TEST_F(CliTest, InferResizesALargeImageWithoutAFloatCopyOfIt) {
+  // Issue 19: a 3000x3000 gray PNG (9 MB of pixels) used to become 36 MB of floats, twice
+  // (the host vector and the tensor), before being pooled down to 28x28.
+  data::ImageU8 big(1, 3000, 3000);
+  for (std::size_t y = 0; y < 3000; ++y)
+    for (std::size_t x = 0; x < 3000; ++x) big.at(0, y, x) = static_cast<std::uint8_t>((x + y) / 24);
+  const fs::path large = tmp_->path() / "large-3000.png";
+  data::write_png(large, big);
+  const auto peak_kib = [&](const fs::path& image) {
+    Child c({"infer", run_dir_.string(), image.string()}, tmp_->path() / "infer-rss");
+    EXPECT_EQ(c.wait(), 0) << c.err();
+    const bool resized = c.out().find("resized from 3000x3000") != std::string::npos;
+    EXPECT_EQ(resized, image == large) << c.out();
+    return c.max_rss_kib();
+  };
+  const long small = peak_kib(test_png());
+  const long extra = peak_kib(large) - small;
+  // Decoding is the floor (stb's 9 MB of inflated rows, its 9 MB image, the 9 MB planar
+  // copy); the float path added over 100 MB more (a float vector, its TensorData copy, the
+  // tensor).
+  EXPECT_LT(extra, 64 * 1024) << "infer of a 3000x3000 image took " << extra / 1024
+                              << " MiB more than of a 28x28 one";
+}
+
 TEST_F(CliTest, InferPrintsClassAndProbabilities) {
   // A test image as a 28x28 gray PNG, and the same image 2x larger in RGB (area averaging
   // brings it back to the same pixels, so the prediction must be identical).
@@ -339,6 +363,23 @@ TEST_F(CliTest, ResumeReadsModelOptionsAsTheRunsModel) {
   // Only the option given is compared, not the whole model config.
   expect_error(ember({"train", "--resume", "--run-dir", run_dir_.string(), "--dropout", "0.5"}), 1,
                {"--dropout 0.5 differs from the run's 0.25"});
+}
+
+TEST_F(CliTest, ResumeWithMoreEpochsExtendsTheRun) {
+  // Issue 19: --resume --epochs N past the run's epochs trains on; fewer is refused.
+  const fs::path mlp = tmp_->path() / "mlp-extend";
+  fs::copy(mlp_run(), mlp, fs::copy_options::recursive);
+  const Result r =
+      ember({"train", "--resume", "--run-dir", mlp.string(), "--epochs", "2", "--no-tui"});
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("Extending the run from 1 to 2 epochs"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("[train] epoch 1 done"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[train] epoch 2 done"), std::string::npos) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(slurp(mlp / "run.json"))["train"]["epochs"], 2);
+  EXPECT_NE(slurp(mlp / "valid.jsonl").find("\"epoch\":2"), std::string::npos);
+  EXPECT_TRUE(fs::exists(mlp / "checkpoints" / "epoch-2"));
+  expect_error(ember({"train", "--resume", "--run-dir", mlp.string(), "--epochs", "1"}), 1,
+               {"--epochs 1 is fewer than the run's 2 (run.json)", "extend a run, not shorten"});
 }
 
 TEST_F(CliTest, ARunOfAnotherModelIsRefused) {

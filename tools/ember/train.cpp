@@ -90,7 +90,8 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
   sub->add_option("--model", a.model, "Built-in model")
       ->check(CLI::IsMember(model_names()))
       ->capture_default_str();
-  sub->add_option("--epochs", a.epochs, "Epochs to train")
+  sub->add_option("--epochs", a.epochs,
+                  "Epochs to train (with --resume: more than the run's extends it)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{100000}))
       ->capture_default_str();
   sub->add_option("--batch-size", a.batch_size, "Images per batch")
@@ -177,7 +178,6 @@ namespace {
 const std::map<std::string, std::string>& resume_checked_options() {
   static const std::map<std::string, std::string> m = {
       {"--model", "/model/name"},
-      {"--epochs", "/train/epochs"},
       {"--batch-size", "/train/batch_size"},
       {"--optimizer", "/train/optimizer"},
       {"--lr", "/train/lr"},
@@ -267,6 +267,22 @@ RunConfig prepare_run(const TrainArgs& a, const CLI::App& sub, const fs::path& d
     const RunConfig wanted = config_from_args(given);
     const nlohmann::json have = saved.to_json(), want = wanted.to_json();
     auto checked = resume_checked_options();
+    if (sub.count("--epochs") != 0 && a.epochs != saved.train.epochs) {
+      // --epochs may extend a resumed run (train on after its last epoch), not shorten it.
+      if (a.epochs < saved.train.epochs) {
+        throw CliError("cannot resume " + dir.string() + ": --epochs " + std::to_string(a.epochs) +
+                       " is fewer than the run's " + std::to_string(saved.train.epochs) +
+                       " (run.json); --resume can extend a run, not shorten it");
+      }
+      std::cout << "Extending the run from " << saved.train.epochs << " to " << a.epochs
+                << " epochs"
+                << (saved.train.schedule != "constant"
+                        ? "; the " + saved.train.schedule +
+                              " schedule is recomputed for the new length"
+                        : std::string())
+                << std::endl;
+      saved.train.epochs = a.epochs;
+    }
     checked["--hidden"] = given.model == "cnn" ? "/model/config/d_hidden" : "/model/config/hidden";
     for (const auto& [option, pointer] : checked) {
       const nlohmann::json::json_pointer p(pointer);

@@ -64,6 +64,15 @@ ImageF32 crop(const ImageF32& image, std::size_t top, std::size_t left, std::siz
 ImageU8 flip_horizontal(const ImageU8& image);
 ImageF32 flip_horizontal(const ImageF32& image);
 
+/// The image resized to [height, width] in 8 bits, without a float copy of the input (an
+/// image of any size costs only its own bytes and one row of sums). Shrinking both sides
+/// (height <= image.height and width <= image.width) averages each output pixel's window,
+/// rows [floor(i H / h), ceil((i + 1) H / h)) and likewise columns (torch's
+/// adaptive_avg_pool2d); otherwise bilinear interpolation, half-pixel centres (torch's
+/// interpolate(mode="bilinear", align_corners=False)). Values are rounded to the nearest
+/// integer. Throws ShapeError for a zero output size or an empty image.
+ImageU8 resize(const ImageU8& image, std::size_t height, std::size_t width);
+
 /// (x - mean[c]) / std[c] per channel c (torchvision's Normalize). mean and std hold one
 /// value per channel, or one value for all channels. uint8 images are first scaled to
 /// [0, 1] (`to_float`), so the Fashion-MNIST statistics are mean 0.2860, std 0.3530.

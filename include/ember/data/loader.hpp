@@ -283,7 +283,8 @@ class DataLoader {
 };
 
 /// Configures and builds a DataLoader (Burn's DataLoaderBuilder). The item and batch types
-/// are deduced from a batcher that names them (`Item` and `Batch` member types), or given:
+/// are deduced from a batcher that names them (`Item` and `Batch` member types), from a
+/// lambda or function `Batch(std::vector<Item>)`, or given:
 /// `DataLoaderBuilder<int, std::vector<int>>(fn)`.
 template <class Item, class Batch>
 class DataLoaderBuilder {
@@ -344,7 +345,56 @@ class DataLoaderBuilder {
   LoaderOptions options_;
 };
 
+namespace detail {
+
+/// The item and batch types of a batcher's call signature `Batch(std::vector<Item>)` (the
+/// vector by value, const& or &&), read from a function pointer or from the one
+/// non-template operator() of a lambda / function object.
+template <class Sig>
+struct BatcherSignature {};
+template <class R, class V>
+struct BatcherSignature<R(V)> {
+  using Vec = std::remove_cvref_t<V>;
+  using Item = typename Vec::value_type;
+  using Batch = std::remove_cvref_t<R>;
+  static constexpr bool valid = std::is_same_v<Vec, std::vector<Item>>;
+};
+template <class R, class V>
+struct BatcherSignature<R (*)(V)> : BatcherSignature<R(V)> {};
+template <class R, class C, class V>
+struct BatcherSignature<R (C::*)(V) const> : BatcherSignature<R(V)> {};
+template <class R, class C, class V>
+struct BatcherSignature<R (C::*)(V) const noexcept> : BatcherSignature<R(V)> {};
+
 template <class F>
+concept NamesBatchTypes = requires {
+  typename F::Item;
+  typename F::Batch;
+};
+template <class F>
+concept DeducibleBatcher = !NamesBatchTypes<F> && requires {
+  requires BatcherSignature<decltype(&F::operator())>::valid;
+};
+template <class F>
+concept BatcherFunctionPointer = std::is_pointer_v<F> && requires {
+  requires BatcherSignature<F>::valid;
+};
+
+}  // namespace detail
+
+/// A batcher that names its types (`using Item = ...; using Batch = ...;`).
+template <detail::NamesBatchTypes F>
 DataLoaderBuilder(F) -> DataLoaderBuilder<typename F::Item, typename F::Batch>;
+/// A lambda or function object whose operator() takes std::vector<Item> (by value, const&
+/// or &&) and returns the batch: DataLoaderBuilder([](std::vector<int> v) { ... }).
+/// (A generic lambda, `auto` parameter, cannot be read: give the types explicitly.)
+template <detail::DeducibleBatcher F>
+DataLoaderBuilder(F) -> DataLoaderBuilder<
+    typename detail::BatcherSignature<decltype(&F::operator())>::Item,
+    typename detail::BatcherSignature<decltype(&F::operator())>::Batch>;
+/// A plain function `Batch f(std::vector<Item>)`.
+template <detail::BatcherFunctionPointer F>
+DataLoaderBuilder(F) -> DataLoaderBuilder<typename detail::BatcherSignature<F>::Item,
+                                          typename detail::BatcherSignature<F>::Batch>;
 
 }  // namespace ember::data

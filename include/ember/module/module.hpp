@@ -26,6 +26,7 @@
 // Params keep their ids in copies (Burn's clone); deep_copy() gives new ids.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -41,6 +42,8 @@
 #include "ember/module/macros.hpp"
 #include "ember/module/param.hpp"
 #include "ember/core/data.hpp"
+#include "ember/store/tensors.hpp"
+#include "ember/store/weights.hpp"
 
 namespace ember::nn {
 
@@ -450,43 +453,50 @@ StateDict state_dict(const M& m) {
   return out;
 }
 
-/// Loads `tensors` into the module's Params and Buffers by path (PyTorch's
-/// load_state_dict). Each tensor must have the leaf's shape (a scalar Buffer also takes
-/// shape []) and a dtype of the same kind (converted to the leaf's dtype: f64 data loads
-/// into an f32 Param). Missing and unexpected keys are errors unless options allow them.
-/// Everything is checked before anything is changed: on any problem it throws LoadError
-/// listing every missing / unexpected / mismatched key, and the module is unchanged.
-template <class M>
-LoadReport load_state_dict(M& m, const std::map<std::string, TensorData>& tensors,
-                           const LoadOptions& options = {}) {
+namespace detail {
+
+/// The core of load_state_dict and load over any source of named tensors: `src` has size(),
+/// name(i), shape(i), dtype(i) and data(i) -> const TensorData& (the values of tensor i;
+/// only valid until the next call). Every key, shape and dtype is checked before any data
+/// is read; on a problem it throws LoadError listing all of them and the module is
+/// unchanged. Then, with `stream` false, every value is made before any leaf is set (all or
+/// nothing); with `stream` true each leaf is set as soon as its value is made, so the
+/// buffer of the value it replaces is free for the next one (a load needs the memory of
+/// one tensor more than the model, not of a second model; only an error in the data itself
+/// can then leave the module partly loaded).
+template <class M, class Src>
+LoadReport load_from(M& m, Src& src, const LoadOptions& options, bool stream) {
   LoadReport report;
   std::vector<std::string> mismatched;
-  std::vector<std::function<void()>> commits;
-  std::map<std::string, bool> used;
+  std::map<std::string_view, std::size_t> index;
+  for (std::size_t i = 0; i < src.size(); ++i) index.emplace(src.name(i), i);
+  std::vector<bool> used(src.size(), false);
+  std::vector<std::optional<std::size_t>> plan;  // per leaf in visit order: the source index
   visit_mut(m, [&](const std::string& path, auto& leaf) {
     using L = std::remove_cvref_t<decltype(leaf)>;
     using T = typename L::Value;
-    using K = typename detail::TensorTraits<T>::Kind;
-    auto it = tensors.find(path);
-    if (it == tensors.end()) {
+    using K = typename TensorTraits<T>::Kind;
+    plan.emplace_back();
+    auto it = index.find(path);
+    if (it == index.end()) {
       report.missing.push_back(path);
       return;
     }
-    used[path] = true;
-    const TensorData& data = it->second;
+    const std::size_t i = it->second;
+    used[i] = true;
     const T& cur = leaf.val();
-    Shape want = cur.shape();
-    bool shape_ok = data.shape() == want;
+    const Shape want = cur.shape();
+    bool shape_ok = src.shape(i) == want;
     if constexpr (is_buffer_v<L>) {
-      if (leaf.scalar() && data.shape().rank() == 0 && want.numel() == 1) shape_ok = true;
+      if (leaf.scalar() && src.shape(i).rank() == 0 && want.numel() == 1) shape_ok = true;
     }
     if (!shape_ok) {
       std::ostringstream os;
-      os << path << ": shape " << data.shape() << " in the file, " << want << " in the model";
+      os << path << ": shape " << src.shape(i) << " in the file, " << want << " in the model";
       mismatched.push_back(os.str());
       return;
     }
-    const DType dt = data.dtype();
+    const DType dt = src.dtype(i);
     const bool kind_ok = std::is_same_v<K, Float> ? is_float(dt)
                          : std::is_same_v<K, Int> ? is_int(dt)
                                                   : is_bool(dt);
@@ -496,24 +506,85 @@ LoadReport load_state_dict(M& m, const std::map<std::string, TensorData>& tensor
       mismatched.push_back(os.str());
       return;
     }
-    TensorData shaped =
-        data.shape() == want ? data : TensorData::from_bytes(data.bytes(), want, data.dtype());
-    T value = T::from_data(shaped, cur.device(), cur.dtype());
-    commits.push_back([&leaf, v = std::move(value)]() mutable { leaf.set(std::move(v)); });
+    plan.back() = i;
     report.loaded.push_back(path);
   });
-  for (const auto& [key, data] : tensors) {
-    if (!used.count(key)) report.unexpected.push_back(key);
+  for (std::size_t i = 0; i < src.size(); ++i) {
+    if (!used[i]) report.unexpected.push_back(src.name(i));
   }
+  std::sort(report.unexpected.begin(), report.unexpected.end());
   const bool bad_missing = options.strict && !report.missing.empty();
   const bool bad_unexpected = options.error_on_unexpected && !report.unexpected.empty();
   if (bad_missing || bad_unexpected || !mismatched.empty()) {
-    detail::throw_load_error(bad_missing ? report.missing : std::vector<std::string>{},
-                             bad_unexpected ? report.unexpected : std::vector<std::string>{},
-                             std::move(mismatched));
+    throw_load_error(bad_missing ? report.missing : std::vector<std::string>{},
+                     bad_unexpected ? report.unexpected : std::vector<std::string>{},
+                     std::move(mismatched));
   }
+  std::vector<std::function<void()>> commits;
+  std::size_t k = 0;
+  visit_mut(m, [&](const std::string&, auto& leaf) {
+    using L = std::remove_cvref_t<decltype(leaf)>;
+    using T = typename L::Value;
+    const std::optional<std::size_t> i = plan[k++];
+    if (!i) return;
+    const TensorData& data = src.data(*i);
+    const T& cur = leaf.val();
+    const Shape want = cur.shape();
+    // The file's bytes go to the device once: no host copy when the shapes match.
+    T value = data.shape() == want
+                  ? T::from_data(data, cur.device(), cur.dtype())
+                  : T::from_data(TensorData::from_bytes(data.bytes(), want, data.dtype()),
+                                 cur.device(), cur.dtype());
+    if (stream) {
+      leaf.set(std::move(value));
+    } else {
+      commits.push_back([&leaf, v = std::move(value)]() mutable { leaf.set(std::move(v)); });
+    }
+  });
   for (auto& c : commits) c();
   return report;
+}
+
+/// Named tensors in memory as a source of load_from.
+struct MapSource {
+  std::vector<const std::pair<const std::string, TensorData>*> items;
+  explicit MapSource(const std::map<std::string, TensorData>& m) {
+    for (const auto& kv : m) items.push_back(&kv);
+  }
+  std::size_t size() const { return items.size(); }
+  const std::string& name(std::size_t i) const { return items[i]->first; }
+  const Shape& shape(std::size_t i) const { return items[i]->second.shape(); }
+  DType dtype(std::size_t i) const { return items[i]->second.dtype(); }
+  const TensorData& data(std::size_t i) const { return items[i]->second; }
+};
+
+/// A weights file read tensor by tensor into one reused buffer, as a source of load_from.
+struct FileSource {
+  store::WeightsReader& file;
+  TensorData buffer{};
+  std::size_t size() const { return file.size(); }
+  const std::string& name(std::size_t i) const { return file.name(i); }
+  const Shape& shape(std::size_t i) const { return file.shape(i); }
+  DType dtype(std::size_t i) const { return file.dtype(i); }
+  const TensorData& data(std::size_t i) {
+    file.read(i, buffer);
+    return buffer;
+  }
+};
+
+}  // namespace detail
+
+/// Loads `tensors` into the module's Params and Buffers by path (PyTorch's
+/// load_state_dict). Each tensor must have the leaf's shape (a scalar Buffer also takes
+/// shape []) and a dtype of the same kind (converted to the leaf's dtype: f64 data loads
+/// into an f32 Param). Missing and unexpected keys are errors unless options allow them.
+/// Everything is checked before anything is changed: on any problem it throws LoadError
+/// listing every missing / unexpected / mismatched key, and the module is unchanged.
+template <class M>
+LoadReport load_state_dict(M& m, const std::map<std::string, TensorData>& tensors,
+                           const LoadOptions& options = {}) {
+  detail::MapSource src(tensors);
+  return detail::load_from(m, src, options, false);
 }
 /// load_state_dict from a StateDict (vector form). Throws ValueError on duplicate keys.
 template <class M>
@@ -524,6 +595,16 @@ LoadReport load_state_dict(M& m, const StateDict& tensors, const LoadOptions& op
       ember::detail::fail<ValueError>("load_state_dict", "duplicate key '", k, "'");
   }
   return load_state_dict(m, map, options);
+}
+
+/// load_state_dict from what the weights readers return (store::read_weights,
+/// read_safetensors, read_pytorch): the tensors by name, the metadata ignored. Throws
+/// ValueError on duplicate keys.
+///   auto file = store::read_weights("model.pt", {.select = "model"});
+///   nn::load_state_dict(model, file);          // or model.load_state_dict(file)
+template <class M>
+LoadReport load_state_dict(M& m, const store::NamedTensors& file, const LoadOptions& options = {}) {
+  return load_state_dict(m, file.tensors, options);
 }
 
 /// Saves the Params and Buffers as safetensors at `path` (atomic: a temp file renamed into
@@ -537,10 +618,17 @@ void save(const M& m, const std::filesystem::path& path,
 /// Loads a safetensors or PyTorch .pt/.pth file into the module (load_state_dict rules;
 /// options.select / options.remap choose and rewrite the file's keys). Throws IoError for
 /// unreadable or corrupt files and LoadError when the tensors do not fit; the module is then
-/// unchanged.
+/// unchanged. The file is streamed (store::WeightsReader): keys, shapes, dtypes and the
+/// file's structure are all checked first, then each tensor is read (a safetensors file
+/// through mmap) and set in turn, so the load needs memory for one tensor beyond the model
+/// and reuses the buffers of the values it replaces. Only a failure in the data itself (a
+/// PyTorch storage failing its CRC check, a disk error) can leave the module partly loaded.
 template <class M>
 LoadReport load(M& m, const std::filesystem::path& path, const LoadOptions& options = {}) {
-  return load_state_dict(m, detail::read_state(path, options), options);
+  store::WeightsReader file(path,
+                            store::ReadOptions{.select = options.select, .remap = options.remap});
+  detail::FileSource src{file};
+  return detail::load_from(m, src, options, true);
 }
 
 }  // namespace ember::nn

@@ -45,9 +45,18 @@ struct Linear {
 
   EMBER_MODULE(weight, bias)
 
-  /// [..., d_input] -> [..., d_output]. Throws ShapeError when the last dim is not d_input.
+  /// [..., d_input] -> [..., d_output]. Throws ShapeError when the last dim is not d_input,
+  /// and DTypeError when x's dtype is not the weight's (PyTorch raises too; nothing is cast
+  /// behind the user's back).
   template <std::size_t D>
   Tensor<B, D> forward(const Tensor<B, D>& x) const {
+    if (x.dtype() != weight->dtype()) {
+      ember::detail::fail<DTypeError>("Linear", "input of dtype ", x.dtype(), " (shape ", x.shape(),
+                                      ") does not match the weight's dtype ", weight->dtype(),
+                                      ": cast the input to ", weight->dtype(),
+                                      " first (x.cast(...)), or load the layer's weights as ",
+                                      x.dtype());
+    }
     const std::int64_t d_in = weight->dim(1);
     if (x.dim(-1) != d_in) {
       ember::detail::fail<ShapeError>("Linear", "input of shape ", x.shape(), " has last dim ",

@@ -134,14 +134,15 @@ struct ExponentialLrSchedulerConfig {
   ExponentialLrScheduler init() const;
 };
 
-/// Cosine annealing with warm restarts of period num_iters + 1 (Burn's
-/// CosineAnnealingLrScheduler), after an optional linear warmup of warmup_iters steps:
+/// Cosine annealing (torch's CosineAnnealingLR; Loshchilov & Hutter 2017, without restarts)
+/// after an optional linear warmup of warmup_iters steps W:
 ///   k < W:   lr_k = warmup_initial_lr + (initial_lr - warmup_initial_lr) * k / W
-///   k >= W:  j = (k - W) mod (num_iters + 1),
-///            lr_k = min_lr + (initial_lr - min_lr) * (1 + cos(pi * j / num_iters)) / 2
-/// For k - W <= num_iters this is torch's CosineAnnealingLR(T_max = num_iters, eta_min =
-/// min_lr); with warmup it is torch's SequentialLR([LinearLR(start_factor =
-/// warmup_initial_lr / initial_lr, total_iters = W), CosineAnnealingLR], milestones = [W]).
+///   k >= W:  lr_k = min_lr + (initial_lr - min_lr) * (1 + cos(pi * (k - W) / num_iters)) / 2
+/// Past the end (k - W > num_iters) the rate keeps following the cosine, back up towards
+/// initial_lr, exactly as torch does (Burn's old wrap-around to initial_lr is gone; for
+/// restarts use CosineAnnealingWarmRestartsLrScheduler). With warmup this is torch's
+/// SequentialLR([LinearLR(start_factor = warmup_initial_lr / initial_lr, total_iters = W),
+/// CosineAnnealingLR(T_max = num_iters, eta_min = min_lr)], milestones = [W]).
 class CosineAnnealingLrScheduler {
  public:
   CosineAnnealingLrScheduler(double initial_lr, double min_lr, std::int64_t num_iters,
@@ -167,6 +168,36 @@ struct CosineAnnealingLrSchedulerConfig {
   std::int64_t warmup_iters = 0;
   double warmup_initial_lr = 0.0;
   CosineAnnealingLrScheduler init() const;
+};
+
+/// Cosine annealing with warm restarts (torch's CosineAnnealingWarmRestarts, SGDR by
+/// Loshchilov & Hutter 2017): cycle i lasts T_i = t_0 * t_mult^i steps; at step t_cur of
+/// its cycle
+///   lr = min_lr + (initial_lr - min_lr) * (1 + cos(pi * t_cur / T_i)) / 2
+/// so every cycle starts again at initial_lr (step 0, t_0, t_0 + t_0 t_mult, ...).
+class CosineAnnealingWarmRestartsLrScheduler {
+ public:
+  CosineAnnealingWarmRestartsLrScheduler(double initial_lr, std::int64_t t_0,
+                                         std::int64_t t_mult = 1, double min_lr = 0.0);
+  double step();
+  nlohmann::json state() const;
+  void load_state(const nlohmann::json& state);
+
+ private:
+  double initial_, min_;
+  std::int64_t t_0_, t_mult_;
+  std::int64_t iter_ = 0;
+};
+
+/// Config of CosineAnnealingWarmRestartsLrScheduler (torch's T_0, T_mult = 1, eta_min = 0).
+/// Throws ValueError in init() if initial_lr < 0, min_lr not in [0, initial_lr], t_0 < 1 or
+/// t_mult < 1 (or a value is not finite).
+struct CosineAnnealingWarmRestartsLrSchedulerConfig {
+  double initial_lr = 1e-3;
+  std::int64_t t_0 = 1;
+  std::int64_t t_mult = 1;
+  double min_lr = 0.0;
+  CosineAnnealingWarmRestartsLrScheduler init() const;
 };
 
 /// The Transformer schedule ("Attention is all you need", Burn's NoamLrScheduler), s = k + 1:
@@ -285,8 +316,8 @@ struct ComposedLrSchedulerConfig;
 struct SequentialLrSchedulerConfig;
 
 /// Any scheduler config (immutable, cheap to copy). JSON: the config's fields plus
-/// "type": "constant" | "linear" | "step" | "exponential" | "cosine" | "noam" | "composed" |
-/// "sequential"; from_json throws ValueError for an unknown type.
+/// "type": "constant" | "linear" | "step" | "exponential" | "cosine" | "cosine_restarts" |
+/// "noam" | "composed" | "sequential"; from_json throws ValueError for an unknown type.
 class LrSchedulerConfig {
  public:
   LrSchedulerConfig(ConstantLrSchedulerConfig c);         // NOLINT(google-explicit-constructor)
@@ -294,6 +325,7 @@ class LrSchedulerConfig {
   LrSchedulerConfig(StepLrSchedulerConfig c);             // NOLINT(google-explicit-constructor)
   LrSchedulerConfig(ExponentialLrSchedulerConfig c);      // NOLINT(google-explicit-constructor)
   LrSchedulerConfig(CosineAnnealingLrSchedulerConfig c);  // NOLINT(google-explicit-constructor)
+  LrSchedulerConfig(CosineAnnealingWarmRestartsLrSchedulerConfig c);  // NOLINT
   LrSchedulerConfig(NoamLrSchedulerConfig c);             // NOLINT(google-explicit-constructor)
   LrSchedulerConfig(ComposedLrSchedulerConfig c);         // NOLINT(google-explicit-constructor)
   LrSchedulerConfig(SequentialLrSchedulerConfig c);       // NOLINT(google-explicit-constructor)
@@ -331,6 +363,7 @@ EMBER_CONFIG(StepLrSchedulerConfig, initial_lr, step_size, gamma)
 EMBER_CONFIG(ExponentialLrSchedulerConfig, initial_lr, gamma)
 EMBER_CONFIG(CosineAnnealingLrSchedulerConfig, initial_lr, num_iters, min_lr, warmup_iters,
              warmup_initial_lr)
+EMBER_CONFIG(CosineAnnealingWarmRestartsLrSchedulerConfig, initial_lr, t_0, t_mult, min_lr)
 EMBER_CONFIG(NoamLrSchedulerConfig, init_lr, warmup_steps, model_size)
 /// {"schedulers": [...], "reduction": "prod" | "sum"}.
 void to_json(nlohmann::json& j, const ComposedLrSchedulerConfig& c);

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "ember/store/tensors.hpp"
 
@@ -31,5 +33,41 @@ struct ReadOptions {
 /// `remap`. Throws what read_safetensors / read_pytorch / remap_keys throw, and IoError
 /// when `select` matches nothing in a safetensors file.
 NamedTensors read_weights(const std::filesystem::path& path, const ReadOptions& options = {});
+
+namespace internal {
+class LazyTensors;
+}
+
+/// A weights file (either format) read tensor by tensor, which is how nn::load fills a
+/// module without holding the whole file in memory: opening reads and checks everything
+/// but the tensor data (the safetensors header, the PyTorch pickle and its views, `select`
+/// and `remap` applied to the names, with read_weights' errors), and read(i, out) then
+/// copies one tensor's bytes into `out`, whose buffer is reused from call to call. A
+/// safetensors file is mapped into memory (mmap) and each tensor copied from the page
+/// cache; a PyTorch tensor that is its whole storage (the usual state dict) is read
+/// straight into `out`.
+class WeightsReader {
+ public:
+  /// Throws what read_weights throws, except errors in the tensor data itself (read()).
+  explicit WeightsReader(const std::filesystem::path& path, const ReadOptions& options = {});
+  ~WeightsReader();
+  WeightsReader(WeightsReader&&) noexcept;
+  WeightsReader& operator=(WeightsReader&&) noexcept;
+
+  /// The number of tensors.
+  std::size_t size() const;
+  /// Name (after select and remap), dtype and shape of tensor i, in file order.
+  const std::string& name(std::size_t i) const;
+  DType dtype(std::size_t i) const;
+  const Shape& shape(std::size_t i) const;
+  /// Tensor i's values into `out` (replaced; its byte buffer's capacity is reused). Throws
+  /// IoError for a corrupted PyTorch storage (CRC) or a failed read.
+  void read(std::size_t i, TensorData& out);
+
+ private:
+  std::unique_ptr<internal::LazyTensors> impl_;
+  std::vector<std::string> names_;
+  std::vector<std::size_t> index_;  // tensor i is the file's entry index_[i]
+};
 
 }  // namespace ember::store

@@ -22,6 +22,7 @@
 
 #include "ember/backend/backend.hpp"
 #include "ember/core/data.hpp"
+#include "ember/core/value_range.hpp"
 #include "ember/tensor/fwd.hpp"
 #include "ember/tensor/ops/autodiff.hpp"
 #include "ember/tensor/ops/elementwise.hpp"
@@ -179,7 +180,9 @@ class Tensor : public detail::ElementwiseApi<B, D, K>,
   /// From host data converted to `dtype` (which must be of kind K).
   static Tensor from_data(const TensorData& data, const Device& device, DType dtype) {
     check_kind_dtype("from_data", dtype);
-    return from_data(data.dtype() == dtype ? data : data.convert(dtype), device);
+    // Two returns, not `cond ? data : data.convert(dtype)`: that expression would copy data.
+    if (data.dtype() == dtype) return from_data(data, device);
+    return from_data(data.convert(dtype), device);
   }
   /// Float tensor from nested lists: Tensor<B, 2>::from_floats({{1, 2}, {3, 4}}).
   static Tensor from_floats(typename detail::NestedListT<double, D>::type values,
@@ -187,7 +190,8 @@ class Tensor : public detail::ElementwiseApi<B, D, K>,
                             DType dtype = DType::F32) requires std::same_as<K, Float> {
     return from_nested<double>(values, device, dtype);
   }
-  /// Int tensor from nested lists (i64 by default).
+  /// Int tensor from nested lists (i64 by default). Throws ValueError for a value out of
+  /// the dtype's range.
   static Tensor from_ints(typename detail::NestedListT<std::int64_t, D>::type values,
                           const Device& device = Device{},
                           DType dtype = DType::I64) requires std::same_as<K, Int> {
@@ -211,11 +215,13 @@ class Tensor : public detail::ElementwiseApi<B, D, K>,
     else
       return Tensor(B::bool_empty(shape, device, dtype));
   }
-  /// Every element equal to `value` (converted to dtype).
+  /// Every element equal to `value` (converted to dtype). Throws ValueError when the value
+  /// does not fit the dtype (300 in i8, NaN in i64, 1e39 in f32), as PyTorch.
   static Tensor full(const Shape& shape, double value, const Device& device = Device{},
                      DType dtype = detail::default_dtype<K>()) {
     check_new_shape("full", shape);
     check_kind_dtype("full", dtype);
+    detail::check_value_fits("full", value, dtype);
     if constexpr (std::is_same_v<K, Float>)
       return Tensor(B::float_full(shape, value, device, dtype));
     else if constexpr (std::is_same_v<K, Int>)
@@ -263,12 +269,13 @@ class Tensor : public detail::ElementwiseApi<B, D, K>,
                        DType dtype = DType::I64) requires(std::same_as<K, Int>&& D == 1) {
     return arange_step(start, end, 1, device, dtype);
   }
-  /// [start, end) with `step` (may be negative; throws ValueError for step == 0).
+  /// [start, end) with `step` (may be negative). Throws ValueError for step == 0, more than
+  /// 2^63 - 1 values, or a value out of the dtype's range (arange(0, 200) in i8).
   static Tensor arange_step(std::int64_t start, std::int64_t end, std::int64_t step,
                             const Device& device = Device{},
                             DType dtype = DType::I64) requires(std::same_as<K, Int>&& D == 1) {
-    if (step == 0) detail::fail<ValueError>("arange_step", "step must be non-zero");
     check_kind_dtype("arange", dtype);
+    detail::check_arange(start, end, step, dtype);
     return Tensor(B::int_arange(start, end, step, device, dtype));
   }
 
@@ -459,6 +466,11 @@ class Tensor : public detail::ElementwiseApi<B, D, K>,
     std::vector<std::int64_t> dims;
     detail::flatten_nested<T, D>(values, flat, dims, 0);
     dims.resize(D, 0);
+    if constexpr (std::is_same_v<T, std::int64_t>) {
+      if (dtype != DType::I64) {  // from_ints(..., DType::I8): no silent wrap-around
+        for (const T v : flat) detail::check_value_fits("from_ints", static_cast<double>(v), dtype);
+      }
+    }
     TensorData data(std::move(flat), Shape(std::move(dims)));
     return from_prim_data(data.dtype() == dtype ? data : data.convert(dtype), device);
   }

@@ -177,6 +177,7 @@ struct BinaryCrossEntropyLoss {
   Reduction reduction = Reduction::Mean;
 
   EMBER_MODULE(weight, pos_weight, smoothing, logits, reduction)
+  EMBER_NN_LOSS_OTHER_BACKEND_(BinaryCrossEntropyLoss)
 
   template <std::size_t D>
   Tensor<B, 1> forward(const Tensor<B, D>& input, const Tensor<B, D>& targets) const {

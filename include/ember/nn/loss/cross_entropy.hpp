@@ -252,6 +252,7 @@ struct CrossEntropyLoss {
   Reduction reduction = Reduction::Mean;
 
   EMBER_MODULE(weight, pad_tokens, smoothing, logits, reduction)
+  EMBER_NN_LOSS_OTHER_BACKEND_(CrossEntropyLoss)
 
   /// Class targets Int [N, ...]. Throws as loss::cross_entropy.
   template <std::size_t D>
@@ -339,6 +340,7 @@ struct NllLoss {
   Reduction reduction = Reduction::Mean;
 
   EMBER_MODULE(weight, ignore_index, reduction)
+  EMBER_NN_LOSS_OTHER_BACKEND_(NllLoss)
 
   template <std::size_t D>
   Tensor<B, 1> forward(const Tensor<B, D>& log_probs, const Tensor<B, D - 1, Int>& targets) const {

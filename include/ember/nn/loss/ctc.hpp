@@ -338,6 +338,7 @@ struct CTCLoss {
   Reduction reduction = Reduction::Mean;
 
   EMBER_MODULE(blank, zero_infinity, reduction)
+  EMBER_NN_LOSS_OTHER_BACKEND_(CTCLoss)
 
   template <std::size_t DT>
   Tensor<B, 1> forward(const Tensor<B, 3>& log_probs, const Tensor<B, DT, Int>& targets,

@@ -52,6 +52,7 @@ struct KLDivLoss {
   Reduction reduction = Reduction::Mean;
 
   EMBER_MODULE(log_target, reduction)
+  EMBER_NN_LOSS_OTHER_BACKEND_(KLDivLoss)
 
   EMBER_NN_LOSS_FORWARD_(kl_div, log_target)
 };

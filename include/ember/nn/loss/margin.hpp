@@ -173,6 +173,7 @@ struct CosineEmbeddingLoss {
   Reduction reduction = Reduction::Mean;
 
   EMBER_MODULE(margin, reduction)
+  EMBER_NN_LOSS_OTHER_BACKEND_(CosineEmbeddingLoss)
 
   Tensor<B, 1> forward(const Tensor<B, 2>& x1, const Tensor<B, 2>& x2,
                        const Tensor<B, 1, Int>& y) const {
@@ -208,6 +209,7 @@ struct MarginRankingLoss {
   Reduction reduction = Reduction::Mean;
 
   EMBER_MODULE(margin, reduction)
+  EMBER_NN_LOSS_OTHER_BACKEND_(MarginRankingLoss)
 
   template <std::size_t D>
   Tensor<B, 1> forward(const Tensor<B, D>& x1, const Tensor<B, D>& x2,
@@ -244,6 +246,7 @@ struct TripletMarginLoss {
   Reduction reduction = Reduction::Mean;
 
   EMBER_MODULE(margin, p, eps, swap, reduction)
+  EMBER_NN_LOSS_OTHER_BACKEND_(TripletMarginLoss)
 
   Tensor<B, 1> forward(const Tensor<B, 2>& anchor, const Tensor<B, 2>& positive,
                        const Tensor<B, 2>& negative) const {

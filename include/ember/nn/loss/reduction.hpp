@@ -203,8 +203,39 @@ inline void check_weight_list(const char* op, const char* name,
   }
 }
 
+/// True for a Tensor<B2, D, K> whose backend B2 is not B.
+template <class T, class B>
+inline constexpr bool is_tensor_of_other_backend_v = false;
+template <class B2, std::size_t D, class K, class B>
+inline constexpr bool is_tensor_of_other_backend_v<Tensor<B2, D, K>, B> = !std::is_same_v<B2, B>;
+template <class...>
+inline constexpr bool dependent_false_v = false;
+
 }  // namespace detail
 }  // namespace ember::nn::loss
+
+/// Inside a loss module `template <Backend B = Dispatch> struct Name`: forward /
+/// forward_no_reduction called with tensors of another backend (Tensor<Cpu, 2> given to a
+/// module made for Dispatch) stop the compilation with a message that says how to make the
+/// module for that backend, instead of a page of failed template deductions.
+#define EMBER_NN_LOSS_OTHER_BACKEND_(Name)                                                        \
+  template <class T_, class... Rest_>                                                              \
+  requires ::ember::nn::loss::detail::is_tensor_of_other_backend_v<T_, B>                          \
+  void forward(const T_&, const Rest_&...) const {                                                 \
+    static_assert(::ember::nn::loss::detail::dependent_false_v<T_>,                                \
+                  "[" #Name "] the tensors are of another backend than this loss module: loss "    \
+                  "modules default to Dispatch; make it for your tensors' backend with "           \
+                  ".init<YourBackend>() (e.g. " #Name "Config{}.init<Cpu>()), or call the "        \
+                  "function of ember::nn::loss, which takes any backend");                         \
+  }                                                                                                \
+  template <class T_, class... Rest_>                                                              \
+  requires ::ember::nn::loss::detail::is_tensor_of_other_backend_v<T_, B>                          \
+  void forward_no_reduction(const T_&, const Rest_&...) const {                                    \
+    static_assert(::ember::nn::loss::detail::dependent_false_v<T_>,                                \
+                  "[" #Name "] the tensors are of another backend than this loss module: loss "    \
+                  "modules default to Dispatch; make it for your tensors' backend with "           \
+                  ".init<YourBackend>() (e.g. " #Name "Config{}.init<Cpu>())");                    \
+  }
 
 /// The forward members of a loss module over an input and a target of one shape, inside
 /// `template <Backend B> struct ...` with a `reduction` field: forward(input, target) with

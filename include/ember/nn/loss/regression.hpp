@@ -120,6 +120,7 @@ struct MseLoss {
   Reduction reduction = Reduction::Mean;
 
   EMBER_MODULE(reduction)
+  EMBER_NN_LOSS_OTHER_BACKEND_(MseLoss)
 
   EMBER_NN_LOSS_FORWARD_(mse_loss)
 };
@@ -141,6 +142,7 @@ struct L1Loss {
   Reduction reduction = Reduction::Mean;
 
   EMBER_MODULE(reduction)
+  EMBER_NN_LOSS_OTHER_BACKEND_(L1Loss)
 
   EMBER_NN_LOSS_FORWARD_(l1_loss)
 };
@@ -163,6 +165,7 @@ struct HuberLoss {
   Reduction reduction = Reduction::Mean;
 
   EMBER_MODULE(delta, reduction)
+  EMBER_NN_LOSS_OTHER_BACKEND_(HuberLoss)
 
   EMBER_NN_LOSS_FORWARD_(huber_loss, delta)
 };
@@ -189,6 +192,7 @@ struct SmoothL1Loss {
   Reduction reduction = Reduction::Mean;
 
   EMBER_MODULE(beta, reduction)
+  EMBER_NN_LOSS_OTHER_BACKEND_(SmoothL1Loss)
 
   EMBER_NN_LOSS_FORWARD_(smooth_l1_loss, beta)
 };
