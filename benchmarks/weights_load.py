@@ -9,7 +9,9 @@ into --dir, reads each once to have it in the page cache, then alternates --repe
   `import torch`): a program loading its weights at start, as Ember's side;
 - torch.load(weights.pt) again in this process (its allocator may reuse freed memory);
 - build/release/benchmarks/bench_weights_load: Module::load of each file into a fresh
-  Dispatch model on the cpu, one load per process.
+  Dispatch model on the cpu, the first load of its process (BM_module_load) and the second
+  (BM_module_load_again), and for reference the way Module::load worked before issue 19
+  (read_weights, then load_state_dict all at once); each case in its own process.
 Prints the best and median time of each case.
 
 Usage: python3 benchmarks/weights_load.py [--dir /tmp/ember-weights-bench] [--repeats 5]
@@ -82,15 +84,19 @@ def time_torch(path):
 
 
 def time_ember(binary, d):
+    """Each case in its own process (each load is the first of its process)."""
     env = dict(os.environ, EMBER_WEIGHTS_DIR=d)
-    out = subprocess.run([binary, "--benchmark_format=json", "--benchmark_min_time=1x",
-                          "--benchmark_repetitions=1"],
-                         env=env, check=True, capture_output=True, text=True).stdout
     res = {}
-    for b in json.loads(out)["benchmarks"]:
-        if "error_occurred" in b and b["error_occurred"]:
-            raise SystemExit(b["error_message"])
-        res[b["name"]] = b["real_time"] / 1e3  # ms -> s
+    for case in ("BM_module_load/pt/", "BM_module_load/safetensors/",
+                 "BM_module_load_again/pt/", "BM_module_load_again/safetensors/",
+                 "BM_read_weights_then_load_state_dict/pt/",
+                 "BM_read_weights_then_load_state_dict/safetensors/"):
+        out = subprocess.run([binary, "--benchmark_format=json", f"--benchmark_filter={case}"],
+                             env=env, check=True, capture_output=True, text=True).stdout
+        for b in json.loads(out)["benchmarks"]:
+            if b.get("error_occurred"):
+                raise SystemExit(b["error_message"])
+            res[b["name"].replace("/iterations:1/real_time", "")] = b["real_time"] / 1e3  # s
     return res
 
 
@@ -112,9 +118,9 @@ def main():
         times.setdefault("torch.load(weights.pt), again in one process", []).append(time_torch(pt))
         for k, v in time_ember(a.binary, a.dir).items():
             times.setdefault("Ember " + k, []).append(v)
-    print(f"{'case':48s} {'best s':>8s} {'median s':>9s}")
+    print(f"{'case':58s} {'best s':>8s} {'median s':>9s}")
     for k, v in times.items():
-        print(f"{k:48s} {min(v):8.3f} {statistics.median(v):9.3f}")
+        print(f"{k:58s} {min(v):8.3f} {statistics.median(v):9.3f}")
 
 
 if __name__ == "__main__":

@@ -63,8 +63,8 @@ void check_value_fits(const char* op, double value, DType dtype) {
     const bool ok = dtype == DType::I64 ? value >= static_cast<double>(r.min) && value <= hi
                                         : value >= static_cast<double>(r.min) && value < hi;
     if (!ok) {
-      fail<ValueError>(op, "value ", value, " is out of range for dtype ", dtype, " [", r.min,
-                       ", ", r.max, "]");
+      fail<ValueError>(op, "value ", value, " is out of range for dtype ", dtype, " [", r.min, ", ",
+                       r.max, "]");
     }
   } else if (is_float(dtype) && overflows_float(value, dtype)) {
     fail<ValueError>(op, "value ", value, " is out of range for dtype ", dtype, " (largest ",

@@ -85,9 +85,8 @@ ImageU8 bilinear(const ImageU8& im, std::size_t h, std::size_t w) {
 
 ImageU8 resize(const ImageU8& image, std::size_t height, std::size_t width) {
   if (height == 0 || width == 0 || image.numel() == 0) {
-    ember::detail::fail<ShapeError>("resize", "cannot resize a ", image.channels, "x",
-                                    image.height, "x", image.width, " image to ", height, "x",
-                                    width);
+    ember::detail::fail<ShapeError>("resize", "cannot resize a ", image.channels, "x", image.height,
+                                    "x", image.width, " image to ", height, "x", width);
   }
   if (height <= image.height && width <= image.width) return area_average(image, height, width);
   return bilinear(image, height, width);

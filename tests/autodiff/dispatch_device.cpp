@@ -16,8 +16,8 @@ class AutodiffDeviceEnvironment : public ::testing::Environment {
  public:
   void SetUp() override {
     const char* env = std::getenv("EMBER_DEVICE");
-    const ember::Device d = env != nullptr && *env != '\0' ? ember::Device::parse(env)
-                                                           : ember::Device::cpu();
+    const ember::Device d =
+        env != nullptr && *env != '\0' ? ember::Device::parse(env) : ember::Device::cpu();
     if (!d.is_autodiff()) {
       ::setenv("EMBER_DEVICE", d.autodiff().to_string().c_str(), 1);
     }

@@ -26,8 +26,8 @@ ImageU8 random_image(std::size_t c, std::size_t h, std::size_t w, unsigned seed)
 /// The float path: the image as f32 [1, C, H, W], pooled or interpolated, rounded.
 std::vector<long> through_tensors(const ImageU8& im, std::size_t h, std::size_t w) {
   std::vector<float> px(im.pixels.begin(), im.pixels.end());
-  const Shape shape{1, static_cast<std::int64_t>(im.channels),
-                    static_cast<std::int64_t>(im.height), static_cast<std::int64_t>(im.width)};
+  const Shape shape{1, static_cast<std::int64_t>(im.channels), static_cast<std::int64_t>(im.height),
+                    static_cast<std::int64_t>(im.width)};
   auto x = DTensor<4>::from_data(TensorData(std::move(px), shape), Device::cpu());
   const std::array<std::int64_t, 2> out{static_cast<std::int64_t>(h), static_cast<std::int64_t>(w)};
   if (im.height >= h && im.width >= w) {
@@ -59,8 +59,8 @@ void expect_matches_tensors(const ImageU8& im, std::size_t h, std::size_t w) {
 
 TEST(Resize, AveragesEachOutputWindow) {
   // 4x4 -> 2x2: 2x2 windows.
-  ImageU8 im(1, 4, 4, std::vector<std::uint8_t>{0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24,
-                                                26, 28, 30});
+  ImageU8 im(1, 4, 4,
+             std::vector<std::uint8_t>{0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30});
   EXPECT_EQ(resize(im, 2, 2).pixels, (std::vector<std::uint8_t>{5, 9, 21, 25}));
   // 1x5 -> 1x3: overlapping windows [0, 2), [1, 4), [3, 5) (adaptive pooling).
   ImageU8 row(1, 1, 5, std::vector<std::uint8_t>{10, 20, 30, 40, 50});

@@ -79,8 +79,8 @@ int main() {
 TEST(Docs, EveryReadmeLinkLineBuildsAndRuns) {
   const auto commands = readme_link_lines();
   ASSERT_EQ(commands.size(), 2u) << "the README's link-lines block changed: update this test";
-  const std::vector<std::pair<const char*, std::string>> programs = {
-      {kFullProgram, "ok 3"}, {kTensorProgram, "ok 12"}};
+  const std::vector<std::pair<const char*, std::string>> programs = {{kFullProgram, "ok 3"},
+                                                                     {kTensorProgram, "ok 12"}};
   TempDir tmp("docs");
   const fs::path prefix = tmp.path() / "prefix";
   make_prefix(prefix);
@@ -91,7 +91,8 @@ TEST(Docs, EveryReadmeLinkLineBuildsAndRuns) {
     // Exactly the documented line, DIR being the prefix.
     const std::string cmd = std::regex_replace(commands[i], std::regex("DIR"), prefix.string());
     ASSERT_EQ(shell("cd '" + work.string() + "' && " + cmd, work / "build.log"), 0)
-        << cmd << "\n" << slurp(work / "build.log");
+        << cmd << "\n"
+        << slurp(work / "build.log");
     ASSERT_EQ(shell("cd '" + work.string() + "' && ./main", work / "run.log"), 0)
         << slurp(work / "run.log");
     EXPECT_NE(slurp(work / "run.log").find(programs[i].second), std::string::npos)
@@ -143,9 +144,9 @@ TEST(Docs, TheTrainingScriptPutsTheRunWhereItsModelSays) {
   EXPECT_EQ(run("--model=cnn"),
             (std::vector<std::string>{"train --run-dir runs/fashion-mnist-cnn --resume --model=cnn",
                                       "eval runs/fashion-mnist-cnn"}));
-  EXPECT_EQ(run("--run-dir /tmp/x --model mlp"),
-            (std::vector<std::string>{"train --resume --run-dir /tmp/x --model mlp",
-                                      "eval /tmp/x"}));
+  EXPECT_EQ(
+      run("--run-dir /tmp/x --model mlp"),
+      (std::vector<std::string>{"train --resume --run-dir /tmp/x --model mlp", "eval /tmp/x"}));
 }
 
 }  // namespace
