@@ -186,10 +186,17 @@ TensorType Pad::infer(const TensorType& x) const {
                        " must be less than its size ", n, " (shape ", s, ")");
     if (mode == PadMode::Edge && n == 0 && (a > 0 || b > 0))
       fail<ShapeError>(name, "edge padding of dim ", d, " needs a non-empty dim (shape ", s, ")");
-    out.shape[d] = n + a + b;
-    if (out.shape[d] < 0)
+    // Crops (negative pads) are taken first, as torch.nn.functional.pad does: together they
+    // may remove at most the whole dim, whatever the other side adds back.
+    const std::int64_t crop_a = a < 0 ? a : 0, crop_b = b < 0 ? b : 0;
+    if (crop_a < -n || crop_b < -n || crop_a + crop_b < -n)
       fail<ShapeError>(name, "pads (", a, ", ", b, ") crop more than dim ", d, " of size ", n,
                        " (shape ", s, ")");
+    std::int64_t size = 0;
+    if (__builtin_add_overflow(n, a, &size) || __builtin_add_overflow(size, b, &size))
+      fail<ShapeError>(name, "pads (", a, ", ", b, ") of dim ", d, " of size ", n,
+                       " overflow a 64-bit size (shape ", s, ")");
+    out.shape[d] = size;
   }
   checked_numel(name, out.shape);
   return out;

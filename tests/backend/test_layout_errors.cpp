@@ -202,6 +202,20 @@ TYPED_TEST(LayoutErrors, Pad) {
                          "[pad] edge padding of dim 0 needs a non-empty dim (shape [0])");
   EMBER_EXPECT_THROW_MSG(x.pad({-2, -2}), ShapeError,
                          "[pad] pads (-2, -2) crop more than dim 1 of size 3 (shape [2, 3])");
+  // A crop larger than the dim is an error even when the other side pads it back
+  // (torch.nn.functional.pad raises for (-4, 5) and (-4, 1) on a dim of 3).
+  EMBER_EXPECT_THROW_MSG(x.pad({-4, 5}), ShapeError,
+                         "[pad] pads (-4, 5) crop more than dim 1 of size 3 (shape [2, 3])");
+  EMBER_EXPECT_THROW_MSG(x.pad({5, -4}), ShapeError, "[pad] pads (5, -4) crop more than dim 1");
+  EMBER_EXPECT_THROW_MSG(x.pad({-4, 1}), ShapeError, "[pad] pads (-4, 1) crop more than dim 1");
+  EMBER_EXPECT_THROW_MSG(x.pad({-4, 5}, PadMode::Edge), ShapeError,
+                         "[pad] pads (-4, 5) crop more than dim 1");
+  constexpr std::int64_t kHuge = std::int64_t{1} << 62;
+  EMBER_EXPECT_THROW_MSG(x.pad({kHuge, kHuge}), ShapeError,
+                         "[pad] pads (4611686018427387904, 4611686018427387904) of dim 1 of size 3 "
+                         "overflow a 64-bit size");
+  // Cropping the whole dim and padding it back is allowed: only fill values remain.
+  EXPECT_EQ(x.pad({-3, 2}).shape(), (Shape{2, 2}));
 }
 
 TYPED_TEST(LayoutErrors, Slice) {
