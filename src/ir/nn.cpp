@@ -124,24 +124,31 @@ TensorTypes2 BatchNormTrainBackward::infer(const TensorType& x, const TensorType
   check_channels(name, "weight", weight, x);
   return {x, {Shape{2, x.shape[1]}, x.dtype}};
 }
+void Linear::check(const Shape& x, DType x_dtype, const Shape& weight, DType weight_dtype,
+                   const Shape* bias, DType bias_dtype) {
+  if (weight.rank() != 2)
+    fail<ShapeError>(name, "expected a rank-2 weight [out, in], got shape ", weight);
+  if (x.rank() == 0) fail<ShapeError>(name, "input of shape ", x, " must have rank >= 1");
+  const std::int64_t in = weight[1], out = weight[0];
+  const std::int64_t last = x[x.rank() - 1];
+  if (last != in)
+    fail<ShapeError>(name, "input of shape ", x, " has last dim ", last, " but weight of shape ",
+                     weight, " expects ", in, " input features (weight is [out, in])");
+  if (bias && (bias->rank() != 1 || (*bias)[0] != out))
+    fail<ShapeError>(name, "bias of shape ", *bias, " does not match ", out,
+                     " output features of weight ", weight);
+  // check::same_dtype's message, without building TensorTypes.
+  if (weight_dtype != x_dtype)
+    fail<DTypeError>(name, "operands have different dtypes: ", x_dtype, " and ", weight_dtype);
+  if (bias && bias_dtype != x_dtype)
+    fail<DTypeError>(name, "operands have different dtypes: ", x_dtype, " and ", bias_dtype);
+}
 TensorType Linear::infer(const TensorType& x, const TensorType& weight,
                          const std::optional<TensorType>& bias) const {
-  check::rank(name, weight, 2, "weight [out, in]");
-  if (x.shape.rank() == 0)
-    fail<ShapeError>(name, "input of shape ", x.shape, " must have rank >= 1");
-  const std::int64_t in = weight.shape[1], out = weight.shape[0];
-  const std::int64_t last = x.shape[x.shape.rank() - 1];
-  if (last != in)
-    fail<ShapeError>(name, "input of shape ", x.shape, " has last dim ", last,
-                     " but weight of shape ", weight.shape, " expects ", in,
-                     " input features (weight is [out, in])");
-  if (bias && bias->shape != Shape{out})
-    fail<ShapeError>(name, "bias of shape ", bias->shape, " does not match ", out,
-                     " output features of weight ", weight.shape);
-  check::same_dtype(name, x, weight);
-  if (bias) check::same_dtype(name, x, *bias);
+  check(x.shape, x.dtype, weight.shape, weight.dtype, bias ? &bias->shape : nullptr,
+        bias ? bias->dtype : x.dtype);
   TensorType y = x;
-  y.shape[y.shape.rank() - 1] = out;
+  y.shape[y.shape.rank() - 1] = weight.shape[0];
   return y;
 }
 TensorType Embedding::infer(const TensorType& weights, const TensorType& indices) const {

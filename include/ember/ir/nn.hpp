@@ -137,6 +137,10 @@ struct Linear {
   EMBER_IR_NO_FIELDS
   TensorType infer(const TensorType& x, const TensorType& weight,
                    const std::optional<TensorType>& bias) const;
+  /// The rule of infer on shapes and dtypes held elsewhere (no copies: the front end calls
+  /// it on every forward pass). `bias` may be null.
+  static void check(const Shape& x, DType x_dtype, const Shape& weight, DType weight_dtype,
+                    const Shape* bias, DType bias_dtype);
 };
 /// weights [n, d], int indices [...] -> [..., d].
 struct Embedding {

@@ -53,16 +53,18 @@ Tensor<B, D> channel_view(const Tensor<B, 1>& p) {
 template <class B, std::size_t D>
 Tensor<B, D> linear(const Tensor<B, D>& x, const Tensor<B, 2>& weight,
                     const std::optional<std::type_identity_t<Tensor<B, 1>>>& bias = std::nullopt) {
+  // The weight and bias are cast to x's dtype below, so the rule sees them in it.
   const DType dt = x.dtype();
-  ember::detail::ir_infer(ir::Linear{}, x, ember::detail::ir_type_as(weight, dt),
-                          ember::detail::ir_type_as(bias, dt));
-  const std::int64_t in = weight.dim(1), out = weight.dim(0);
+  const Shape xs = x.shape(), ws = weight.shape();
+  const std::optional<Shape> b_shape = bias ? std::optional<Shape>(bias->shape()) : std::nullopt;
+  ir::Linear::check(xs, dt, ws, dt, b_shape ? &*b_shape : nullptr, dt);
+  const std::int64_t in = ws[1], out = ws[0];
   const Tensor<B, 2> w = weight.cast(x.dtype());
   if constexpr (requires(detail::FP<B> p, detail::OptFP<B> o) { B::float_linear(p, p, o); }) {
     return Tensor<B, D>(
         B::float_linear(x.primitive(), w.primitive(), detail::opt_prim(bias, x.dtype())));
   } else {
-    Shape os = x.shape();
+    Shape os = xs;
     os[D - 1] = out;
     // Reshape's 0 means "keep the input dim": an empty input must not reach it.
     if (x.numel() == 0) {
