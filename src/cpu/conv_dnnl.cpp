@@ -4,10 +4,13 @@
 // tensors are handed to oneDNN in plain layout (NC[D]HW / [G]OI[D]HW) and reordered to the
 // layout oneDNN picks for the fastest kernel.
 #include "conv_kernels.hpp"
+#include "ember/cpu/conv_fused.hpp"
 
 #ifdef EMBER_HAVE_DNNL
 
 #include <array>
+#include <cstdlib>
+#include <cstring>
 #include <list>
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -40,6 +43,8 @@ struct Entry {
   std::array<std::optional<dnnl::reorder>, 3> reo;
   memory::desc k_bias;
   bool bias = false;
+  /// Fused forward with a sum post-op: reorders the residual (plain) into the kernel's dst.
+  std::optional<dnnl::reorder> reo_dst_in;
 };
 
 dnnl::engine& engine() {
@@ -103,7 +108,8 @@ memory::format_tag plain_tag(std::size_t rank) {
 /// ([C_out, C_in/g, k], or for Transposed [C_in, C_out/g, k]).
 std::shared_ptr<Entry> build(Kind kind, const Shape& xs, const Shape& ws, const Shape& ys,
                              bool bias, const std::vector<i64>& s, const std::vector<i64>& p,
-                             const std::vector<i64>& d, i64 groups) {
+                             const std::vector<i64>& d, i64 groups, bool relu = false,
+                             bool sum = false) {
   using dt = memory::data_type;
   using ft = memory::format_tag;
   const bool transposed = kind == Kind::Transposed;
@@ -168,7 +174,15 @@ std::shared_ptr<Entry> build(Kind kind, const Shape& xs, const Shape& ws, const 
     case Kind::Forward: {
       dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, alg, src_any, w_any,
                                            b_md, dst_any, strides, dil, pad, pad_r);
-      dnnl::convolution_forward::primitive_desc pd(desc, eng);
+      // Fused epilogue (conv_fused): dst += residual (sum), then ReLU.
+      dnnl::primitive_attr attr;
+      if (relu || sum) {
+        dnnl::post_ops po;
+        if (sum) po.append_sum(1.f);
+        if (relu) po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+        attr.set_post_ops(po);
+      }
+      dnnl::convolution_forward::primitive_desc pd(desc, attr, eng);
       e->prim = dnnl::convolution_forward(pd);
       e->arg = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
       e->user = {src_md, w_md, dst_md};
@@ -208,6 +222,8 @@ std::shared_ptr<Entry> build(Kind kind, const Shape& xs, const Shape& ws, const 
         i < 2 ? dnnl::reorder(dnnl::reorder::primitive_desc(eng, e->user[i], eng, e->kern[i]))
               : dnnl::reorder(dnnl::reorder::primitive_desc(eng, e->kern[i], eng, e->user[i]));
   }
+  if (sum && e->reo[2])
+    e->reo_dst_in = dnnl::reorder(dnnl::reorder::primitive_desc(eng, e->user[2], eng, e->kern[2]));
   return e;
 }
 
@@ -307,6 +323,170 @@ bool dnnl_conv_backward_weights(const CpuTensor& x, const CpuTensor& dy, CpuTens
 
 }  // namespace ember::cpu::conv
 
+namespace ember::cpu {
+
+using i64 = std::int64_t;
+
+/// Packed weights, one slot per (weight storage, offset, kernel layout) seen (a few at most:
+/// the layout may differ with the batch size or thread count).
+struct ConvWeightPack::Impl {
+  struct Slot {
+    std::shared_ptr<Storage> src;  // held, so the identity cannot be recycled by the pool
+    i64 offset = 0;
+    dnnl::memory::desc kern;
+    CpuTensor packed;
+  };
+  std::mutex mu;
+  std::vector<Slot> slots;
+};
+
+ConvWeightPack::ConvWeightPack() : impl_(std::make_unique<Impl>()) {}
+ConvWeightPack::~ConvWeightPack() = default;
+
+namespace {
+
+bool dnnl_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("EMBER_CONV_IMPL");
+    return !(v && std::string(v) == "gemm");
+  }();
+  return on;
+}
+
+CpuTensor alloc_desc(const dnnl::memory::desc& md) {
+  return alloc(Shape{static_cast<i64>(md.get_size() / sizeof(float)) + 1}, DType::F32);
+}
+
+}  // namespace
+
+std::optional<CpuTensor> conv_fused(const CpuTensor& x0, const CpuTensor& w0,
+                                    const std::optional<CpuTensor>& b0,
+                                    const std::optional<CpuTensor>& r0,
+                                    const ConvFusedOptions& opt, ConvWeightPack* pack) {
+  using dnnl::memory;
+  const auto f32 = [](const CpuTensor& t) { return t.dtype == DType::F32; };
+  if (!f32(x0) || !f32(w0) || (b0 && !f32(*b0)) || (r0 && !f32(*r0))) return std::nullopt;
+  if (!dnnl_enabled()) return std::nullopt;
+  const Shape& xs = x0.shape;
+  const Shape& ws = w0.shape;
+  const std::size_t rank = xs.rank();
+  if (rank < 3 || rank > 5 || ws.rank() != rank) return std::nullopt;
+  const std::size_t nd = rank - 2;
+  if (opt.stride.size() != nd || opt.padding.size() != nd || opt.dilation.size() != nd)
+    return std::nullopt;
+  const i64 g = opt.groups;
+  if (g <= 0 || ws[0] % g != 0 || xs[1] != ws[1] * g) return std::nullopt;
+  if (g > 1 && ws[1] == 1) return std::nullopt;  // depthwise: im2col is faster (see run)
+  if (b0 && (b0->shape.rank() != 1 || b0->shape[0] != ws[0])) return std::nullopt;
+  Shape ys = xs;
+  ys.dims[1] = ws[0];
+  for (std::size_t i = 0; i < nd; ++i) {
+    const i64 s = opt.stride[i], p = opt.padding[i], d = opt.dilation[i];
+    if (s <= 0 || p < 0 || d <= 0) return std::nullopt;
+    const i64 span = xs[2 + i] + 2 * p - ((ws[2 + i] - 1) * d + 1);
+    if (span < 0) return std::nullopt;
+    ys.dims[2 + i] = span / s + 1;
+  }
+  if (r0 && r0->shape != ys) return std::nullopt;
+  if (x0.numel() == 0 || w0.numel() == 0 || ys.numel() == 0) return std::nullopt;
+  const CpuTensor x = contiguous(x0), w = contiguous(w0);
+  std::optional<CpuTensor> b;
+  if (b0) b = contiguous(*b0);
+  try {
+    const int nt = threads();
+    conv::OmpThreads omp(nt);
+    std::ostringstream k;
+    k << 'F' << nt << xs << ws << ys << (b ? 1 : 0) << g << (opt.relu ? 'r' : '-')
+      << (r0 ? 's' : '-');
+    for (auto v : opt.stride) k << ',' << v;
+    for (auto v : opt.padding) k << ';' << v;
+    for (auto v : opt.dilation) k << ':' << v;
+    const std::string key = k.str();
+    auto e = conv::cache().get(key);
+    if (!e) {
+      e = conv::build(conv::Kind::Forward, xs, ws, ys, b.has_value(), opt.stride, opt.padding,
+                      opt.dilation, g, opt.relu, r0.has_value());
+      conv::cache().put(key, e);
+    }
+    auto& eng = conv::engine();
+    dnnl::stream st(eng);
+    std::unordered_map<int, memory> args;
+    // Source: reordered per call.
+    CpuTensor xbuf;
+    if (e->reo[0]) {
+      xbuf = alloc_desc(e->kern[0]);
+      memory kern(e->kern[0], eng, xbuf.raw());
+      memory user(e->user[0], eng, x.raw());
+      e->reo[0]->execute(st, user, kern);
+      args.emplace(DNNL_ARG_SRC, kern);
+    } else {
+      args.emplace(DNNL_ARG_SRC, memory(e->user[0], eng, x.raw()));
+    }
+    // Weights: from the pack when it has them in the kernel's layout.
+    CpuTensor wk = w;
+    if (e->reo[1]) {
+      const auto pack_now = [&] {
+        CpuTensor t = alloc_desc(e->kern[1]);
+        memory user(e->user[1], eng, w.raw()), kern(e->kern[1], eng, t.raw());
+        e->reo[1]->execute(st, user, kern);
+        st.wait();
+        return t;
+      };
+      if (pack) {
+        auto& im = pack->impl();
+        std::lock_guard<std::mutex> lock(im.mu);
+        bool found = false;
+        for (const auto& sl : im.slots) {
+          if (sl.src == w.storage && sl.offset == w.offset && sl.kern == e->kern[1]) {
+            wk = sl.packed;
+            found = true;
+            break;
+          }
+        }
+        if (!found) {
+          wk = pack_now();
+          if (im.slots.size() >= 4) im.slots.erase(im.slots.begin());
+          im.slots.push_back({w.storage, w.offset, e->kern[1], wk});
+        }
+      } else {
+        wk = pack_now();
+      }
+    }
+    args.emplace(DNNL_ARG_WEIGHTS, memory(e->kern[1], eng, wk.raw()));
+    // Destination: the kernel's layout (holding the residual for the sum post-op), then
+    // reordered into the plain result.
+    CpuTensor out = alloc(ys, DType::F32);
+    CpuTensor ybuf;
+    std::optional<CpuTensor> rc;
+    if (r0) rc = contiguous(*r0);
+    if (e->reo[2]) {
+      ybuf = alloc_desc(e->kern[2]);
+      memory kern(e->kern[2], eng, ybuf.raw());
+      if (rc) {
+        memory user(e->user[2], eng, rc->raw());
+        e->reo_dst_in->execute(st, user, kern);
+      }
+      args.emplace(DNNL_ARG_DST, kern);
+    } else {
+      if (rc)
+        std::memcpy(out.raw(), rc->raw(), static_cast<std::size_t>(ys.numel()) * sizeof(float));
+      args.emplace(DNNL_ARG_DST, memory(e->user[2], eng, out.raw()));
+    }
+    if (b) args.emplace(DNNL_ARG_BIAS, memory(e->k_bias, eng, b->raw()));
+    e->prim.execute(st, args);
+    if (e->reo[2]) {
+      memory user(e->user[2], eng, out.raw());
+      e->reo[2]->execute(st, args.at(DNNL_ARG_DST), user);
+    }
+    st.wait();
+    return out;
+  } catch (const dnnl::error&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace ember::cpu
+
 #else
 
 namespace ember::cpu::conv {
@@ -330,5 +510,17 @@ bool dnnl_conv_backward_weights(const CpuTensor&, const CpuTensor&, CpuTensor&,
   return false;
 }
 }  // namespace ember::cpu::conv
+
+namespace ember::cpu {
+struct ConvWeightPack::Impl {};
+ConvWeightPack::ConvWeightPack() : impl_(std::make_unique<Impl>()) {}
+ConvWeightPack::~ConvWeightPack() = default;
+std::optional<CpuTensor> conv_fused(const CpuTensor&, const CpuTensor&,
+                                    const std::optional<CpuTensor>&,
+                                    const std::optional<CpuTensor>&, const ConvFusedOptions&,
+                                    ConvWeightPack*) {
+  return std::nullopt;
+}
+}  // namespace ember::cpu
 
 #endif

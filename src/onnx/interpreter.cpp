@@ -4,8 +4,11 @@
 #include <cstdlib>
 #include <functional>
 #include <iostream>
+#include <memory>
+#include <optional>
 #include <unordered_map>
 
+#include "ember/cpu/conv_fused.hpp"
 #include "onnx_internal.hpp"
 
 namespace ember::onnx {
@@ -77,10 +80,105 @@ struct Profile {
   }
 };
 
+/// Weight packs of a session's Conv nodes, by initializer name (see cpu::ConvWeightPack).
+using ConvPacks = std::unordered_map<std::string, std::unique_ptr<cpu::ConvWeightPack>>;
+
+/// EMBER_ONNX_FUSE=0 turns the fused Conv fast path off (to compare or bisect).
+bool fusion_enabled() {
+  static const bool on = [] {
+    const char* e = std::getenv("EMBER_ONNX_FUSE");
+    return !(e && std::string(e) == "0");
+  }();
+  return on;
+}
+
+/// A Conv node fused with the nodes after it: Conv -> Relu, Conv -> Add (-> Relu).
+struct Fusion {
+  bool active = false;
+  bool relu = false;
+  std::string residual;         ///< the Add's other input ("" when there is no Add)
+  std::vector<std::size_t> rest;  ///< the fused nodes after the Conv
+  std::string out;              ///< the name the fused result is stored under
+  std::string label;            ///< profile key
+};
+
+/// The fusions of graph g: an intermediate is fused away only when its single consumer is
+/// the next node of the pattern (no other use, in sub-graphs neither, and not a graph
+/// output). Whether a fusion runs is decided when the Conv runs (conv_fused's checks).
+std::vector<Fusion> plan_fusions(const Graph& g) {
+  std::vector<Fusion> plan(g.nodes.size());
+  std::unordered_map<std::string, int> uses;
+  std::unordered_map<std::string, std::size_t> consumer;
+  std::function<void(const Graph&)> mark_sub = [&](const Graph& sg) {
+    for (const auto& n : sg.nodes) {
+      for (const auto& i : n.inputs) uses[i] += 2;
+      for (const auto& a : n.attributes) {
+        if (a.g) mark_sub(*a.g);
+        for (const auto& gg : a.graphs) mark_sub(*gg);
+      }
+    }
+    for (const auto& o : sg.outputs) uses[o.name] += 2;
+  };
+  for (std::size_t k = 0; k < g.nodes.size(); ++k) {
+    for (const auto& i : g.nodes[k].inputs) {
+      ++uses[i];
+      consumer[i] = k;
+    }
+    for (const auto& a : g.nodes[k].attributes) {
+      if (a.g) mark_sub(*a.g);
+      for (const auto& gg : a.graphs) mark_sub(*gg);
+    }
+  }
+  for (const auto& o : g.outputs) uses[o.name] += 2;
+  const auto is = [](const Node& n, const char* op) {
+    return n.op_type == op && canonical_domain(n.domain).empty();
+  };
+  // The single consumer of `name`, or none.
+  const auto only_consumer = [&](const std::string& name) -> std::optional<std::size_t> {
+    auto u = uses.find(name);
+    if (name.empty() || u == uses.end() || u->second != 1) return std::nullopt;
+    return consumer.at(name);
+  };
+  for (std::size_t k = 0; k < g.nodes.size(); ++k) {
+    const Node& c = g.nodes[k];
+    if (!is(c, "Conv") || c.outputs.size() != 1) continue;
+    auto j = only_consumer(c.outputs[0]);
+    if (!j || *j <= k) continue;
+    const Node& n = g.nodes[*j];
+    Fusion f;
+    if (is(n, "Relu") && n.inputs.size() == 1 && n.outputs.size() == 1) {
+      f.relu = true;
+      f.rest = {*j};
+      f.out = n.outputs[0];
+      f.label = "Conv+Relu";
+    } else if (is(n, "Add") && n.inputs.size() == 2 && n.outputs.size() == 1 &&
+               n.inputs[0] != n.inputs[1] && !n.inputs[0].empty() && !n.inputs[1].empty()) {
+      f.residual = n.inputs[0] == c.outputs[0] ? n.inputs[1] : n.inputs[0];
+      f.rest = {*j};
+      f.out = n.outputs[0];
+      f.label = "Conv+Add";
+      auto r = only_consumer(n.outputs[0]);
+      if (r && *r > *j && is(g.nodes[*r], "Relu") && g.nodes[*r].outputs.size() == 1) {
+        f.relu = true;
+        f.rest.push_back(*r);
+        f.out = g.nodes[*r].outputs[0];
+        f.label = "Conv+Add+Relu";
+      }
+    } else {
+      continue;
+    }
+    if (f.out.empty()) continue;
+    f.active = true;
+    plan[k] = std::move(f);
+  }
+  return plan;
+}
+
 struct GraphRunner {
   std::int64_t opset;
   Device device;
   Profile* profile = nullptr;
+  const ConvPacks* packs = nullptr;  ///< set for a session's main graph: enables fusion
 
   std::vector<Value> run(const Graph& g, const std::vector<Value>& inputs, const Scope* parent,
                          const std::unordered_map<std::string, Value>* uploaded) const {
@@ -117,8 +215,25 @@ struct GraphRunner {
     }
     for (const auto& o : g.outputs) last_use[o.name] = g.nodes.size();
     static const Value missing;
+    std::vector<Fusion> fusions;
+    std::vector<char> skip;
+    if (packs && uploaded && fusion_enabled()) {
+      fusions = plan_fusions(g);
+      skip.assign(g.nodes.size(), 0);
+    }
+    const auto erase_last_uses = [&](const Node& node, std::size_t k) {
+      for (const auto& name : node.inputs) {
+        auto it = last_use.find(name);
+        if (it != last_use.end() && it->second == k && !uploaded_has(uploaded, name))
+          scope.values.erase(name);
+      }
+    };
     for (std::size_t k = 0; k < g.nodes.size(); ++k) {
       const Node& node = g.nodes[k];
+      if (!skip.empty() && skip[k]) {  // fused into an earlier Conv
+        erase_last_uses(node, k);
+        continue;
+      }
       OpFn fn = find_op(node.domain, node.op_type);
       if (!fn) node_fail<UnsupportedError>(node, "unknown operator");
       OpContext ctx{node, opset, device, {}, {}, {}, {}};
@@ -151,8 +266,39 @@ struct GraphRunner {
       ctx.run_subgraph = [&](const Graph& sg, const std::vector<Value>& in) {
         return run(sg, in, &scope, nullptr);
       };
+      const auto t0 = std::chrono::steady_clock::now();
+      bool fused = false;
+      if (!fusions.empty() && fusions[k].active) {
+        const Fusion& f = fusions[k];
+        const Value* res = f.residual.empty() ? nullptr : scope.find(f.residual);
+        // Two Convs into one Add: the first to fuse takes it (the other's output is then
+        // the residual, so at most one can).
+        bool unclaimed = true;
+        for (auto r : f.rest) unclaimed = unclaimed && !skip[r];
+        if (unclaimed && (f.residual.empty() || res)) {
+          cpu::ConvWeightPack* pack = nullptr;
+          if (node.inputs.size() > 1 && uploaded_has(uploaded, node.inputs[1])) {
+            auto it = packs->find(node.inputs[1]);
+            if (it != packs->end()) pack = it->second.get();
+          }
+          with_node_context(node, [&] { fused = conv_fused(ctx, res, f.relu, pack); });
+        }
+        if (fused) {
+          for (auto r : f.rest) skip[r] = 1;
+          scope.values[f.out] = std::move(ctx.outputs[0]);
+          if (profile) {
+            auto& e = profile->ops[std::getenv("EMBER_ONNX_PROFILE")[0] == '2' ? node.name
+                                                                               : f.label];
+            e.first +=
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                    .count();
+            ++e.second;
+          }
+          erase_last_uses(node, k);
+          continue;
+        }
+      }
       if (profile) {
-        const auto t0 = std::chrono::steady_clock::now();
         with_node_context(node, [&] { fn(ctx); });
         auto& e =
             profile->ops[std::getenv("EMBER_ONNX_PROFILE")[0] == '2' ? node.name : node.op_type];
@@ -164,11 +310,7 @@ struct GraphRunner {
       }
       for (std::size_t o = 0; o < node.outputs.size(); ++o)
         if (!node.outputs[o].empty()) scope.values[node.outputs[o]] = std::move(ctx.outputs[o]);
-      for (const auto& name : node.inputs) {
-        auto it = last_use.find(name);
-        if (it != last_use.end() && it->second == k && !uploaded_has(uploaded, name))
-          scope.values.erase(name);
-      }
+      erase_last_uses(node, k);
     }
     std::vector<Value> out;
     out.reserve(g.outputs.size());
@@ -208,12 +350,17 @@ std::vector<Value> run_op_node(const Node& node, const std::vector<Value>& input
 
 struct Session::Impl {
   std::unordered_map<std::string, Value> initializers;
+  detail::ConvPacks conv_packs;  ///< the Conv weights among the initializers, packed once
 };
 
 Session::Session(const Model& model, SessionOptions options)
     : model_(&model), options_(options), impl_(std::make_unique<Impl>()) {
   for (const auto& init : model.graph.initializers)
     impl_->initializers[init.name] = detail::value_from_initializer(init, options_.device);
+  for (const auto& n : model.graph.nodes)
+    if (n.op_type == "Conv" && n.inputs.size() > 1 && impl_->initializers.count(n.inputs[1]) &&
+        !impl_->conv_packs.count(n.inputs[1]))
+      impl_->conv_packs[n.inputs[1]] = std::make_unique<cpu::ConvWeightPack>();
 }
 Session::~Session() = default;
 Session::Session(Session&&) noexcept = default;
@@ -258,6 +405,7 @@ std::vector<Value> Session::run(const std::vector<Value>& inputs) const {
                         : inputs[i].to_device(options_.device));
   }
   detail::GraphRunner runner{model_->opset(""), options_.device};
+  runner.packs = &impl_->conv_packs;
   if (detail::Profile::enabled()) {
     detail::Profile prof;
     runner.profile = &prof;

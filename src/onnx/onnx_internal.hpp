@@ -15,6 +15,10 @@
 #include "ember/onnx/runtime.hpp"
 #include "ember/onnx/value.hpp"
 
+namespace ember::cpu {
+class ConvWeightPack;
+}
+
 namespace ember::onnx::detail {
 
 using ember::detail::concat;
@@ -133,6 +137,13 @@ void register_attention(OpRegistry& r);
 inline std::string canonical_domain(const std::string& d) {
   return d == "ai.onnx" ? "" : d;
 }
+
+/// The CPU fast path of a Conv node (ops_nn.cpp): y = relu?(Conv(x, w, b) + residual) in
+/// one oneDNN primitive, the weight packed once in `pack` (may be null; the weight must then
+/// be a constant of the session). Sets ctx's output 0 and returns true, or returns false
+/// without side effects when it does not apply (not a plain cpu device, not f32,
+/// asymmetric padding, shapes, ...): the caller then runs the nodes one by one.
+bool conv_fused(OpContext& ctx, const Value* residual, bool relu, cpu::ConvWeightPack* pack);
 
 /// Runs one node's kernel on `inputs` (interpreter.cpp); sub-graphs see no outer values.
 std::vector<Value> run_op_node(const Node& node, const std::vector<Value>& inputs,

@@ -1,5 +1,7 @@
 // Neural-network operators: Conv, ConvTranspose, MaxPool, AveragePool, LpPool, global
 // pools, Gemm, MatMul, Dropout.
+#include "ember/cpu/conv_fused.hpp"
+#include "ember/dispatch/cpu.hpp"
 #include "ember/tensor/module/conv.hpp"
 #include "ember/tensor/module/nn.hpp"
 #include "ember/tensor/module/pool.hpp"
@@ -99,6 +101,71 @@ std::optional<DTensor<1>> bias_of(const OpContext& ctx, std::size_t i) {
   const Value& b = ctx.tensor(i);
   return b.floats().template reshape<1>(Shape{b.numel()});
 }
+
+/// The logical-rank view of a store padded with leading 1s.
+CpuTensor logical_view(CpuTensor t, std::size_t r) {
+  const std::size_t k = t.shape.rank() - r;
+  t.shape = Shape(std::vector<std::int64_t>(t.shape.dims.begin() + static_cast<std::ptrdiff_t>(k),
+                                            t.shape.dims.end()));
+  t.strides.erase(t.strides.begin(), t.strides.begin() + static_cast<std::ptrdiff_t>(k));
+  return t;
+}
+
+/// `t` padded with leading 1s to the store's rank.
+CpuTensor padded_view(CpuTensor t) {
+  std::vector<std::int64_t> dims(kMaxRank - t.shape.rank(), 1);
+  dims.insert(dims.end(), t.shape.dims.begin(), t.shape.dims.end());
+  const std::int64_t outer = t.shape.numel();
+  std::vector<std::int64_t> strides(kMaxRank - t.shape.rank(), outer);
+  strides.insert(strides.end(), t.strides.begin(), t.strides.end());
+  t.shape = Shape(std::move(dims));
+  t.strides = std::move(strides);
+  return t;
+}
+
+}  // namespace
+
+bool conv_fused(OpContext& ctx, const Value* residual, bool relu, cpu::ConvWeightPack* pack) {
+  if (ctx.device.kind() != DeviceKind::Cpu || ctx.device.is_autodiff()) return false;
+  if (!ctx.has(0) || !ctx.has(1)) return false;
+  const Value& x = *ctx.inputs[0];
+  const Value& w = *ctx.inputs[1];
+  if (!x.is_tensor() || !w.is_tensor() || x.type() != ElemType::Float ||
+      w.type() != ElemType::Float || x.rank() < 3 || x.rank() > 5 || w.rank() != x.rank())
+    return false;
+  const Value* b = ctx.has(2) ? ctx.inputs[2] : nullptr;
+  if (b && (!b->is_tensor() || b->type() != ElemType::Float || b->rank() != 1)) return false;
+  if (residual && (!residual->is_tensor() || residual->type() != ElemType::Float ||
+                   residual->rank() != x.rank()))
+    return false;
+  const std::size_t sp = x.rank() - 2;
+  const Dims kernel = ctx.attr_ints("kernel_shape", Dims(w.shape().begin() + 2, w.shape().end()));
+  if (kernel != Dims(w.shape().begin() + 2, w.shape().end())) return false;
+  const Spatial s = spatial_attrs(ctx, x, kernel, false);
+  if (s.begin != s.end) return false;
+  cpu::ConvFusedOptions o;
+  o.stride = s.strides;
+  o.padding = s.begin;
+  o.dilation = s.dilations;
+  o.groups = ctx.attr_int("group", 1);
+  o.relu = relu;
+  (void)sp;
+  const auto prim = [](const Value& v) {
+    return logical_view(dispatch::cpu_primitive(v.floats().primitive()), v.rank());
+  };
+  std::optional<CpuTensor> bias, res;
+  if (b) bias = prim(*b);
+  if (residual) res = prim(*residual);
+  auto y = cpu::conv_fused(prim(x), prim(w), bias, res, o, pack);
+  if (!y) return false;
+  const Dims dims = y->shape.dims;
+  ctx.set(0, Value::tensor(x.type(), dims,
+                           FloatStore(dispatch::from_cpu_primitive<Float>(padded_view(std::move(*y)),
+                                                                          ctx.device))));
+  return true;
+}
+
+namespace {
 
 void op_Conv(OpContext& ctx) {
   const Value& x = ctx.tensor(0);
