@@ -359,15 +359,37 @@ CpuTensor alloc_desc(const dnnl::memory::desc& md) {
 
 }  // namespace
 
-std::optional<CpuTensor> conv_fused(const CpuTensor& x0, const CpuTensor& w0,
-                                    const std::optional<CpuTensor>& b0,
-                                    const std::optional<CpuTensor>& r0,
-                                    const ConvFusedOptions& opt, ConvWeightPack* pack) {
+CpuTensor to_plain(const ConvActivation& a) {
   using dnnl::memory;
-  const auto f32 = [](const CpuTensor& t) { return t.dtype == DType::F32; };
-  if (!f32(x0) || !f32(w0) || (b0 && !f32(*b0)) || (r0 && !f32(*r0))) return std::nullopt;
+  const auto& kern = *static_cast<const memory::desc*>(a.layout.get());
+  CpuTensor out = alloc(a.shape, DType::F32);
+  const int nt = threads();
+  conv::OmpThreads omp(nt);
+  auto& eng = conv::engine();
+  dnnl::stream st(eng);
+  const memory::desc plain(conv::to_dims(a.shape), memory::data_type::f32,
+                           conv::plain_tag(a.shape.rank()));
+  memory src(kern, eng, a.buffer.raw()), dst(plain, eng, out.raw());
+  dnnl::reorder(src, dst).execute(st, src, dst);
+  st.wait();
+  return out;
+}
+
+std::optional<ConvOperand> conv_fused(const ConvOperand& x0, const CpuTensor& w0,
+                                      const std::optional<CpuTensor>& b0, const ConvOperand* r0,
+                                      const ConvFusedOptions& opt, ConvWeightPack* pack) {
+  using dnnl::memory;
+  const auto shape_of = [](const ConvOperand& v) -> const Shape& {
+    return v.index() == 0 ? std::get<0>(v).shape : std::get<1>(v).shape;
+  };
+  const auto f32 = [](const ConvOperand& v) {
+    return v.index() == 1 || std::get<0>(v).dtype == DType::F32;
+  };
+  if (!f32(x0) || w0.dtype != DType::F32 || (b0 && b0->dtype != DType::F32) ||
+      (r0 && !f32(*r0)))
+    return std::nullopt;
   if (!dnnl_enabled()) return std::nullopt;
-  const Shape& xs = x0.shape;
+  const Shape& xs = shape_of(x0);
   const Shape& ws = w0.shape;
   const std::size_t rank = xs.rank();
   if (rank < 3 || rank > 5 || ws.rank() != rank) return std::nullopt;
@@ -387,9 +409,9 @@ std::optional<CpuTensor> conv_fused(const CpuTensor& x0, const CpuTensor& w0,
     if (span < 0) return std::nullopt;
     ys.dims[2 + i] = span / s + 1;
   }
-  if (r0 && r0->shape != ys) return std::nullopt;
-  if (x0.numel() == 0 || w0.numel() == 0 || ys.numel() == 0) return std::nullopt;
-  const CpuTensor x = contiguous(x0), w = contiguous(w0);
+  if (r0 && shape_of(*r0) != ys) return std::nullopt;
+  if (xs.numel() == 0 || w0.numel() == 0 || ys.numel() == 0) return std::nullopt;
+  const CpuTensor w = contiguous(w0);
   std::optional<CpuTensor> b;
   if (b0) b = contiguous(*b0);
   try {
@@ -405,22 +427,36 @@ std::optional<CpuTensor> conv_fused(const CpuTensor& x0, const CpuTensor& w0,
     auto e = conv::cache().get(key);
     if (!e) {
       e = conv::build(conv::Kind::Forward, xs, ws, ys, b.has_value(), opt.stride, opt.padding,
-                      opt.dilation, g, opt.relu, r0.has_value());
+                      opt.dilation, g, opt.relu, r0 != nullptr);
       conv::cache().put(key, e);
     }
+    // A blocked operand in the layout `md`, or nothing (then the plain tensor is used).
+    const auto blocked_as = [](const ConvOperand& v, const memory::desc& md) -> const CpuTensor* {
+      if (v.index() != 1) return nullptr;
+      const auto& a = std::get<1>(v);
+      return *static_cast<const memory::desc*>(a.layout.get()) == md ? &a.buffer : nullptr;
+    };
+    const auto plain_of = [](const ConvOperand& v) {
+      return v.index() == 0 ? contiguous(std::get<0>(v)) : to_plain(std::get<1>(v));
+    };
     auto& eng = conv::engine();
     dnnl::stream st(eng);
     std::unordered_map<int, memory> args;
-    // Source: reordered per call.
-    CpuTensor xbuf;
-    if (e->reo[0]) {
-      xbuf = alloc_desc(e->kern[0]);
-      memory kern(e->kern[0], eng, xbuf.raw());
-      memory user(e->user[0], eng, x.raw());
-      e->reo[0]->execute(st, user, kern);
-      args.emplace(DNNL_ARG_SRC, kern);
+    // Source: as is when it is in the kernel's layout, else reordered.
+    CpuTensor xbuf, xplain;
+    if (const CpuTensor* xb = blocked_as(x0, e->kern[0])) {
+      args.emplace(DNNL_ARG_SRC, memory(e->kern[0], eng, xb->raw()));
     } else {
-      args.emplace(DNNL_ARG_SRC, memory(e->user[0], eng, x.raw()));
+      xplain = plain_of(x0);
+      if (e->reo[0]) {
+        xbuf = alloc_desc(e->kern[0]);
+        memory kern(e->kern[0], eng, xbuf.raw());
+        memory user(e->user[0], eng, xplain.raw());
+        e->reo[0]->execute(st, user, kern);
+        args.emplace(DNNL_ARG_SRC, kern);
+      } else {
+        args.emplace(DNNL_ARG_SRC, memory(e->user[0], eng, xplain.raw()));
+      }
     }
     // Weights: from the pack when it has them in the kernel's layout.
     CpuTensor wk = w;
@@ -454,35 +490,61 @@ std::optional<CpuTensor> conv_fused(const CpuTensor& x0, const CpuTensor& w0,
     }
     args.emplace(DNNL_ARG_WEIGHTS, memory(e->kern[1], eng, wk.raw()));
     // Destination: the kernel's layout (holding the residual for the sum post-op), then
-    // reordered into the plain result.
-    CpuTensor out = alloc(ys, DType::F32);
-    CpuTensor ybuf;
-    std::optional<CpuTensor> rc;
-    if (r0) rc = contiguous(*r0);
+    // kept (keep_blocked) or reordered into the plain result.
+    const bool blocked_out = opt.keep_blocked && e->reo[2].has_value();
+    CpuTensor out, ybuf;
     if (e->reo[2]) {
-      ybuf = alloc_desc(e->kern[2]);
+      const CpuTensor* rb = r0 ? blocked_as(*r0, e->kern[2]) : nullptr;
+      ybuf = rb && opt.reuse_residual ? *rb : alloc_desc(e->kern[2]);
       memory kern(e->kern[2], eng, ybuf.raw());
-      if (rc) {
-        memory user(e->user[2], eng, rc->raw());
-        e->reo_dst_in->execute(st, user, kern);
+      if (r0) {
+        if (rb) {
+          if (!opt.reuse_residual) std::memcpy(ybuf.raw(), rb->raw(), e->kern[2].get_size());
+        } else {
+          const CpuTensor rc = plain_of(*r0);
+          memory user(e->user[2], eng, rc.raw());
+          e->reo_dst_in->execute(st, user, kern);
+        }
       }
       args.emplace(DNNL_ARG_DST, kern);
     } else {
-      if (rc)
-        std::memcpy(out.raw(), rc->raw(), static_cast<std::size_t>(ys.numel()) * sizeof(float));
+      out = alloc(ys, DType::F32);
+      if (r0) {
+        const CpuTensor rc = plain_of(*r0);
+        std::memcpy(out.raw(), rc.raw(), static_cast<std::size_t>(ys.numel()) * sizeof(float));
+      }
       args.emplace(DNNL_ARG_DST, memory(e->user[2], eng, out.raw()));
     }
     if (b) args.emplace(DNNL_ARG_BIAS, memory(e->k_bias, eng, b->raw()));
     e->prim.execute(st, args);
+    if (blocked_out) {
+      st.wait();
+      return ConvOperand(ConvActivation{ys, ybuf, std::make_shared<memory::desc>(e->kern[2])});
+    }
     if (e->reo[2]) {
+      out = alloc(ys, DType::F32);
       memory user(e->user[2], eng, out.raw());
       e->reo[2]->execute(st, args.at(DNNL_ARG_DST), user);
     }
     st.wait();
-    return out;
+    return ConvOperand(out);
   } catch (const dnnl::error&) {
     return std::nullopt;
   }
+}
+
+std::optional<CpuTensor> conv_fused(const CpuTensor& x, const CpuTensor& w,
+                                    const std::optional<CpuTensor>& b,
+                                    const std::optional<CpuTensor>& r,
+                                    const ConvFusedOptions& opt, ConvWeightPack* pack) {
+  ConvFusedOptions o = opt;
+  o.keep_blocked = false;
+  const ConvOperand xo(x);
+  std::optional<ConvOperand> ro;
+  if (r) ro.emplace(*r);
+  auto y = conv_fused(xo, w, b, ro ? &*ro : nullptr, o, pack);
+  if (!y) return std::nullopt;
+  return std::get<0>(std::move(*y));
 }
 
 }  // namespace ember::cpu
@@ -520,6 +582,14 @@ std::optional<CpuTensor> conv_fused(const CpuTensor&, const CpuTensor&,
                                     const std::optional<CpuTensor>&, const ConvFusedOptions&,
                                     ConvWeightPack*) {
   return std::nullopt;
+}
+std::optional<ConvOperand> conv_fused(const ConvOperand&, const CpuTensor&,
+                                      const std::optional<CpuTensor>&, const ConvOperand*,
+                                      const ConvFusedOptions&, ConvWeightPack*) {
+  return std::nullopt;
+}
+CpuTensor to_plain(const ConvActivation& a) {
+  return a.buffer;  // never made without oneDNN
 }
 }  // namespace ember::cpu
 

@@ -108,8 +108,10 @@ double max_diff(const Value& a, const Value& b) {
 }
 
 /// A residual block like ResNet's: Conv+Relu, Conv+Add+Relu (with a 1x1 strided shortcut
-/// conv), Conv+Add (Add output is a graph output and has two uses), Conv+Relu, and a Conv
-/// whose output is also a graph output (not fused).
+/// conv), Conv+Add (Add output is a graph output and has two uses), Conv+Relu, a Conv
+/// whose output is also a graph output (not fused), and a blocked result read by a Conv the
+/// fast path declines (asymmetric pads: made plain first). Blocked results in between:
+/// r1 (read as x), c2 (read as a residual), y1 (both).
 Builder residual_model(std::int64_t batch) {
   Builder b;
   auto* g = b.m.mutable_graph();
@@ -134,7 +136,14 @@ Builder residual_model(std::int64_t batch) {
   b.add(node("Relu", {"c5"}, "u"));
   b.add(conv({"x", "w1", "b1"}, "c6", 1));  // c6 is an output too: no fusion
   b.add(node("Relu", {"c6"}, "r6"));
-  for (const char* o : {"z", "u", "c6", "r6"}) {
+  b.init("w7", {4, 8, 3, 3}, 10);
+  b.add(conv({"x", "w1", "b1"}, "c7", 1));
+  b.add(node("Relu", {"c7"}, "r7"));
+  auto c8 = conv({"r7", "w7"}, "c8", 0);
+  c8.mutable_attribute(0)->set_ints(2, 1);  // pads [0, 0, 1, 1]
+  c8.mutable_attribute(0)->set_ints(3, 1);
+  b.add(c8);
+  for (const char* o : {"z", "u", "c6", "r6", "c8"}) {
     auto* out = g->add_output();
     out->set_name(o);
   }
@@ -153,9 +162,9 @@ TEST(OnnxFusion, FusedConvMatchesNodeByNode) {
     Session session(model, {.device = ember::Device::cpu()});
     for (int rep = 0; rep < 2; ++rep) {  // the second run uses the packed weights
       const auto out = session.run({x});
-      ASSERT_EQ(out.size(), 4u);
-      const char* names[] = {"z", "u", "c6", "r6"};
-      for (std::size_t i = 0; i < 4; ++i)
+      ASSERT_EQ(out.size(), 5u);
+      const char* names[] = {"z", "u", "c6", "r6", "c8"};
+      for (std::size_t i = 0; i < 5; ++i)
         EXPECT_LE(max_diff(out[i], want.at(names[i])), 1e-5)
             << names[i] << " batch " << batch << " run " << rep;
     }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <variant>
 #include <vector>
 
 #include "ember/cpu/tensor.hpp"
@@ -35,7 +36,33 @@ struct ConvFusedOptions {
   std::vector<std::int64_t> stride, padding, dilation;
   std::int64_t groups = 1;
   bool relu = false;  ///< max(0, .) after the bias and the residual
+  /// Return the result in the kernel's layout (a ConvActivation) when that is not plain, for
+  /// the next conv_fused to read without reorders.
+  bool keep_blocked = false;
+  /// The residual is the caller's to give up: when it is blocked in the kernel's layout its
+  /// buffer becomes the result's (no copy). Its values are then overwritten.
+  bool reuse_residual = false;
 };
+
+/// A conv_fused result left in the layout the kernel wrote (oneDNN's blocked nChw16c, ...).
+struct ConvActivation {
+  Shape shape;                          ///< logical [N, C, *S]
+  CpuTensor buffer;                     ///< the data (1-d, f32)
+  std::shared_ptr<const void> layout;   ///< the oneDNN memory descriptor (opaque)
+};
+/// The plain, row-major [N, C, *S] tensor of `a`.
+CpuTensor to_plain(const ConvActivation& a);
+
+/// An operand of conv_fused: plain (any strides) or blocked.
+using ConvOperand = std::variant<CpuTensor, ConvActivation>;
+
+/// conv_fused on operands that may be blocked (x and residual); the result is blocked only
+/// when opt.keep_blocked and the kernel's layout is not plain. A blocked operand in another
+/// layout than the kernel's goes through to_plain.
+std::optional<ConvOperand> conv_fused(const ConvOperand& x, const CpuTensor& weight,
+                                      const std::optional<CpuTensor>& bias,
+                                      const ConvOperand* residual, const ConvFusedOptions& opt,
+                                      ConvWeightPack* pack = nullptr);
 
 /// f32 y = relu?(conv(x, weight) + bias + residual) for 1-3 spatial dims in one oneDNN
 /// primitive (bias, a `sum` post-op for the residual and an `eltwise_relu` post-op).
