@@ -375,6 +375,52 @@ CpuTensor to_plain(const ConvActivation& a) {
   return out;
 }
 
+std::optional<ConvActivation> max_pool_blocked(const ConvActivation& x,
+                                               const std::vector<i64>& kernel,
+                                               const std::vector<i64>& stride,
+                                               const std::vector<i64>& padding) {
+  using dnnl::memory;
+  if (!dnnl_enabled()) return std::nullopt;
+  const Shape& xs = x.shape;
+  const std::size_t rank = xs.rank();
+  if (rank < 4 || rank > 5) return std::nullopt;
+  const std::size_t nd = rank - 2;
+  if (kernel.size() != nd || stride.size() != nd || padding.size() != nd) return std::nullopt;
+  Shape ys = xs;
+  memory::dims pad_r(nd);
+  for (std::size_t i = 0; i < nd; ++i) {
+    const i64 k = kernel[i], s = stride[i], p = padding[i];
+    if (k <= 0 || s <= 0 || p < 0 || p >= k) return std::nullopt;
+    const i64 span = xs[2 + i] + 2 * p - k;
+    if (span < 0) return std::nullopt;
+    ys.dims[2 + i] = span / s + 1;
+    pad_r[i] = (ys[2 + i] - 1) * s + k - xs[2 + i] - p;
+    if (pad_r[i] < 0 || pad_r[i] >= k) return std::nullopt;
+  }
+  if (ys.numel() == 0) return std::nullopt;
+  try {
+    const int nt = threads();
+    conv::OmpThreads omp(nt);
+    auto& eng = conv::engine();
+    dnnl::stream st(eng);
+    const auto& src_md = *static_cast<const memory::desc*>(x.layout.get());
+    const memory::desc dst_any(conv::to_dims(ys), memory::data_type::f32, memory::format_tag::any);
+    dnnl::pooling_forward::desc d(dnnl::prop_kind::forward_inference,
+                                  dnnl::algorithm::pooling_max, src_md, dst_any,
+                                  memory::dims(stride.begin(), stride.end()),
+                                  memory::dims(kernel.begin(), kernel.end()),
+                                  memory::dims(padding.begin(), padding.end()), pad_r);
+    dnnl::pooling_forward::primitive_desc pd(d, eng);
+    CpuTensor ybuf = alloc_desc(pd.dst_desc());
+    memory src(src_md, eng, x.buffer.raw()), dst(pd.dst_desc(), eng, ybuf.raw());
+    dnnl::pooling_forward(pd).execute(st, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+    st.wait();
+    return ConvActivation{ys, ybuf, std::make_shared<memory::desc>(pd.dst_desc())};
+  } catch (const dnnl::error&) {
+    return std::nullopt;
+  }
+}
+
 std::optional<ConvOperand> conv_fused(const ConvOperand& x0, const CpuTensor& w0,
                                       const std::optional<CpuTensor>& b0, const ConvOperand* r0,
                                       const ConvFusedOptions& opt, ConvWeightPack* pack) {
@@ -590,6 +636,12 @@ std::optional<ConvOperand> conv_fused(const ConvOperand&, const CpuTensor&,
 }
 CpuTensor to_plain(const ConvActivation& a) {
   return a.buffer;  // never made without oneDNN
+}
+std::optional<ConvActivation> max_pool_blocked(const ConvActivation&,
+                                               const std::vector<std::int64_t>&,
+                                               const std::vector<std::int64_t>&,
+                                               const std::vector<std::int64_t>&) {
+  return std::nullopt;
 }
 }  // namespace ember::cpu
 

@@ -98,6 +98,7 @@ struct Fusion {
   bool active = false;
   bool relu = false;
   bool keep_blocked = false;    ///< every consumer of `out` reads it through the fast path
+  bool pool = false;            ///< a MaxPool run in the blocked layout of its input
   std::string residual;         ///< the Add's other input ("" when there is no Add)
   std::vector<std::size_t> rest;  ///< the fused nodes after the Conv
   std::string out;              ///< the name the fused result is stored under
@@ -183,6 +184,17 @@ std::vector<Fusion> plan_fusions(const Graph& g) {
       }
     }
     plan[k] = std::move(f);
+  }
+  // MaxPool (without Indices) reads a blocked input in its layout.
+  for (std::size_t k = 0; k < g.nodes.size(); ++k) {
+    const Node& c = g.nodes[k];
+    if (!is(c, "MaxPool") || c.inputs.size() != 1 || c.outputs.empty() || c.outputs[0].empty() ||
+        (c.outputs.size() > 1 && !c.outputs[1].empty()))
+      continue;
+    plan[k].active = true;
+    plan[k].pool = true;
+    plan[k].out = c.outputs[0];
+    plan[k].label = "MaxPool(blocked)";
   }
   // Fused Adds, by node: the Conv that takes them.
   std::unordered_map<std::size_t, std::size_t> add_owner;
@@ -277,7 +289,34 @@ struct GraphRunner {
         continue;
       }
       const auto t0 = std::chrono::steady_clock::now();
-      if (!fusions.empty() && fusions[k].active) {
+      const auto record = [&](const std::string& label) {
+        if (!profile) return;
+        auto& e = profile->ops[std::getenv("EMBER_ONNX_PROFILE")[0] == '2' ? node.name : label];
+        e.first +=
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                .count();
+        ++e.second;
+      };
+      if (!fusions.empty() && fusions[k].active && fusions[k].pool) {
+        const Fusion& f = fusions[k];
+        auto xb = blocked.find(node.inputs[0]);
+        if (xb != blocked.end()) {
+          OpContext pctx{node, opset, device, {nullptr}, {}, {}, {}};
+          pctx.outputs.resize(node.outputs.size());
+          std::optional<cpu::ConvActivation> yb;
+          bool ok = false;
+          with_node_context(node, [&] { ok = max_pool_blocked(pctx, xb->second, &yb); });
+          if (ok) {
+            if (f.keep_blocked)
+              blocked[f.out] = std::move(*yb);
+            else
+              scope.values[f.out] = plain_value(*yb, device);
+            record(f.label);
+            erase_last_uses(node, k);
+            continue;
+          }
+        }
+      } else if (!fusions.empty() && fusions[k].active) {
         const Fusion& f = fusions[k];
         auto xb = node.inputs[0].empty() ? blocked.end() : blocked.find(node.inputs[0]);
         auto rb = f.residual.empty() ? blocked.end() : blocked.find(f.residual);
@@ -321,14 +360,7 @@ struct GraphRunner {
             blocked[f.out] = std::move(*yb);
           else
             scope.values[f.out] = std::move(fctx.outputs[0]);
-          if (profile) {
-            auto& e = profile->ops[std::getenv("EMBER_ONNX_PROFILE")[0] == '2' ? node.name
-                                                                               : f.label];
-            e.first +=
-                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                    .count();
-            ++e.second;
-          }
+          record(f.label);
           erase_last_uses(node, k);
           continue;
         }

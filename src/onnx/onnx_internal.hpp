@@ -153,6 +153,11 @@ struct ConvFusion {
 /// returns false without side effects when it does not apply (not a plain cpu device, not
 /// f32, asymmetric padding, shapes, ...): the caller then runs the nodes one by one.
 bool conv_fused(OpContext& ctx, const ConvFusion& f);
+/// A MaxPool node on a blocked x in its layout (ops_nn.cpp): sets *out (blocked) and
+/// returns true, or returns false when it does not apply (Indices wanted, dilations,
+/// ceil_mode, asymmetric pads, oneDNN declines).
+bool max_pool_blocked(const OpContext& ctx, const cpu::ConvActivation& x,
+                      std::optional<cpu::ConvActivation>* out);
 /// The plain Value of a blocked activation (ops_nn.cpp).
 Value plain_value(const cpu::ConvActivation& a, const Device& device);
 

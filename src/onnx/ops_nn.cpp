@@ -187,6 +187,24 @@ bool conv_fused(OpContext& ctx, const ConvFusion& f) {
   return true;
 }
 
+bool max_pool_blocked(const OpContext& ctx, const cpu::ConvActivation& x,
+                      std::optional<cpu::ConvActivation>* out) {
+  if (ctx.device.kind() != DeviceKind::Cpu || ctx.device.is_autodiff()) return false;
+  if (ctx.wants(1) || ctx.attr_int("ceil_mode", 0) != 0) return false;
+  const Dims xshape = x.shape.dims;
+  if (xshape.size() < 4 || xshape.size() > 5 || !ctx.attr("kernel_shape")) return false;
+  const Dims kernel = ctx.attr_ints("kernel_shape");
+  const Spatial s = spatial_attrs_of(
+      ctx, xshape, [] { return std::string("a blocked activation"); }, kernel, false);
+  if (s.begin != s.end) return false;
+  for (auto d : s.dilations)
+    if (d != 1) return false;
+  auto y = cpu::max_pool_blocked(x, s.kernel, s.strides, s.begin);
+  if (!y) return false;
+  *out = std::move(*y);
+  return true;
+}
+
 Value plain_value(const cpu::ConvActivation& a, const Device& device) {
   CpuTensor t = cpu::to_plain(a);
   const Dims dims = t.shape.dims;

@@ -5,7 +5,9 @@
 #include <onnx/onnx_pb.h>
 
 #include <cmath>
+#include <iterator>
 #include <map>
+#include <utility>
 
 #include "ember/cpu/conv_fused.hpp"
 #include "ember/dispatch/cpu.hpp"
@@ -143,7 +145,29 @@ Builder residual_model(std::int64_t batch) {
   c8.mutable_attribute(0)->set_ints(2, 1);  // pads [0, 0, 1, 1]
   c8.mutable_attribute(0)->set_ints(3, 1);
   b.add(c8);
-  for (const char* o : {"z", "u", "c6", "r6", "c8"}) {
+  // MaxPool on a blocked input: kept blocked for a Conv+Add+Relu that reads it both as x and
+  // as the residual, or made plain as a graph output.
+  b.add(conv({"x", "w1", "b1"}, "c9", 1));
+  b.add(node("Relu", {"c9"}, "r9"));
+  auto pool = [](const std::string& in, const std::string& out, std::int64_t k, std::int64_t s,
+                 std::int64_t p) {
+    auto n = node("MaxPool", {in}, out);
+    const std::pair<const char*, std::int64_t> attrs[] = {
+        {"kernel_shape", k}, {"strides", s}, {"pads", p}};
+    for (const auto& [name, v] : attrs) {
+      auto* a = n.add_attribute();
+      a->set_name(name);
+      a->set_type(::onnx::AttributeProto::INTS);
+      for (int i = 0; i < (std::string(name) == "pads" ? 4 : 2); ++i) a->add_ints(v);
+    }
+    return n;
+  };
+  b.add(pool("r9", "m9", 3, 2, 1));
+  b.add(conv({"m9", "w2", "b2"}, "c10", 1));
+  b.add(node("Add", {"c10", "m9"}, "a10"));
+  b.add(node("Relu", {"a10"}, "o10"));
+  b.add(pool("r9", "m11", 2, 2, 0));
+  for (const char* o : {"z", "u", "c6", "r6", "c8", "o10", "m11"}) {
     auto* out = g->add_output();
     out->set_name(o);
   }
@@ -162,9 +186,9 @@ TEST(OnnxFusion, FusedConvMatchesNodeByNode) {
     Session session(model, {.device = ember::Device::cpu()});
     for (int rep = 0; rep < 2; ++rep) {  // the second run uses the packed weights
       const auto out = session.run({x});
-      ASSERT_EQ(out.size(), 5u);
-      const char* names[] = {"z", "u", "c6", "r6", "c8"};
-      for (std::size_t i = 0; i < 5; ++i)
+      const char* names[] = {"z", "u", "c6", "r6", "c8", "o10", "m11"};
+      ASSERT_EQ(out.size(), std::size(names));
+      for (std::size_t i = 0; i < std::size(names); ++i)
         EXPECT_LE(max_diff(out[i], want.at(names[i])), 1e-5)
             << names[i] << " batch " << batch << " run " << rep;
     }

@@ -53,6 +53,14 @@ struct ConvActivation {
 /// The plain, row-major [N, C, *S] tensor of `a`.
 CpuTensor to_plain(const ConvActivation& a);
 
+/// Max pooling of a blocked activation in its layout (oneDNN pooling): windows `kernel`,
+/// `stride`, symmetric `padding` (padding never wins), floor output sizes, 2 or 3 spatial
+/// dims. std::nullopt when oneDNN declines.
+std::optional<ConvActivation> max_pool_blocked(const ConvActivation& x,
+                                               const std::vector<std::int64_t>& kernel,
+                                               const std::vector<std::int64_t>& stride,
+                                               const std::vector<std::int64_t>& padding);
+
 /// An operand of conv_fused: plain (any strides) or blocked.
 using ConvOperand = std::variant<CpuTensor, ConvActivation>;
 
