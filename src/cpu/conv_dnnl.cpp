@@ -4,10 +4,13 @@
 // tensors are handed to oneDNN in plain layout (NC[D]HW / [G]OI[D]HW) and reordered to the
 // layout oneDNN picks for the fastest kernel.
 #include "conv_kernels.hpp"
+#include "ember/cpu/conv_fused.hpp"
 
 #ifdef EMBER_HAVE_DNNL
 
 #include <array>
+#include <cstdlib>
+#include <cstring>
 #include <list>
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -40,6 +43,8 @@ struct Entry {
   std::array<std::optional<dnnl::reorder>, 3> reo;
   memory::desc k_bias;
   bool bias = false;
+  /// Fused forward with a sum post-op: reorders the residual (plain) into the kernel's dst.
+  std::optional<dnnl::reorder> reo_dst_in;
 };
 
 dnnl::engine& engine() {
@@ -103,7 +108,8 @@ memory::format_tag plain_tag(std::size_t rank) {
 /// ([C_out, C_in/g, k], or for Transposed [C_in, C_out/g, k]).
 std::shared_ptr<Entry> build(Kind kind, const Shape& xs, const Shape& ws, const Shape& ys,
                              bool bias, const std::vector<i64>& s, const std::vector<i64>& p,
-                             const std::vector<i64>& d, i64 groups) {
+                             const std::vector<i64>& d, i64 groups, bool relu = false,
+                             bool sum = false) {
   using dt = memory::data_type;
   using ft = memory::format_tag;
   const bool transposed = kind == Kind::Transposed;
@@ -135,7 +141,12 @@ std::shared_ptr<Entry> build(Kind kind, const Shape& xs, const Shape& ws, const 
                                              : ft::goidhw);
     w_md = memory::desc(wd, dt::f32, tag);
   }
-  const memory::desc src_any(src_md.dims(), dt::f32, ft::any);
+  // Few input channels (an image stem, C_in 3) and a small batch: the plain source as it
+  // is (oneDNN's jit kernel reads NCHW there) instead of a reorder to brgconv's layout.
+  // ResNet-18's stem: batch 1 1.2 ms instead of 1.2 + 1.0 (reorder); batch 32 46.0 ms
+  // instead of 42.6 + 2.1, hence the batch bound.
+  const bool plain_src = kind == Kind::Forward && groups == 1 && xs[1] < 8 && xs[0] <= 4;
+  const memory::desc src_any = plain_src ? src_md : memory::desc(src_md.dims(), dt::f32, ft::any);
   const memory::desc dst_any(dst_md.dims(), dt::f32, ft::any);
   const memory::desc w_any(w_md.dims(), dt::f32, ft::any);
   const memory::desc b_md = bias ? memory::desc({c_out}, dt::f32, ft::x) : memory::desc();
@@ -168,7 +179,15 @@ std::shared_ptr<Entry> build(Kind kind, const Shape& xs, const Shape& ws, const 
     case Kind::Forward: {
       dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, alg, src_any, w_any,
                                            b_md, dst_any, strides, dil, pad, pad_r);
-      dnnl::convolution_forward::primitive_desc pd(desc, eng);
+      // Fused epilogue (conv_fused): dst += residual (sum), then ReLU.
+      dnnl::primitive_attr attr;
+      if (relu || sum) {
+        dnnl::post_ops po;
+        if (sum) po.append_sum(1.f);
+        if (relu) po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+        attr.set_post_ops(po);
+      }
+      dnnl::convolution_forward::primitive_desc pd(desc, attr, eng);
       e->prim = dnnl::convolution_forward(pd);
       e->arg = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
       e->user = {src_md, w_md, dst_md};
@@ -208,6 +227,8 @@ std::shared_ptr<Entry> build(Kind kind, const Shape& xs, const Shape& ws, const 
         i < 2 ? dnnl::reorder(dnnl::reorder::primitive_desc(eng, e->user[i], eng, e->kern[i]))
               : dnnl::reorder(dnnl::reorder::primitive_desc(eng, e->kern[i], eng, e->user[i]));
   }
+  if (sum && e->reo[2])
+    e->reo_dst_in = dnnl::reorder(dnnl::reorder::primitive_desc(eng, e->user[2], eng, e->kern[2]));
   return e;
 }
 
@@ -307,6 +328,278 @@ bool dnnl_conv_backward_weights(const CpuTensor& x, const CpuTensor& dy, CpuTens
 
 }  // namespace ember::cpu::conv
 
+namespace ember::cpu {
+
+using i64 = std::int64_t;
+
+/// Packed weights, one slot per (weight storage, offset, kernel layout) seen (a few at most:
+/// the layout may differ with the batch size or thread count).
+struct ConvWeightPack::Impl {
+  struct Slot {
+    std::shared_ptr<Storage> src;  // held, so the identity cannot be recycled by the pool
+    i64 offset = 0;
+    dnnl::memory::desc kern;
+    CpuTensor packed;
+  };
+  std::mutex mu;
+  std::vector<Slot> slots;
+};
+
+ConvWeightPack::ConvWeightPack() : impl_(std::make_unique<Impl>()) {}
+ConvWeightPack::~ConvWeightPack() = default;
+
+namespace {
+
+bool dnnl_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("EMBER_CONV_IMPL");
+    return !(v && std::string(v) == "gemm");
+  }();
+  return on;
+}
+
+CpuTensor alloc_desc(const dnnl::memory::desc& md) {
+  return alloc(Shape{static_cast<i64>(md.get_size() / sizeof(float)) + 1}, DType::F32);
+}
+
+}  // namespace
+
+CpuTensor to_plain(const ConvActivation& a) {
+  using dnnl::memory;
+  const auto& kern = *static_cast<const memory::desc*>(a.layout.get());
+  CpuTensor out = alloc(a.shape, DType::F32);
+  const int nt = threads();
+  conv::OmpThreads omp(nt);
+  auto& eng = conv::engine();
+  dnnl::stream st(eng);
+  const memory::desc plain(conv::to_dims(a.shape), memory::data_type::f32,
+                           conv::plain_tag(a.shape.rank()));
+  memory src(kern, eng, a.buffer.raw()), dst(plain, eng, out.raw());
+  dnnl::reorder(src, dst).execute(st, src, dst);
+  st.wait();
+  return out;
+}
+
+std::optional<ConvActivation> max_pool_blocked(const ConvActivation& x,
+                                               const std::vector<i64>& kernel,
+                                               const std::vector<i64>& stride,
+                                               const std::vector<i64>& padding) {
+  using dnnl::memory;
+  if (!dnnl_enabled()) return std::nullopt;
+  const Shape& xs = x.shape;
+  const std::size_t rank = xs.rank();
+  if (rank < 4 || rank > 5) return std::nullopt;
+  const std::size_t nd = rank - 2;
+  if (kernel.size() != nd || stride.size() != nd || padding.size() != nd) return std::nullopt;
+  Shape ys = xs;
+  memory::dims pad_r(nd);
+  for (std::size_t i = 0; i < nd; ++i) {
+    const i64 k = kernel[i], s = stride[i], p = padding[i];
+    if (k <= 0 || s <= 0 || p < 0 || p >= k) return std::nullopt;
+    const i64 span = xs[2 + i] + 2 * p - k;
+    if (span < 0) return std::nullopt;
+    ys.dims[2 + i] = span / s + 1;
+    pad_r[i] = (ys[2 + i] - 1) * s + k - xs[2 + i] - p;
+    if (pad_r[i] < 0 || pad_r[i] >= k) return std::nullopt;
+  }
+  if (ys.numel() == 0) return std::nullopt;
+  try {
+    const int nt = threads();
+    conv::OmpThreads omp(nt);
+    auto& eng = conv::engine();
+    dnnl::stream st(eng);
+    const auto& src_md = *static_cast<const memory::desc*>(x.layout.get());
+    const memory::desc dst_any(conv::to_dims(ys), memory::data_type::f32, memory::format_tag::any);
+    dnnl::pooling_forward::desc d(dnnl::prop_kind::forward_inference,
+                                  dnnl::algorithm::pooling_max, src_md, dst_any,
+                                  memory::dims(stride.begin(), stride.end()),
+                                  memory::dims(kernel.begin(), kernel.end()),
+                                  memory::dims(padding.begin(), padding.end()), pad_r);
+    dnnl::pooling_forward::primitive_desc pd(d, eng);
+    CpuTensor ybuf = alloc_desc(pd.dst_desc());
+    memory src(src_md, eng, x.buffer.raw()), dst(pd.dst_desc(), eng, ybuf.raw());
+    dnnl::pooling_forward(pd).execute(st, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+    st.wait();
+    return ConvActivation{ys, ybuf, std::make_shared<memory::desc>(pd.dst_desc())};
+  } catch (const dnnl::error&) {
+    return std::nullopt;
+  }
+}
+
+std::optional<ConvOperand> conv_fused(const ConvOperand& x0, const CpuTensor& w0,
+                                      const std::optional<CpuTensor>& b0, const ConvOperand* r0,
+                                      const ConvFusedOptions& opt, ConvWeightPack* pack) {
+  using dnnl::memory;
+  const auto shape_of = [](const ConvOperand& v) -> const Shape& {
+    return v.index() == 0 ? std::get<0>(v).shape : std::get<1>(v).shape;
+  };
+  const auto f32 = [](const ConvOperand& v) {
+    return v.index() == 1 || std::get<0>(v).dtype == DType::F32;
+  };
+  if (!f32(x0) || w0.dtype != DType::F32 || (b0 && b0->dtype != DType::F32) ||
+      (r0 && !f32(*r0)))
+    return std::nullopt;
+  if (!dnnl_enabled()) return std::nullopt;
+  const Shape& xs = shape_of(x0);
+  const Shape& ws = w0.shape;
+  const std::size_t rank = xs.rank();
+  if (rank < 3 || rank > 5 || ws.rank() != rank) return std::nullopt;
+  const std::size_t nd = rank - 2;
+  if (opt.stride.size() != nd || opt.padding.size() != nd || opt.dilation.size() != nd)
+    return std::nullopt;
+  const i64 g = opt.groups;
+  if (g <= 0 || ws[0] % g != 0 || xs[1] != ws[1] * g) return std::nullopt;
+  if (g > 1 && ws[1] == 1) return std::nullopt;  // depthwise: im2col is faster (see run)
+  if (b0 && (b0->shape.rank() != 1 || b0->shape[0] != ws[0])) return std::nullopt;
+  Shape ys = xs;
+  ys.dims[1] = ws[0];
+  for (std::size_t i = 0; i < nd; ++i) {
+    const i64 s = opt.stride[i], p = opt.padding[i], d = opt.dilation[i];
+    if (s <= 0 || p < 0 || d <= 0) return std::nullopt;
+    const i64 span = xs[2 + i] + 2 * p - ((ws[2 + i] - 1) * d + 1);
+    if (span < 0) return std::nullopt;
+    ys.dims[2 + i] = span / s + 1;
+  }
+  if (r0 && shape_of(*r0) != ys) return std::nullopt;
+  if (xs.numel() == 0 || w0.numel() == 0 || ys.numel() == 0) return std::nullopt;
+  const CpuTensor w = contiguous(w0);
+  std::optional<CpuTensor> b;
+  if (b0) b = contiguous(*b0);
+  try {
+    const int nt = threads();
+    conv::OmpThreads omp(nt);
+    std::ostringstream k;
+    k << 'F' << nt << xs << ws << ys << (b ? 1 : 0) << g << (opt.relu ? 'r' : '-')
+      << (r0 ? 's' : '-');
+    for (auto v : opt.stride) k << ',' << v;
+    for (auto v : opt.padding) k << ';' << v;
+    for (auto v : opt.dilation) k << ':' << v;
+    const std::string key = k.str();
+    auto e = conv::cache().get(key);
+    if (!e) {
+      e = conv::build(conv::Kind::Forward, xs, ws, ys, b.has_value(), opt.stride, opt.padding,
+                      opt.dilation, g, opt.relu, r0 != nullptr);
+      conv::cache().put(key, e);
+    }
+    // A blocked operand in the layout `md`, or nothing (then the plain tensor is used).
+    const auto blocked_as = [](const ConvOperand& v, const memory::desc& md) -> const CpuTensor* {
+      if (v.index() != 1) return nullptr;
+      const auto& a = std::get<1>(v);
+      return *static_cast<const memory::desc*>(a.layout.get()) == md ? &a.buffer : nullptr;
+    };
+    const auto plain_of = [](const ConvOperand& v) {
+      return v.index() == 0 ? contiguous(std::get<0>(v)) : to_plain(std::get<1>(v));
+    };
+    auto& eng = conv::engine();
+    dnnl::stream st(eng);
+    std::unordered_map<int, memory> args;
+    // Source: as is when it is in the kernel's layout, else reordered.
+    CpuTensor xbuf, xplain;
+    if (const CpuTensor* xb = blocked_as(x0, e->kern[0])) {
+      args.emplace(DNNL_ARG_SRC, memory(e->kern[0], eng, xb->raw()));
+    } else {
+      xplain = plain_of(x0);
+      if (e->reo[0]) {
+        xbuf = alloc_desc(e->kern[0]);
+        memory kern(e->kern[0], eng, xbuf.raw());
+        memory user(e->user[0], eng, xplain.raw());
+        e->reo[0]->execute(st, user, kern);
+        args.emplace(DNNL_ARG_SRC, kern);
+      } else {
+        args.emplace(DNNL_ARG_SRC, memory(e->user[0], eng, xplain.raw()));
+      }
+    }
+    // Weights: from the pack when it has them in the kernel's layout.
+    CpuTensor wk = w;
+    if (e->reo[1]) {
+      const auto pack_now = [&] {
+        CpuTensor t = alloc_desc(e->kern[1]);
+        memory user(e->user[1], eng, w.raw()), kern(e->kern[1], eng, t.raw());
+        e->reo[1]->execute(st, user, kern);
+        st.wait();
+        return t;
+      };
+      if (pack) {
+        auto& im = pack->impl();
+        std::lock_guard<std::mutex> lock(im.mu);
+        bool found = false;
+        for (const auto& sl : im.slots) {
+          if (sl.src == w.storage && sl.offset == w.offset && sl.kern == e->kern[1]) {
+            wk = sl.packed;
+            found = true;
+            break;
+          }
+        }
+        if (!found) {
+          wk = pack_now();
+          if (im.slots.size() >= 4) im.slots.erase(im.slots.begin());
+          im.slots.push_back({w.storage, w.offset, e->kern[1], wk});
+        }
+      } else {
+        wk = pack_now();
+      }
+    }
+    args.emplace(DNNL_ARG_WEIGHTS, memory(e->kern[1], eng, wk.raw()));
+    // Destination: the kernel's layout (holding the residual for the sum post-op), then
+    // kept (keep_blocked) or reordered into the plain result.
+    const bool blocked_out = opt.keep_blocked && e->reo[2].has_value();
+    CpuTensor out, ybuf;
+    if (e->reo[2]) {
+      const CpuTensor* rb = r0 ? blocked_as(*r0, e->kern[2]) : nullptr;
+      ybuf = rb && opt.reuse_residual ? *rb : alloc_desc(e->kern[2]);
+      memory kern(e->kern[2], eng, ybuf.raw());
+      if (r0) {
+        if (rb) {
+          if (!opt.reuse_residual) std::memcpy(ybuf.raw(), rb->raw(), e->kern[2].get_size());
+        } else {
+          const CpuTensor rc = plain_of(*r0);
+          memory user(e->user[2], eng, rc.raw());
+          e->reo_dst_in->execute(st, user, kern);
+        }
+      }
+      args.emplace(DNNL_ARG_DST, kern);
+    } else {
+      out = alloc(ys, DType::F32);
+      if (r0) {
+        const CpuTensor rc = plain_of(*r0);
+        std::memcpy(out.raw(), rc.raw(), static_cast<std::size_t>(ys.numel()) * sizeof(float));
+      }
+      args.emplace(DNNL_ARG_DST, memory(e->user[2], eng, out.raw()));
+    }
+    if (b) args.emplace(DNNL_ARG_BIAS, memory(e->k_bias, eng, b->raw()));
+    e->prim.execute(st, args);
+    if (blocked_out) {
+      st.wait();
+      return ConvOperand(ConvActivation{ys, ybuf, std::make_shared<memory::desc>(e->kern[2])});
+    }
+    if (e->reo[2]) {
+      out = alloc(ys, DType::F32);
+      memory user(e->user[2], eng, out.raw());
+      e->reo[2]->execute(st, args.at(DNNL_ARG_DST), user);
+    }
+    st.wait();
+    return ConvOperand(out);
+  } catch (const dnnl::error&) {
+    return std::nullopt;
+  }
+}
+
+std::optional<CpuTensor> conv_fused(const CpuTensor& x, const CpuTensor& w,
+                                    const std::optional<CpuTensor>& b,
+                                    const std::optional<CpuTensor>& r,
+                                    const ConvFusedOptions& opt, ConvWeightPack* pack) {
+  ConvFusedOptions o = opt;
+  o.keep_blocked = false;
+  const ConvOperand xo(x);
+  std::optional<ConvOperand> ro;
+  if (r) ro.emplace(*r);
+  auto y = conv_fused(xo, w, b, ro ? &*ro : nullptr, o, pack);
+  if (!y) return std::nullopt;
+  return std::get<0>(std::move(*y));
+}
+
+}  // namespace ember::cpu
+
 #else
 
 namespace ember::cpu::conv {
@@ -330,5 +623,31 @@ bool dnnl_conv_backward_weights(const CpuTensor&, const CpuTensor&, CpuTensor&,
   return false;
 }
 }  // namespace ember::cpu::conv
+
+namespace ember::cpu {
+struct ConvWeightPack::Impl {};
+ConvWeightPack::ConvWeightPack() : impl_(std::make_unique<Impl>()) {}
+ConvWeightPack::~ConvWeightPack() = default;
+std::optional<CpuTensor> conv_fused(const CpuTensor&, const CpuTensor&,
+                                    const std::optional<CpuTensor>&,
+                                    const std::optional<CpuTensor>&, const ConvFusedOptions&,
+                                    ConvWeightPack*) {
+  return std::nullopt;
+}
+std::optional<ConvOperand> conv_fused(const ConvOperand&, const CpuTensor&,
+                                      const std::optional<CpuTensor>&, const ConvOperand*,
+                                      const ConvFusedOptions&, ConvWeightPack*) {
+  return std::nullopt;
+}
+CpuTensor to_plain(const ConvActivation& a) {
+  return a.buffer;  // never made without oneDNN
+}
+std::optional<ConvActivation> max_pool_blocked(const ConvActivation&,
+                                               const std::vector<std::int64_t>&,
+                                               const std::vector<std::int64_t>&,
+                                               const std::vector<std::int64_t>&) {
+  return std::nullopt;
+}
+}  // namespace ember::cpu
 
 #endif

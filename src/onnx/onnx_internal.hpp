@@ -6,11 +6,13 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "ember/cpu/conv_fused.hpp"
 #include "ember/onnx/model.hpp"
 #include "ember/onnx/runtime.hpp"
 #include "ember/onnx/value.hpp"
@@ -133,6 +135,31 @@ void register_attention(OpRegistry& r);
 inline std::string canonical_domain(const std::string& d) {
   return d == "ai.onnx" ? "" : d;
 }
+
+/// What a fused Conv node computes (conv_fused).
+struct ConvFusion {
+  const cpu::ConvActivation* x_blocked = nullptr;  ///< x, when it is blocked (input 0 unused)
+  const Value* residual = nullptr;                 ///< added before the ReLU
+  const cpu::ConvActivation* residual_blocked = nullptr;  ///< the same, blocked
+  bool relu = false;
+  cpu::ConvWeightPack* pack = nullptr;  ///< the weight must then be a session constant
+  bool keep_blocked = false;            ///< may give a blocked result in *blocked_out
+  bool reuse_residual = false;          ///< the residual's last use: its buffer may be reused
+  std::optional<cpu::ConvActivation>* blocked_out = nullptr;
+};
+
+/// The CPU fast path of a Conv node (ops_nn.cpp): y = relu?(Conv(x, w, b) + residual) in
+/// one oneDNN primitive. Sets ctx's output 0 (or *f.blocked_out) and returns true, or
+/// returns false without side effects when it does not apply (not a plain cpu device, not
+/// f32, asymmetric padding, shapes, ...): the caller then runs the nodes one by one.
+bool conv_fused(OpContext& ctx, const ConvFusion& f);
+/// A MaxPool node on a blocked x in its layout (ops_nn.cpp): sets *out (blocked) and
+/// returns true, or returns false when it does not apply (Indices wanted, dilations,
+/// ceil_mode, asymmetric pads, oneDNN declines).
+bool max_pool_blocked(const OpContext& ctx, const cpu::ConvActivation& x,
+                      std::optional<cpu::ConvActivation>* out);
+/// The plain Value of a blocked activation (ops_nn.cpp).
+Value plain_value(const cpu::ConvActivation& a, const Device& device);
 
 /// Runs one node's kernel on `inputs` (interpreter.cpp); sub-graphs see no outer values.
 std::vector<Value> run_op_node(const Node& node, const std::vector<Value>& inputs,

@@ -1,5 +1,7 @@
 // Neural-network operators: Conv, ConvTranspose, MaxPool, AveragePool, LpPool, global
 // pools, Gemm, MatMul, Dropout.
+#include "ember/cpu/conv_fused.hpp"
+#include "ember/dispatch/cpu.hpp"
 #include "ember/tensor/module/conv.hpp"
 #include "ember/tensor/module/nn.hpp"
 #include "ember/tensor/module/pool.hpp"
@@ -16,8 +18,11 @@ struct Spatial {
 
 /// Kernel, strides, dilations and explicit pads of a conv/pool node over `sp` spatial dims
 /// of input x (auto_pad resolved for stride/kernel).
-Spatial spatial_attrs(const OpContext& ctx, const Value& x, const Dims& kernel, bool transpose) {
-  const std::size_t sp = x.rank() - 2;
+/// `xshape`: x's logical shape, `describe` names x in errors.
+template <class Describe>
+Spatial spatial_attrs_of(const OpContext& ctx, const Dims& xshape, const Describe& describe,
+                         const Dims& kernel, bool transpose) {
+  const std::size_t sp = xshape.size() - 2;
   Spatial s;
   s.kernel = kernel;
   s.strides = ctx.attr_ints("strides", Dims(sp, 1));
@@ -26,7 +31,7 @@ Spatial spatial_attrs(const OpContext& ctx, const Value& x, const Dims& kernel, 
   if (s.kernel.size() != sp || s.strides.size() != sp || s.dilations.size() != sp ||
       pads.size() != 2 * sp)
     ctx.fail<ShapeError>("kernel_shape, strides, dilations and pads must match the ", sp,
-                         " spatial dims of ", x.describe());
+                         " spatial dims of ", describe());
   for (std::size_t i = 0; i < sp; ++i) {
     if (s.kernel[i] <= 0 || s.strides[i] <= 0 || s.dilations[i] <= 0)
       ctx.fail("kernel, strides and dilations must be positive");
@@ -37,7 +42,7 @@ Spatial spatial_attrs(const OpContext& ctx, const Value& x, const Dims& kernel, 
   const std::string ap = ctx.attr_string("auto_pad", "NOTSET");
   if (!transpose && (ap == "SAME_UPPER" || ap == "SAME_LOWER")) {
     for (std::size_t i = 0; i < sp; ++i) {
-      const std::int64_t in = x.shape()[2 + i];
+      const std::int64_t in = xshape[2 + i];
       const std::int64_t out = (in + s.strides[i] - 1) / s.strides[i];
       const std::int64_t total = std::max<std::int64_t>(
           0, (out - 1) * s.strides[i] + (s.kernel[i] - 1) * s.dilations[i] + 1 - in);
@@ -49,6 +54,10 @@ Spatial spatial_attrs(const OpContext& ctx, const Value& x, const Dims& kernel, 
     std::fill(s.end.begin(), s.end.end(), 0);
   }
   return s;
+}
+
+Spatial spatial_attrs(const OpContext& ctx, const Value& x, const Dims& kernel, bool transpose) {
+  return spatial_attrs_of(ctx, x.shape(), [&] { return x.describe(); }, kernel, transpose);
 }
 
 /// Pads the spatial dims of x (logical [N, C, ...]) with `value` (explicit padding).
@@ -99,6 +108,112 @@ std::optional<DTensor<1>> bias_of(const OpContext& ctx, std::size_t i) {
   const Value& b = ctx.tensor(i);
   return b.floats().template reshape<1>(Shape{b.numel()});
 }
+
+/// The logical-rank view of a store padded with leading 1s.
+CpuTensor logical_view(CpuTensor t, std::size_t r) {
+  const std::size_t k = t.shape.rank() - r;
+  t.shape = Shape(std::vector<std::int64_t>(t.shape.dims.begin() + static_cast<std::ptrdiff_t>(k),
+                                            t.shape.dims.end()));
+  t.strides.erase(t.strides.begin(), t.strides.begin() + static_cast<std::ptrdiff_t>(k));
+  return t;
+}
+
+/// `t` padded with leading 1s to the store's rank.
+CpuTensor padded_view(CpuTensor t) {
+  std::vector<std::int64_t> dims(kMaxRank - t.shape.rank(), 1);
+  dims.insert(dims.end(), t.shape.dims.begin(), t.shape.dims.end());
+  const std::int64_t outer = t.shape.numel();
+  std::vector<std::int64_t> strides(kMaxRank - t.shape.rank(), outer);
+  strides.insert(strides.end(), t.strides.begin(), t.strides.end());
+  t.shape = Shape(std::move(dims));
+  t.strides = std::move(strides);
+  return t;
+}
+
+}  // namespace
+
+bool conv_fused(OpContext& ctx, const ConvFusion& f) {
+  if (ctx.device.kind() != DeviceKind::Cpu || ctx.device.is_autodiff()) return false;
+  if (ctx.num_inputs() < 2 || !ctx.has(1) || (!f.x_blocked && !ctx.has(0))) return false;
+  const Value* x = f.x_blocked ? nullptr : ctx.inputs[0];
+  const Value& w = *ctx.inputs[1];
+  if (x && (!x->is_tensor() || x->type() != ElemType::Float)) return false;
+  const Dims xshape = x ? x->shape() : f.x_blocked->shape.dims;
+  if (!w.is_tensor() || w.type() != ElemType::Float || xshape.size() < 3 || xshape.size() > 5 ||
+      w.rank() != xshape.size())
+    return false;
+  const Value* b = ctx.has(2) ? ctx.inputs[2] : nullptr;
+  if (b && (!b->is_tensor() || b->type() != ElemType::Float || b->rank() != 1)) return false;
+  const Value* res = f.residual_blocked ? nullptr : f.residual;
+  if (res && (!res->is_tensor() || res->type() != ElemType::Float || res->rank() != xshape.size()))
+    return false;
+  const Dims kernel = ctx.attr_ints("kernel_shape", Dims(w.shape().begin() + 2, w.shape().end()));
+  if (kernel != Dims(w.shape().begin() + 2, w.shape().end())) return false;
+  const Spatial s = spatial_attrs_of(
+      ctx, xshape, [&] { return x ? x->describe() : std::string("a blocked activation"); },
+      kernel, false);
+  if (s.begin != s.end) return false;
+  cpu::ConvFusedOptions o;
+  o.stride = s.strides;
+  o.padding = s.begin;
+  o.dilation = s.dilations;
+  o.groups = ctx.attr_int("group", 1);
+  o.relu = f.relu;
+  o.keep_blocked = f.keep_blocked;
+  o.reuse_residual = f.reuse_residual;
+  const auto prim = [](const Value& v) {
+    return logical_view(dispatch::cpu_primitive(v.floats().primitive()), v.rank());
+  };
+  std::optional<CpuTensor> bias;
+  if (b) bias = prim(*b);
+  const cpu::ConvOperand xo = x ? cpu::ConvOperand(prim(*x)) : cpu::ConvOperand(*f.x_blocked);
+  std::optional<cpu::ConvOperand> ro;
+  if (f.residual_blocked)
+    ro.emplace(*f.residual_blocked);
+  else if (res)
+    ro.emplace(prim(*res));
+  auto y = cpu::conv_fused(xo, prim(w), bias, ro ? &*ro : nullptr, o, f.pack);
+  if (!y) return false;
+  if (y->index() == 1) {
+    if (f.blocked_out) *f.blocked_out = std::get<1>(std::move(*y));
+    else return false;  // not asked for
+    return true;
+  }
+  CpuTensor yt = std::get<0>(std::move(*y));
+  const Dims dims = yt.shape.dims;
+  ctx.set(0, Value::tensor(ElemType::Float, dims,
+                           FloatStore(dispatch::from_cpu_primitive<Float>(padded_view(std::move(yt)),
+                                                                          ctx.device))));
+  return true;
+}
+
+bool max_pool_blocked(const OpContext& ctx, const cpu::ConvActivation& x,
+                      std::optional<cpu::ConvActivation>* out) {
+  if (ctx.device.kind() != DeviceKind::Cpu || ctx.device.is_autodiff()) return false;
+  if (ctx.wants(1) || ctx.attr_int("ceil_mode", 0) != 0) return false;
+  const Dims xshape = x.shape.dims;
+  if (xshape.size() < 4 || xshape.size() > 5 || !ctx.attr("kernel_shape")) return false;
+  const Dims kernel = ctx.attr_ints("kernel_shape");
+  const Spatial s = spatial_attrs_of(
+      ctx, xshape, [] { return std::string("a blocked activation"); }, kernel, false);
+  if (s.begin != s.end) return false;
+  for (auto d : s.dilations)
+    if (d != 1) return false;
+  auto y = cpu::max_pool_blocked(x, s.kernel, s.strides, s.begin);
+  if (!y) return false;
+  *out = std::move(*y);
+  return true;
+}
+
+Value plain_value(const cpu::ConvActivation& a, const Device& device) {
+  CpuTensor t = cpu::to_plain(a);
+  const Dims dims = t.shape.dims;
+  return Value::tensor(ElemType::Float, dims,
+                       FloatStore(dispatch::from_cpu_primitive<Float>(padded_view(std::move(t)),
+                                                                      device)));
+}
+
+namespace {
 
 void op_Conv(OpContext& ctx) {
   const Value& x = ctx.tensor(0);
