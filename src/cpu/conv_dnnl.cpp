@@ -410,9 +410,8 @@ std::optional<ConvActivation> max_pool_blocked(const ConvActivation& x,
     dnnl::stream st(eng);
     const auto& src_md = *static_cast<const memory::desc*>(x.layout.get());
     const memory::desc dst_any(conv::to_dims(ys), memory::data_type::f32, memory::format_tag::any);
-    dnnl::pooling_forward::desc d(dnnl::prop_kind::forward_inference,
-                                  dnnl::algorithm::pooling_max, src_md, dst_any,
-                                  memory::dims(stride.begin(), stride.end()),
+    dnnl::pooling_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::pooling_max,
+                                  src_md, dst_any, memory::dims(stride.begin(), stride.end()),
                                   memory::dims(kernel.begin(), kernel.end()),
                                   memory::dims(padding.begin(), padding.end()), pad_r);
     dnnl::pooling_forward::primitive_desc pd(d, eng);
@@ -436,8 +435,7 @@ std::optional<ConvOperand> conv_fused(const ConvOperand& x0, const CpuTensor& w0
   const auto f32 = [](const ConvOperand& v) {
     return v.index() == 1 || std::get<0>(v).dtype == DType::F32;
   };
-  if (!f32(x0) || w0.dtype != DType::F32 || (b0 && b0->dtype != DType::F32) ||
-      (r0 && !f32(*r0)))
+  if (!f32(x0) || w0.dtype != DType::F32 || (b0 && b0->dtype != DType::F32) || (r0 && !f32(*r0)))
     return std::nullopt;
   if (!dnnl_enabled()) return std::nullopt;
   const Shape& xs = shape_of(x0);
@@ -586,8 +584,8 @@ std::optional<ConvOperand> conv_fused(const ConvOperand& x0, const CpuTensor& w0
 
 std::optional<CpuTensor> conv_fused(const CpuTensor& x, const CpuTensor& w,
                                     const std::optional<CpuTensor>& b,
-                                    const std::optional<CpuTensor>& r,
-                                    const ConvFusedOptions& opt, ConvWeightPack* pack) {
+                                    const std::optional<CpuTensor>& r, const ConvFusedOptions& opt,
+                                    ConvWeightPack* pack) {
   ConvFusedOptions o = opt;
   o.keep_blocked = false;
   const ConvOperand xo(x);

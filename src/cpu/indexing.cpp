@@ -2,8 +2,8 @@
 // mask_where, mask_fill, argwhere). See ember/cpu/ops_indexing.hpp.
 #include <cstring>
 
-#include "ember/cpu/ops_indexing.hpp"
 #include "ember/core/data.hpp"
+#include "ember/cpu/ops_indexing.hpp"
 #include "kernel.hpp"
 #include "reduce_simd.hpp"
 

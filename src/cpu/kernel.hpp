@@ -8,8 +8,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "ember/cpu/tensor.hpp"
 #include "ember/core/dtype.hpp"
+#include "ember/cpu/tensor.hpp"
 
 namespace ember::cpu {
 

@@ -3,8 +3,8 @@
 #include <limits>
 #include <vector>
 
-#include "ember/cpu/ops_linalg.hpp"
 #include "ember/core/data.hpp"
+#include "ember/cpu/ops_linalg.hpp"
 #include "kernel.hpp"
 
 namespace ember::cpu {

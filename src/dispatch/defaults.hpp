@@ -43,23 +43,22 @@ struct Defaults {
   }
 
   // ---- activations and the softmax family ----------------------------------------------------
-#define EMBER_DEFAULT_ACT(fn)                                                        \
-  static F float_##fn(F x) {                                                         \
+#define EMBER_DEFAULT_ACT(fn)                                                               \
+  static F float_##fn(F x) {                                                                \
     return flat(std::move(x), [](Tensor<B, 1> t) { return activation::fn(std::move(t)); }); \
   }
-#define EMBER_DEFAULT_ACT1(fn)                                                       \
-  static F float_##fn(F x, double a) {                                               \
-    return flat(std::move(x),                                                        \
-                [a](Tensor<B, 1> t) { return activation::fn(std::move(t), a); });    \
+#define EMBER_DEFAULT_ACT1(fn)                                                                  \
+  static F float_##fn(F x, double a) {                                                          \
+    return flat(std::move(x), [a](Tensor<B, 1> t) { return activation::fn(std::move(t), a); }); \
   }
-#define EMBER_DEFAULT_ACT2(fn)                                                        \
-  static F float_##fn(F x, double a, double b) {                                      \
-    return flat(std::move(x),                                                         \
+#define EMBER_DEFAULT_ACT2(fn)                                                          \
+  static F float_##fn(F x, double a, double b) {                                        \
+    return flat(std::move(x),                                                           \
                 [a, b](Tensor<B, 1> t) { return activation::fn(std::move(t), a, b); }); \
   }
-#define EMBER_DEFAULT_SOFTMAX(fn)                                                           \
-  static F float_##fn(const F& x, usize dim) {                                              \
-    return along(x, dim, [](const Tensor<B, 3>& t) { return activation::fn(t, 1); });      \
+#define EMBER_DEFAULT_SOFTMAX(fn)                                                     \
+  static F float_##fn(const F& x, usize dim) {                                        \
+    return along(x, dim, [](const Tensor<B, 3>& t) { return activation::fn(t, 1); }); \
   }
   EMBER_DEFAULT_ACT(relu)
   EMBER_DEFAULT_ACT(relu6)
@@ -125,31 +124,47 @@ struct Defaults {
   static I int_sum(const I& x) {
     return B::int_sum_dim(B::int_reshape(x, Shape{B::int_shape(x).numel()}), 0);
   }
-  static F float_max_dim(const F& x, i64 d) { return B::float_max_dim_with_indices(x, d).first; }
-  static I int_max_dim(const I& x, i64 d) { return B::int_max_dim_with_indices(x, d).first; }
-  static F float_min_dim(const F& x, i64 d) { return B::float_min_dim_with_indices(x, d).first; }
-  static I int_min_dim(const I& x, i64 d) { return B::int_min_dim_with_indices(x, d).first; }
-  static I float_argmax(const F& x, i64 d) { return B::float_max_dim_with_indices(x, d).second; }
-  static I int_argmax(const I& x, i64 d) { return B::int_max_dim_with_indices(x, d).second; }
-  static I float_argmin(const F& x, i64 d) { return B::float_min_dim_with_indices(x, d).second; }
-  static I int_argmin(const I& x, i64 d) { return B::int_min_dim_with_indices(x, d).second; }
+  static F float_max_dim(const F& x, i64 d) {
+    return B::float_max_dim_with_indices(x, d).first;
+  }
+  static I int_max_dim(const I& x, i64 d) {
+    return B::int_max_dim_with_indices(x, d).first;
+  }
+  static F float_min_dim(const F& x, i64 d) {
+    return B::float_min_dim_with_indices(x, d).first;
+  }
+  static I int_min_dim(const I& x, i64 d) {
+    return B::int_min_dim_with_indices(x, d).first;
+  }
+  static I float_argmax(const F& x, i64 d) {
+    return B::float_max_dim_with_indices(x, d).second;
+  }
+  static I int_argmax(const I& x, i64 d) {
+    return B::int_max_dim_with_indices(x, d).second;
+  }
+  static I float_argmin(const F& x, i64 d) {
+    return B::float_min_dim_with_indices(x, d).second;
+  }
+  static I int_argmin(const I& x, i64 d) {
+    return B::int_min_dim_with_indices(x, d).second;
+  }
 
   // ---- layout: the front end's composites (detail::LayoutPrim) ---------------------------------
-#define EMBER_DEFAULT_LAYOUT(X, P, K)                                                 \
-  static P X##_unfold(P t, usize dim, i64 size, i64 step) {                          \
-    return detail::LayoutPrim<B, K>::unfold(std::move(t), dim, size, step);          \
-  }                                                                                  \
-  static P X##_squeeze_dims(P t, const Axes& dims) {                                 \
-    return detail::LayoutPrim<B, K>::squeeze_dims(std::move(t), dims);               \
-  }                                                                                  \
-  static P X##_unsqueeze_dims(P t, const Axes& dims) {                               \
-    return detail::LayoutPrim<B, K>::unsqueeze_dims(std::move(t), dims);             \
-  }                                                                                  \
-  static P X##_repeat(P t, const Reps& times) {                                      \
-    return detail::LayoutPrim<B, K>::repeat(std::move(t), times);                    \
-  }                                                                                  \
-  static P X##_pad(const P& t, const Pads& pads, PadMode mode, double value) {        \
-    return detail::LayoutPrim<B, K>::pad(t, pads, mode, value);                      \
+#define EMBER_DEFAULT_LAYOUT(X, P, K)                                          \
+  static P X##_unfold(P t, usize dim, i64 size, i64 step) {                    \
+    return detail::LayoutPrim<B, K>::unfold(std::move(t), dim, size, step);    \
+  }                                                                            \
+  static P X##_squeeze_dims(P t, const Axes& dims) {                           \
+    return detail::LayoutPrim<B, K>::squeeze_dims(std::move(t), dims);         \
+  }                                                                            \
+  static P X##_unsqueeze_dims(P t, const Axes& dims) {                         \
+    return detail::LayoutPrim<B, K>::unsqueeze_dims(std::move(t), dims);       \
+  }                                                                            \
+  static P X##_repeat(P t, const Reps& times) {                                \
+    return detail::LayoutPrim<B, K>::repeat(std::move(t), times);              \
+  }                                                                            \
+  static P X##_pad(const P& t, const Pads& pads, PadMode mode, double value) { \
+    return detail::LayoutPrim<B, K>::pad(t, pads, mode, value);                \
   }
   EMBER_DEFAULT_LAYOUT(float, F, Float)
   EMBER_DEFAULT_LAYOUT(int, I, Int)

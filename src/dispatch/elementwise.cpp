@@ -89,7 +89,8 @@ const char* op_name(Form f, unsigned row) {
 template <class B, Form F, class Op>
 auto unary_entry() {
   constexpr unsigned k = kind_of(F);
-  using K = std::conditional_t<k == ir::kFloat, Float, std::conditional_t<k == ir::kInt, Int, Bool>>;
+  using K =
+      std::conditional_t<k == ir::kFloat, Float, std::conditional_t<k == ir::kInt, Int, Bool>>;
   using P = PrimitiveOf<B, K>;
   using Fn = P (*)(P);
   if constexpr (has_form<Op>(F)) {
@@ -112,7 +113,8 @@ const auto& unary_table(ir::TypeList<Ops...>) {
 template <class B, Form F, class Op>
 auto binary_entry() {
   constexpr unsigned k = kind_of(F);
-  using K = std::conditional_t<k == ir::kFloat, Float, std::conditional_t<k == ir::kInt, Int, Bool>>;
+  using K =
+      std::conditional_t<k == ir::kFloat, Float, std::conditional_t<k == ir::kInt, Int, Bool>>;
   using P = PrimitiveOf<B, K>;
   using Fn = P (*)(P, P);
   if constexpr (has_form<Op>(F)) {
@@ -160,7 +162,8 @@ const auto& scalar_table(ir::TypeList<Ops...>) {
 template <class B, Form F, class Op>
 auto compare_entry() {
   constexpr unsigned k = kind_of(F);
-  using K = std::conditional_t<k == ir::kFloat, Float, std::conditional_t<k == ir::kInt, Int, Bool>>;
+  using K =
+      std::conditional_t<k == ir::kFloat, Float, std::conditional_t<k == ir::kInt, Int, Bool>>;
   using P = PrimitiveOf<B, K>;
   using Bo = typename B::BoolTensor;
   using Fn = Bo (*)(const P&, const P&);
@@ -225,17 +228,20 @@ const auto& predicate_table(ir::TypeList<Ops...>) {
 template <class K>
 constexpr Form unary_form() {
   return std::is_same_v<K, Float> ? Form::FloatUnary
-                                  : std::is_same_v<K, Int> ? Form::IntUnary : Form::BoolUnary;
+         : std::is_same_v<K, Int> ? Form::IntUnary
+                                  : Form::BoolUnary;
 }
 template <class K>
 constexpr Form binary_form() {
   return std::is_same_v<K, Float> ? Form::FloatBinary
-                                  : std::is_same_v<K, Int> ? Form::IntBinary : Form::BoolBinary;
+         : std::is_same_v<K, Int> ? Form::IntBinary
+                                  : Form::BoolBinary;
 }
 template <class K>
 constexpr Form compare_form() {
   return std::is_same_v<K, Float> ? Form::FloatCompare
-                                  : std::is_same_v<K, Int> ? Form::IntCompare : Form::BoolCompare;
+         : std::is_same_v<K, Int> ? Form::IntCompare
+                                  : Form::BoolCompare;
 }
 
 }  // namespace

@@ -318,11 +318,11 @@ struct Run {
 
 /// A generic lambda running B's optional `fn` when B has it, else Defaults<B>::fn (the front
 /// end's composite on B, src/dispatch/defaults.hpp).
-#define EMBER_OP_OR_DEFAULT(fn)                                                     \
-  []<class B_>(auto&&... a_) -> decltype(auto) {                                    \
-    if constexpr (requires { B_::fn(std::forward<decltype(a_)>(a_)...); })          \
-      return B_::fn(std::forward<decltype(a_)>(a_)...);                             \
-    else                                                                            \
+#define EMBER_OP_OR_DEFAULT(fn)                                                      \
+  []<class B_>(auto&&... a_) -> decltype(auto) {                                     \
+    if constexpr (requires { B_::fn(std::forward<decltype(a_)>(a_)...); })           \
+      return B_::fn(std::forward<decltype(a_)>(a_)...);                              \
+    else                                                                             \
       return ::ember::dispatch::Defaults<B_>::fn(std::forward<decltype(a_)>(a_)...); \
   }
 
@@ -331,29 +331,30 @@ struct Run {
 // offered by Dispatch.
 #define EMBER_DISPATCH_DEFINE(Req, Res, Ret, name, Desc, Params) \
   EMBER_DISPATCH_DEFINE_##Req(Ret, name, Desc, Params)
-#define EMBER_DISPATCH_DEFINE_REQ(Ret, name, Desc, Params)                                 \
-  auto Dispatch::name(EMBER_PP_PARAMS Params)->Ret {                                       \
-    return ::ember::dispatch::Run<::ember::ir::Desc>::template call<Ret>(                  \
+#define EMBER_DISPATCH_DEFINE_REQ(Ret, name, Desc, Params)                                \
+  auto Dispatch::name(EMBER_PP_PARAMS Params)->Ret {                                      \
+    return ::ember::dispatch::Run<::ember::ir::Desc>::template call<Ret>(                 \
         #name, EMBER_OP(name), EMBER_PP_ARGS(EMBER_PP_FORWARD, EMBER_PP_UNPAREN Params)); \
   }
-#define EMBER_DISPATCH_DEFINE_OPT(Ret, name, Desc, Params)                                 \
-  auto Dispatch::name(EMBER_PP_PARAMS Params)->Ret {                                       \
-    return ::ember::dispatch::Run<::ember::ir::Desc>::template call<Ret>(                  \
-        #name, EMBER_OP_OR_DEFAULT(name),                                                  \
-        EMBER_PP_ARGS(EMBER_PP_FORWARD, EMBER_PP_UNPAREN Params));                         \
+#define EMBER_DISPATCH_DEFINE_OPT(Ret, name, Desc, Params)                \
+  auto Dispatch::name(EMBER_PP_PARAMS Params)->Ret {                      \
+    return ::ember::dispatch::Run<::ember::ir::Desc>::template call<Ret>( \
+        #name, EMBER_OP_OR_DEFAULT(name),                                 \
+        EMBER_PP_ARGS(EMBER_PP_FORWARD, EMBER_PP_UNPAREN Params));        \
   }
 #define EMBER_DISPATCH_DEFINE_EXT(Ret, name, Desc, Params)
 #define EMBER_DISPATCH_DEFINE_N(Req, Res, Ret, name, Desc, Params, Ns) \
   EMBER_DISPATCH_DEFINE_N_##Req(Ret, name, Desc, Params, Ns)
-#define EMBER_DISPATCH_DEFINE_N_REQ(Ret, name, Desc, Params, Ns)                            \
-  template <std::size_t N>                                                                  \
-  auto Dispatch::name(EMBER_PP_PARAMS Params)->Ret {                                        \
-    return ::ember::dispatch::Run<::ember::ir::Desc<N>>::template call<Ret>(                \
-        #name, []<class B_>(auto&&... a_) -> decltype(auto) {                               \
-          return B_::template name<N>(std::forward<decltype(a_)>(a_)...);                   \
-        },                                                                                  \
-        EMBER_PP_ARGS(EMBER_PP_FORWARD, EMBER_PP_UNPAREN Params));                          \
-  }                                                                                         \
+#define EMBER_DISPATCH_DEFINE_N_REQ(Ret, name, Desc, Params, Ns)             \
+  template <std::size_t N>                                                   \
+  auto Dispatch::name(EMBER_PP_PARAMS Params)->Ret {                         \
+    return ::ember::dispatch::Run<::ember::ir::Desc<N>>::template call<Ret>( \
+        #name,                                                               \
+        []<class B_>(auto&&... a_) -> decltype(auto) {                       \
+          return B_::template name<N>(std::forward<decltype(a_)>(a_)...);    \
+        },                                                                   \
+        EMBER_PP_ARGS(EMBER_PP_FORWARD, EMBER_PP_UNPAREN Params));           \
+  }                                                                          \
   EMBER_IR_FOR_NS(Ns, EMBER_DISPATCH_INSTANCE, name)
 #define EMBER_DISPATCH_DEFINE_N_OPT EMBER_DISPATCH_DEFINE_N_REQ
 #define EMBER_DISPATCH_DEFINE_N_EXT(Ret, name, Desc, Params, Ns)

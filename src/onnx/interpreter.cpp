@@ -97,12 +97,12 @@ bool fusion_enabled() {
 struct Fusion {
   bool active = false;
   bool relu = false;
-  bool keep_blocked = false;    ///< every consumer of `out` reads it through the fast path
-  bool pool = false;            ///< a MaxPool run in the blocked layout of its input
-  std::string residual;         ///< the Add's other input ("" when there is no Add)
+  bool keep_blocked = false;      ///< every consumer of `out` reads it through the fast path
+  bool pool = false;              ///< a MaxPool run in the blocked layout of its input
+  std::string residual;           ///< the Add's other input ("" when there is no Add)
   std::vector<std::size_t> rest;  ///< the fused nodes after the Conv
-  std::string out;              ///< the name the fused result is stored under
-  std::string label;            ///< profile key
+  std::string out;                ///< the name the fused result is stored under
+  std::string label;              ///< profile key
 };
 
 /// The fusions of graph g: an intermediate is fused away only when its single consumer is
@@ -164,8 +164,8 @@ std::vector<Fusion> plan_fusions(const Graph& g) {
       f.out = n->outputs[0];
       f.label = "Conv+Relu";
     } else if (n && is(*n, "Add") && n->inputs.size() == 2 && n->outputs.size() == 1 &&
-               !n->outputs[0].empty() && n->inputs[0] != n->inputs[1] &&
-               !n->inputs[0].empty() && !n->inputs[1].empty()) {
+               !n->outputs[0].empty() && n->inputs[0] != n->inputs[1] && !n->inputs[0].empty() &&
+               !n->inputs[1].empty()) {
       const std::string r = n->inputs[0] == c.outputs[0] ? n->inputs[1] : n->inputs[0];
       auto p = producer.find(r);
       if (p == producer.end() || p->second < k) {
@@ -292,9 +292,8 @@ struct GraphRunner {
       const auto record = [&](const std::string& label) {
         if (!profile) return;
         auto& e = profile->ops[std::getenv("EMBER_ONNX_PROFILE")[0] == '2' ? node.name : label];
-        e.first +=
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                .count();
+        e.first += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                       .count();
         ++e.second;
       };
       if (!fusions.empty() && fusions[k].active && fusions[k].pool) {
@@ -346,10 +345,9 @@ struct GraphRunner {
           if (cf.residual_blocked) {
             auto lu = last_use.find(f.residual);
             const Node& add = g.nodes[f.rest.front()];
-            cf.reuse_residual =
-                lu != last_use.end() && lu->second == f.rest.front() &&
-                std::count(add.inputs.begin(), add.inputs.end(), f.residual) == 1 &&
-                std::count(node.inputs.begin(), node.inputs.end(), f.residual) == 0;
+            cf.reuse_residual = lu != last_use.end() && lu->second == f.rest.front() &&
+                                std::count(add.inputs.begin(), add.inputs.end(), f.residual) == 1 &&
+                                std::count(node.inputs.begin(), node.inputs.end(), f.residual) == 0;
           }
           cf.blocked_out = &yb;
           with_node_context(node, [&] { fused = conv_fused(fctx, cf); });

@@ -57,7 +57,8 @@ Spatial spatial_attrs_of(const OpContext& ctx, const Dims& xshape, const Describ
 }
 
 Spatial spatial_attrs(const OpContext& ctx, const Value& x, const Dims& kernel, bool transpose) {
-  return spatial_attrs_of(ctx, x.shape(), [&] { return x.describe(); }, kernel, transpose);
+  return spatial_attrs_of(
+      ctx, x.shape(), [&] { return x.describe(); }, kernel, transpose);
 }
 
 /// Pads the spatial dims of x (logical [N, C, ...]) with `value` (explicit padding).
@@ -150,8 +151,8 @@ bool conv_fused(OpContext& ctx, const ConvFusion& f) {
   const Dims kernel = ctx.attr_ints("kernel_shape", Dims(w.shape().begin() + 2, w.shape().end()));
   if (kernel != Dims(w.shape().begin() + 2, w.shape().end())) return false;
   const Spatial s = spatial_attrs_of(
-      ctx, xshape, [&] { return x ? x->describe() : std::string("a blocked activation"); },
-      kernel, false);
+      ctx, xshape, [&] { return x ? x->describe() : std::string("a blocked activation"); }, kernel,
+      false);
   if (s.begin != s.end) return false;
   cpu::ConvFusedOptions o;
   o.stride = s.strides;
@@ -175,15 +176,17 @@ bool conv_fused(OpContext& ctx, const ConvFusion& f) {
   auto y = cpu::conv_fused(xo, prim(w), bias, ro ? &*ro : nullptr, o, f.pack);
   if (!y) return false;
   if (y->index() == 1) {
-    if (f.blocked_out) *f.blocked_out = std::get<1>(std::move(*y));
-    else return false;  // not asked for
+    if (f.blocked_out)
+      *f.blocked_out = std::get<1>(std::move(*y));
+    else
+      return false;  // not asked for
     return true;
   }
   CpuTensor yt = std::get<0>(std::move(*y));
   const Dims dims = yt.shape.dims;
   ctx.set(0, Value::tensor(ElemType::Float, dims,
-                           FloatStore(dispatch::from_cpu_primitive<Float>(padded_view(std::move(yt)),
-                                                                          ctx.device))));
+                           FloatStore(dispatch::from_cpu_primitive<Float>(
+                               padded_view(std::move(yt)), ctx.device))));
   return true;
 }
 
@@ -208,9 +211,9 @@ bool max_pool_blocked(const OpContext& ctx, const cpu::ConvActivation& x,
 Value plain_value(const cpu::ConvActivation& a, const Device& device) {
   CpuTensor t = cpu::to_plain(a);
   const Dims dims = t.shape.dims;
-  return Value::tensor(ElemType::Float, dims,
-                       FloatStore(dispatch::from_cpu_primitive<Float>(padded_view(std::move(t)),
-                                                                      device)));
+  return Value::tensor(
+      ElemType::Float, dims,
+      FloatStore(dispatch::from_cpu_primitive<Float>(padded_view(std::move(t)), device)));
 }
 
 namespace {

@@ -192,8 +192,10 @@ CosineAnnealingLrScheduler CosineAnnealingLrSchedulerConfig::init() const {
 
 // ---- cosine with warm restarts --------------------------------------------------------------
 
-CosineAnnealingWarmRestartsLrScheduler::CosineAnnealingWarmRestartsLrScheduler(
-    double initial_lr, std::int64_t t_0, std::int64_t t_mult, double min_lr)
+CosineAnnealingWarmRestartsLrScheduler::CosineAnnealingWarmRestartsLrScheduler(double initial_lr,
+                                                                               std::int64_t t_0,
+                                                                               std::int64_t t_mult,
+                                                                               double min_lr)
     : initial_(initial_lr), min_(min_lr), t_0_(t_0), t_mult_(t_mult) {
   const char* op = "CosineAnnealingWarmRestartsLrScheduler";
   check_rate(op, "initial_lr", initial_lr);
@@ -218,8 +220,8 @@ double CosineAnnealingWarmRestartsLrScheduler::step() {
       t_i *= t_mult_;
     }
   }
-  const double c = std::cos(std::numbers::pi * static_cast<double>(t_cur) /
-                            static_cast<double>(t_i));
+  const double c =
+      std::cos(std::numbers::pi * static_cast<double>(t_cur) / static_cast<double>(t_i));
   return min_ + 0.5 * (initial_ - min_) * (1.0 + c);
 }
 json CosineAnnealingWarmRestartsLrScheduler::state() const {
@@ -341,7 +343,8 @@ void SequentialLrScheduler::load_state(const json& s) {
 struct LrSchedulerConfig::Holder {
   std::variant<ConstantLrSchedulerConfig, LinearLrSchedulerConfig, StepLrSchedulerConfig,
                ExponentialLrSchedulerConfig, CosineAnnealingLrSchedulerConfig,
-               CosineAnnealingWarmRestartsLrSchedulerConfig, NoamLrSchedulerConfig, ComposedLrSchedulerConfig, SequentialLrSchedulerConfig>
+               CosineAnnealingWarmRestartsLrSchedulerConfig, NoamLrSchedulerConfig,
+               ComposedLrSchedulerConfig, SequentialLrSchedulerConfig>
       v;
 };
 
@@ -434,10 +437,11 @@ LrSchedulerConfig LrSchedulerConfig::from_json(const json& j) {
   if (t == "noam") return parse_as<NoamLrSchedulerConfig>(j);
   if (t == "composed") return parse_as<ComposedLrSchedulerConfig>(j);
   if (t == "sequential") return parse_as<SequentialLrSchedulerConfig>(j);
-  fail<ValueError>(op, "unknown scheduler type '", t,
-                   "' (expected constant, linear, step, exponential, cosine, cosine_restarts, noam, "
-                   "composed or "
-                   "sequential)");
+  fail<ValueError>(
+      op, "unknown scheduler type '", t,
+      "' (expected constant, linear, step, exponential, cosine, cosine_restarts, noam, "
+      "composed or "
+      "sequential)");
 }
 
 ComposedLrScheduler ComposedLrSchedulerConfig::init() const {

@@ -1,8 +1,8 @@
 // Optimizer records as safetensors files.
 #include "ember/optim/record.hpp"
 
-#include "ember/store/safetensors.hpp"
 #include "ember/core/error.hpp"
+#include "ember/store/safetensors.hpp"
 
 namespace ember::optim {
 

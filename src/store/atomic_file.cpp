@@ -10,8 +10,8 @@
 #include <fstream>
 #include <vector>
 
-#include "ember/store/file.hpp"
 #include "ember/core/error.hpp"
+#include "ember/store/file.hpp"
 
 namespace ember::store::internal {
 

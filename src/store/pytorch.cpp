@@ -9,9 +9,9 @@
 #include <unordered_set>
 
 #include "ember/store/file.hpp"
+#include "lazy.hpp"
 #include "pickle.hpp"
 #include "pytorch_zip.hpp"
-#include "lazy.hpp"
 
 namespace ember::store {
 
@@ -613,8 +613,7 @@ PyRef selected(Reader& reader, const PyTorchOptions& options) {
 /// buffer when the tensor is its whole storage (the usual state dict).
 class LazyPyTorch final : public internal::LazyTensors {
  public:
-  LazyPyTorch(const std::filesystem::path& path, const PyTorchOptions& options)
-      : reader_(path) {
+  LazyPyTorch(const std::filesystem::path& path, const PyTorchOptions& options) : reader_(path) {
     found_ = reader_.refs_of(selected(reader_, options));
     views_.reserve(found_.size());
     for (const auto& [key, t] : found_) {

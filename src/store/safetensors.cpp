@@ -18,8 +18,8 @@
 #include <set>
 
 #include "atomic_file.hpp"
-#include "lazy.hpp"
 #include "ember/store/file.hpp"
+#include "lazy.hpp"
 
 static_assert(std::endian::native == std::endian::little,
               "ember::store writes tensor bytes as they are in memory: little-endian hosts only");

@@ -6,8 +6,8 @@
 #include <limits>
 #include <sstream>
 
-#include "ember/store/file.hpp"
 #include "ember/core/error.hpp"
+#include "ember/store/file.hpp"
 #include "ember/train/history.hpp"
 
 namespace ember::train {

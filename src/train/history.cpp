@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "ember/store/file.hpp"
 #include "ember/core/error.hpp"
+#include "ember/store/file.hpp"
 
 namespace ember::train {
 

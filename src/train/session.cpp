@@ -11,8 +11,8 @@
 #include <set>
 #include <sstream>
 
-#include "ember/store/file.hpp"
 #include "ember/core/error.hpp"
+#include "ember/store/file.hpp"
 
 namespace ember::train {
 

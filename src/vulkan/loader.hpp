@@ -10,31 +10,33 @@
 
 namespace ember::vulkan::detail {
 
-#define EMBER_VK_INSTANCE_FUNCS(X)                                                       \
-  X(vkDestroyInstance)                                                                   \
-  X(vkEnumeratePhysicalDevices)                                                          \
-  X(vkGetPhysicalDeviceProperties)                                                       \
-  X(vkGetPhysicalDeviceProperties2) X(vkGetPhysicalDeviceFeatures2)                      \
-      X(vkGetPhysicalDeviceMemoryProperties) X(vkGetPhysicalDeviceQueueFamilyProperties) \
-          X(vkEnumerateDeviceExtensionProperties) X(vkCreateDevice) X(vkGetDeviceProcAddr)
+#define EMBER_VK_INSTANCE_FUNCS(X)                                                        \
+  X(vkDestroyInstance)                                                                    \
+  X(vkEnumeratePhysicalDevices)                                                           \
+  X(vkGetPhysicalDeviceProperties)                                                        \
+  X(vkGetPhysicalDeviceProperties2)                                                       \
+  X(vkGetPhysicalDeviceFeatures2) X(vkGetPhysicalDeviceMemoryProperties)                  \
+      X(vkGetPhysicalDeviceQueueFamilyProperties) X(vkEnumerateDeviceExtensionProperties) \
+          X(vkCreateDevice) X(vkGetDeviceProcAddr)
 
 #define EMBER_VK_DEVICE_FUNCS(X)                                                                   \
   X(vkDestroyDevice)                                                                               \
   X(vkGetDeviceQueue)                                                                              \
   X(vkCreateBuffer)                                                                                \
-  X(vkDestroyBuffer) X(vkGetBufferMemoryRequirements) X(vkAllocateMemory) X(vkFreeMemory)          \
-      X(vkBindBufferMemory) X(vkMapMemory) X(vkUnmapMemory) X(vkCreateCommandPool) X(              \
-          vkAllocateCommandBuffers) X(vkResetCommandBuffer) X(vkBeginCommandBuffer)                \
-          X(vkEndCommandBuffer) X(vkCmdBindPipeline) X(vkCmdPushDescriptorSetKHR) X(vkCmdDispatch) \
-              X(vkCmdPipelineBarrier) X(vkCmdCopyBuffer) X(vkCmdWriteTimestamp)                    \
-                  X(vkCmdResetQueryPool) X(vkCreateQueryPool) X(vkGetQueryPoolResults)             \
-                      X(vkQueueSubmit) X(vkCreateSemaphore) X(vkGetSemaphoreCounterValue)          \
-                          X(vkWaitSemaphores) X(vkCreateShaderModule) X(vkDestroyShaderModule)     \
-                              X(vkCreateDescriptorSetLayout) X(vkDestroyDescriptorSetLayout)       \
-                                  X(vkCreatePipelineLayout) X(vkDestroyPipelineLayout)             \
-                                      X(vkCreateComputePipelines) X(vkDestroyPipeline)             \
-                                          X(vkCreatePipelineCache) X(vkGetPipelineCacheData)       \
-                                              X(vkDeviceWaitIdle)
+  X(vkDestroyBuffer)                                                                               \
+  X(vkGetBufferMemoryRequirements) X(vkAllocateMemory) X(vkFreeMemory) X(vkBindBufferMemory)       \
+      X(vkMapMemory) X(vkUnmapMemory) X(vkCreateCommandPool) X(vkAllocateCommandBuffers)           \
+          X(vkResetCommandBuffer) X(vkBeginCommandBuffer) X(vkEndCommandBuffer)                    \
+              X(vkCmdBindPipeline) X(vkCmdPushDescriptorSetKHR) X(vkCmdDispatch)                   \
+                  X(vkCmdPipelineBarrier) X(vkCmdCopyBuffer) X(vkCmdWriteTimestamp)                \
+                      X(vkCmdResetQueryPool) X(vkCreateQueryPool) X(vkGetQueryPoolResults)         \
+                          X(vkQueueSubmit) X(vkCreateSemaphore) X(vkGetSemaphoreCounterValue)      \
+                              X(vkWaitSemaphores) X(vkCreateShaderModule) X(vkDestroyShaderModule) \
+                                  X(vkCreateDescriptorSetLayout) X(vkDestroyDescriptorSetLayout)   \
+                                      X(vkCreatePipelineLayout) X(vkDestroyPipelineLayout)         \
+                                          X(vkCreateComputePipelines) X(vkDestroyPipeline)         \
+                                              X(vkCreatePipelineCache) X(vkGetPipelineCacheData)   \
+                                                  X(vkDeviceWaitIdle)
 
 #define EMBER_VK_MEMBER(fn) PFN_##fn fn = nullptr;
 

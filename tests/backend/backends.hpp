@@ -6,12 +6,12 @@
 
 #include <type_traits>
 
+#include "checking_backend.hpp"
 #include "ember/autodiff/cpu.hpp"
 #include "ember/cpu/cpu.hpp"
 #include "ember/dispatch/cpu.hpp"
 #include "ember/dispatch/dispatch.hpp"
 #include "ember/tensor/tensor.hpp"
-#include "checking_backend.hpp"
 
 namespace ember::test {
 

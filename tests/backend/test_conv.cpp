@@ -154,7 +154,8 @@ TYPED_TEST(ConvTest, ExpandedBiasAndOffsetView) {
     CpuTensor bias = Cpu::float_from_data(TensorData(std::vector<float>{2.0f}, Shape{1}), {});
     bias.shape = Shape{3};
     bias.strides = {0};
-    CpuTensor big = Cpu::float_from_data(TensorData(std::vector<float>(1 + 2 * 4, 1.0f), Shape{9}), {});
+    CpuTensor big =
+        Cpu::float_from_data(TensorData(std::vector<float>(1 + 2 * 4, 1.0f), Shape{9}), {});
     big.data<float>()[0] = 100.0f;
     big.offset = 1;
     big.shape = Shape{1, 2, 4};

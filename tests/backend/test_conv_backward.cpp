@@ -234,7 +234,8 @@ TEST(ConvBackward, EmptyBatch) {
   const CpuTensor w = Cpu::float_full(Shape{3, 2, 3, 3}, 1.0, {}, DType::F32);
   EXPECT_EQ(Cpu::conv_x_backward<2>(dy, w, Shape{0, 2, 5, 5}, o).shape, (Shape{0, 2, 5, 5}));
   const CpuTensor gw = Cpu::conv_weight_backward<2>(x, dy, Shape{3, 2, 3, 3}, o);
-  expect_approx(Cpu::float_into_data(gw), TensorData(std::vector<float>(54, 0.0f), Shape{3, 2, 3, 3}));
+  expect_approx(Cpu::float_into_data(gw),
+                TensorData(std::vector<float>(54, 0.0f), Shape{3, 2, 3, 3}));
 }
 
 // A permuted (channels-last) view as x and a transposed view as dy.
@@ -249,8 +250,8 @@ TEST(ConvBackward, NonContiguousInputs) {
   // Same values, stored [N, H, W, C] / [N, C, W, H] and viewed as NCHW.
   const auto stored_as = [](const CpuTensor& t, const std::vector<std::size_t>& perm,
                             const std::vector<std::size_t>& back) {
-    return Cpu::float_permute(Cpu::float_from_data(Cpu::float_into_data(Cpu::float_permute(t, perm)), {}),
-                              back);
+    return Cpu::float_permute(
+        Cpu::float_from_data(Cpu::float_into_data(Cpu::float_permute(t, perm)), {}), back);
   };
   const CpuTensor x_nhwc = stored_as(x, {0, 2, 3, 1}, {0, 3, 1, 2});
   const CpuTensor dy_t = stored_as(dy, {0, 1, 3, 2}, {0, 1, 3, 2});

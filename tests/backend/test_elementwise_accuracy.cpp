@@ -130,10 +130,10 @@ TYPED_TEST(ElementwiseAccuracy, Expm1SmallArgumentsAndLimits) {
   EXPECT_NEAR(got[3], 1.7182817f, 2e-7f);
   EXPECT_EQ(got[4], -1.0f);
   EXPECT_EQ(got[5], inf);
-  const auto special = Tensor<B, 1>::from_floats({static_cast<double>(-inf), static_cast<double>(inf),
-                                                  std::nan("")})
-                           .expm1()
-                           .template to_vec<float>();
+  const auto special =
+      Tensor<B, 1>::from_floats({static_cast<double>(-inf), static_cast<double>(inf), std::nan("")})
+          .expm1()
+          .template to_vec<float>();
   EXPECT_EQ(special[0], -1.0f);
   EXPECT_EQ(special[1], inf);
   EXPECT_TRUE(std::isnan(special[2]));

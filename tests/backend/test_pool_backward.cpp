@@ -44,8 +44,10 @@ void check(const PoolCase& c, DType dt, Tolerance tol, std::uint64_t seed) {
   SCOPED_TRACE(c.xs.to_string() + " k" + std::to_string(c.k[0]) + " s" + std::to_string(c.s[0]) +
                " p" + std::to_string(c.p[0]) + (c.ceil ? " ceil" : "") + " " +
                std::string(dtype_name(dt)));
-  const CpuTensor x = Cpu::float_from_data(TensorData(values(c.xs.numel(), seed), c.xs).convert(dt), {});
-  const auto [y, idx] = Cpu::float_max_pool_with_indices<2>(x, MaxPoolOptions<2>{c.k, c.s, c.p, {1, 1}, c.ceil});
+  const CpuTensor x =
+      Cpu::float_from_data(TensorData(values(c.xs.numel(), seed), c.xs).convert(dt), {});
+  const auto [y, idx] =
+      Cpu::float_max_pool_with_indices<2>(x, MaxPoolOptions<2>{c.k, c.s, c.p, {1, 1}, c.ceil});
   const Shape ys = y.shape;
   const auto gv = values(ys.numel(), seed + 1);
   const CpuTensor g = Cpu::float_from_data(TensorData(gv, ys).convert(dt), {});

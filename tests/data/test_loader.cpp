@@ -412,17 +412,16 @@ TEST_F(Loader, BatchCanBeMovedOutAndEpochsRunConcurrently) {
 
 // Issue 19: the item and batch types come from a lambda's or a function's signature.
 TEST_F(Loader, DeducesItemAndBatchFromALambdaOrAFunction) {
-  auto by_value = DataLoaderBuilder([](std::vector<int> items) {
-    return std::accumulate(items.begin(), items.end(), 0L);
-  });
+  auto by_value = DataLoaderBuilder(
+      [](std::vector<int> items) { return std::accumulate(items.begin(), items.end(), 0L); });
   static_assert(std::is_same_v<decltype(by_value), DataLoaderBuilder<int, long>>);
   auto sums = by_value.batch_size(4).build(range_dataset(10));
   std::vector<long> got;
   for (auto& s : sums.iter(0)) got.push_back(s);
   EXPECT_EQ(got, (std::vector<long>{0 + 1 + 2 + 3, 4 + 5 + 6 + 7, 8 + 9}));
 
-  auto by_ref = DataLoaderBuilder(
-      [](const std::vector<int>& items) -> std::size_t { return items.size(); });
+  auto by_ref =
+      DataLoaderBuilder([](const std::vector<int>& items) -> std::size_t { return items.size(); });
   static_assert(std::is_same_v<decltype(by_ref), DataLoaderBuilder<int, std::size_t>>);
   auto sizes = by_ref.batch_size(4).drop_last().build(range_dataset(10));
   EXPECT_EQ(sizes.iter(0).next().value(), 4u);

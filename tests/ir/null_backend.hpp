@@ -74,9 +74,10 @@ struct NullBackend {
     }
   }
 
-#define EMBER_NULL_ROW(Req, Res, Ret, name, Desc, Params) EMBER_NULL_ROW_##Req(Ret, name, Desc, Params)
-#define EMBER_NULL_ROW_REQ(Ret, name, Desc, Params)                                        \
-  static Ret name(EMBER_PP_PARAMS Params) {                                                \
+#define EMBER_NULL_ROW(Req, Res, Ret, name, Desc, Params) \
+  EMBER_NULL_ROW_##Req(Ret, name, Desc, Params)
+#define EMBER_NULL_ROW_REQ(Ret, name, Desc, Params)                                             \
+  static Ret name(EMBER_PP_PARAMS Params) {                                                     \
     return record<ir::Desc, Ret>(#name, EMBER_PP_ARGS(EMBER_PP_NAME, EMBER_PP_UNPAREN Params)); \
   }
 #define EMBER_NULL_ROW_OPT(Ret, name, Desc, Params)
@@ -94,17 +95,29 @@ struct NullBackend {
 
   // ---- the element-wise table ------------------------------------------------------------------
   template <class Op>
-  static F float_unary(F x) { return record<ir::UnaryOp<Op>, F>(Op::name, x); }
+  static F float_unary(F x) {
+    return record<ir::UnaryOp<Op>, F>(Op::name, x);
+  }
   template <class Op>
-  static I int_unary(I x) { return record<ir::UnaryOp<Op>, I>(Op::name, x); }
+  static I int_unary(I x) {
+    return record<ir::UnaryOp<Op>, I>(Op::name, x);
+  }
   template <class Op>
-  static Bo bool_unary(Bo x) { return record<ir::UnaryOp<Op>, Bo>(Op::name, x); }
+  static Bo bool_unary(Bo x) {
+    return record<ir::UnaryOp<Op>, Bo>(Op::name, x);
+  }
   template <class Op>
-  static F float_binary(F a, F b) { return record<ir::BinaryOp<Op>, F>(Op::name, a, b); }
+  static F float_binary(F a, F b) {
+    return record<ir::BinaryOp<Op>, F>(Op::name, a, b);
+  }
   template <class Op>
-  static I int_binary(I a, I b) { return record<ir::BinaryOp<Op>, I>(Op::name, a, b); }
+  static I int_binary(I a, I b) {
+    return record<ir::BinaryOp<Op>, I>(Op::name, a, b);
+  }
   template <class Op>
-  static Bo bool_binary(Bo a, Bo b) { return record<ir::BinaryOp<Op>, Bo>(Op::name, a, b); }
+  static Bo bool_binary(Bo a, Bo b) {
+    return record<ir::BinaryOp<Op>, Bo>(Op::name, a, b);
+  }
   template <class Op>
   static F float_binary_scalar(F a, double s) {
     return record<ir::ScalarOp<Op, double>, F>(Op::name, a, s);
@@ -114,11 +127,17 @@ struct NullBackend {
     return record<ir::ScalarOp<Op, i64>, I>(Op::name, a, s);
   }
   template <class Op>
-  static Bo float_compare(const F& a, const F& b) { return record<ir::CompareOp<Op>, Bo>(Op::name, a, b); }
+  static Bo float_compare(const F& a, const F& b) {
+    return record<ir::CompareOp<Op>, Bo>(Op::name, a, b);
+  }
   template <class Op>
-  static Bo int_compare(const I& a, const I& b) { return record<ir::CompareOp<Op>, Bo>(Op::name, a, b); }
+  static Bo int_compare(const I& a, const I& b) {
+    return record<ir::CompareOp<Op>, Bo>(Op::name, a, b);
+  }
   template <class Op>
-  static Bo bool_compare(const Bo& a, const Bo& b) { return record<ir::CompareOp<Op>, Bo>(Op::name, a, b); }
+  static Bo bool_compare(const Bo& a, const Bo& b) {
+    return record<ir::CompareOp<Op>, Bo>(Op::name, a, b);
+  }
   template <class Op>
   static Bo float_compare_scalar(const F& a, double s) {
     return record<ir::CompareScalarOp<Op, double>, Bo>(Op::name, a, s);
@@ -128,9 +147,15 @@ struct NullBackend {
     return record<ir::CompareScalarOp<Op, i64>, Bo>(Op::name, a, s);
   }
   template <class Op>
-  static Bo float_predicate(const F& x) { return record<ir::PredicateOp<Op>, Bo>(Op::name, x); }
-  static F float_clamp(F x, double lo, double hi) { return record<ir::Clamp<double>, F>("clamp", x, lo, hi); }
-  static I int_clamp(I x, i64 lo, i64 hi) { return record<ir::Clamp<i64>, I>("clamp", x, lo, hi); }
+  static Bo float_predicate(const F& x) {
+    return record<ir::PredicateOp<Op>, Bo>(Op::name, x);
+  }
+  static F float_clamp(F x, double lo, double hi) {
+    return record<ir::Clamp<double>, F>("clamp", x, lo, hi);
+  }
+  static I int_clamp(I x, i64 lo, i64 hi) {
+    return record<ir::Clamp<i64>, I>("clamp", x, lo, hi);
+  }
 };
 
 static_assert(Backend<NullBackend>, "the required set must make a backend");

@@ -42,15 +42,27 @@ struct Filler {
       n += 2;
     } else if constexpr (std::is_same_v<T, TensorData>) {
       v = TensorData(std::vector<float>{1.5f, -2.0f, static_cast<float>(n++)}, Shape{3});
-    } else if constexpr (requires { std::tuple_size<T>::value; v[0]; }) {
+    } else if constexpr (requires {
+                           std::tuple_size<T>::value;
+                           v[0];
+                         }) {
       for (auto& x : v) fill(x);
-    } else if constexpr (requires { v.resize(2); v.begin(); }) {
+    } else if constexpr (requires {
+                           v.resize(2);
+                           v.begin();
+                         }) {
       v.resize(2);
       for (auto& x : v) fill(x);
-    } else if constexpr (requires { v.first; v.second; }) {
+    } else if constexpr (requires {
+                           v.first;
+                           v.second;
+                         }) {
       fill(v.first);
       fill(v.second);
-    } else if constexpr (requires { v.has_value(); v.emplace(); }) {
+    } else if constexpr (requires {
+                           v.has_value();
+                           v.emplace();
+                         }) {
       v.emplace();
       fill(*v);
     } else {
@@ -75,7 +87,7 @@ void round_trip(const std::string& fn) {
   EXPECT_EQ(ir::encode(back), bytes) << fn;
   // A default description differs from the filled one (the fields really travel), unless
   // the description has no fields.
-  if constexpr (std::tuple_size_v<decltype(d.tie())> > 0) {
+  if constexpr (std::tuple_size_v < decltype(d.tie()) >> 0) {
     EXPECT_NE(ir::encode(D{}), bytes) << fn;
   }
   tested().insert(fn);
@@ -91,7 +103,8 @@ TEST(IrSerialize, EveryRegistryDescriptionRoundTrips) {
   EMBER_IR_OPS(EMBER_RT_ROW, EMBER_RT_ROW_N)
   // Every row once (template rows once per rank), counted from the registry itself.
 #define EMBER_COUNT_ROW(...) +1
-#define EMBER_COUNT_ROW_N(Req, Res, Ret, name, Desc, Params, Ns) +EMBER_PP_NARGS(EMBER_PP_UNPAREN Ns)
+#define EMBER_COUNT_ROW_N(Req, Res, Ret, name, Desc, Params, Ns) \
+  +EMBER_PP_NARGS(EMBER_PP_UNPAREN Ns)
   constexpr std::size_t kRows = 0 EMBER_IR_OPS(EMBER_COUNT_ROW, EMBER_COUNT_ROW_N);
   EXPECT_EQ(tested().size(), kRows);
   EXPECT_GE(kRows, 200u);
@@ -149,8 +162,12 @@ TEST(IrInfer, ErrorsNameTheOp) {
     EXPECT_EQ(std::string(e.what()).rfind("[matmul]", 0), 0u) << e.what();
   }
   EXPECT_THROW((void)ir::SumDim{{5}}.infer(a), ShapeError);
-  EXPECT_THROW((void)ir::Cat{0}.infer(std::vector<ir::TensorType>{a, ir::TensorType{Shape{2, 4}, DType::F32}}), ShapeError);
-  EXPECT_THROW((void)ir::Cat{0}.infer(std::vector<ir::TensorType>{a, ir::TensorType{Shape{2, 3}, DType::F64}}), DTypeError);
+  EXPECT_THROW((void)ir::Cat{0}.infer(
+                   std::vector<ir::TensorType>{a, ir::TensorType{Shape{2, 4}, DType::F32}}),
+               ShapeError);
+  EXPECT_THROW((void)ir::Cat{0}.infer(
+                   std::vector<ir::TensorType>{a, ir::TensorType{Shape{2, 3}, DType::F64}}),
+               DTypeError);
   EXPECT_THROW((void)(ir::Arange{0, 10, 0, DType::I64}.infer()), ValueError);
   EXPECT_EQ((ir::Arange{0, 10, 3, DType::I64}.infer().shape), (Shape{4}));
   EXPECT_EQ((ir::Arange{10, 0, -3, DType::I64}.infer().shape), (Shape{4}));
@@ -158,9 +175,9 @@ TEST(IrInfer, ErrorsNameTheOp) {
   ir::Conv<2> conv;
   conv.options.stride = {2, 2};
   conv.options.padding = {1, 1};
-  EXPECT_EQ(conv.infer({Shape{8, 3, 32, 32}, DType::F32}, {Shape{16, 3, 3, 3}, DType::F32}, {})
-                .shape,
-            (Shape{8, 16, 16, 16}));
+  EXPECT_EQ(
+      conv.infer({Shape{8, 3, 32, 32}, DType::F32}, {Shape{16, 3, 3, 3}, DType::F32}, {}).shape,
+      (Shape{8, 16, 16, 16}));
   EXPECT_EQ(ir::infer_broadcast("add", {Shape{2, 1}, DType::F32}, {Shape{1, 3}, DType::F32}).shape,
             (Shape{2, 3}));
 }

@@ -101,17 +101,17 @@ TEST(LrScheduler, LinearEndpointsAreExact) {
 TEST(LrScheduler, CosineFollowsTorchPastTheEnd) {
   // Issue 19: torch's CosineAnnealingLR keeps following the cosine after T_max (no restart).
   auto s = CosineAnnealingLrSchedulerConfig{.initial_lr = 1.0, .num_iters = 4}.init();
-  const std::vector<double> want = {1.0, 0.853553390593, 0.5, 0.146446609407, 0.0,
-                                    0.146446609407, 0.5, 0.853553390593, 1.0};
+  const std::vector<double> want = {1.0, 0.853553390593, 0.5, 0.146446609407, 0.0, 0.146446609407,
+                                    0.5, 0.853553390593, 1.0};
   for (std::size_t k = 0; k < want.size(); ++k) EXPECT_NEAR(s.step(), want[k], 1e-12) << k;
 }
 
 TEST(LrScheduler, WarmRestartsStartEveryCycleAtTheInitialRate) {
-  auto s = CosineAnnealingWarmRestartsLrSchedulerConfig{.initial_lr = 1.0, .t_0 = 2, .t_mult = 3}
-               .init();
+  auto s =
+      CosineAnnealingWarmRestartsLrSchedulerConfig{.initial_lr = 1.0, .t_0 = 2, .t_mult = 3}.init();
   // Cycles of 2 and 6 steps: restarts at steps 0, 2 and 8.
-  const std::vector<double> want = {1.0, 0.5, 1.0, 0.933012701892, 0.75, 0.5, 0.25,
-                                    0.066987298108, 1.0};
+  const std::vector<double> want = {1.0, 0.5, 1.0, 0.933012701892, 0.75, 0.5, 0.25, 0.066987298108,
+                                    1.0};
   for (std::size_t k = 0; k < want.size(); ++k) EXPECT_NEAR(s.step(), want[k], 1e-12) << k;
   EXPECT_EQ(s.state().at("type"), "cosine_restarts");
 }

@@ -105,7 +105,8 @@ double max_diff(const Value& a, const Value& b) {
   EXPECT_EQ(a.shape(), b.shape());
   const auto x = a.to_doubles(), y = b.to_doubles();
   double d = 0;
-  for (std::size_t i = 0; i < x.size() && i < y.size(); ++i) d = std::max(d, std::fabs(x[i] - y[i]));
+  for (std::size_t i = 0; i < x.size() && i < y.size(); ++i)
+    d = std::max(d, std::fabs(x[i] - y[i]));
   return d;
 }
 
@@ -207,8 +208,8 @@ TEST(OnnxFusion, BroadcastAddIsNotFused) {
   b.add(node("Relu", {"a"}, "y"));
   g->add_output()->set_name("y");
   const Model model = parse_model(b.m.SerializeAsString());
-  const Value x = Value::from_data(
-      ember::TensorData(values(2 * 4 * 36, 13), ember::Shape({2, 4, 6, 6})));
+  const Value x =
+      Value::from_data(ember::TensorData(values(2 * 4 * 36, 13), ember::Shape({2, 4, 6, 6})));
   auto vals = b.inits;
   vals["x"] = x;
   const auto want = reference(model, vals);
@@ -242,8 +243,8 @@ TEST(OnnxFusion, WeightPackFollowsNewWeights) {
     const Value c = run_op("Conv", {x, w}, attrs, 17, 1)[0];
     const Value a = run_op("Add", {c, r}, {}, 17, 1)[0];
     const Value want = run_op("Relu", {a}, {}, 17, 1)[0];
-    auto got = ember::cpu::conv_fused(cpu_of(x, 4), cpu_of(w, 4), std::nullopt, cpu_of(r, 4), o,
-                                      &pack);
+    auto got =
+        ember::cpu::conv_fused(cpu_of(x, 4), cpu_of(w, 4), std::nullopt, cpu_of(r, 4), o, &pack);
     if (!got) GTEST_SKIP() << "built without oneDNN";
     const Value gv = Value::from_tensor(ember::DTensor<4>(
         ember::dispatch::from_cpu_primitive<ember::Float>(*got, ember::Device::cpu())));

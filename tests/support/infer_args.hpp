@@ -16,9 +16,9 @@
 namespace ember::test {
 
 template <class B, class T>
-inline constexpr bool kIsPrim = std::is_same_v<T, typename B::FloatTensor> ||
-                                std::is_same_v<T, typename B::IntTensor> ||
-                                std::is_same_v<T, typename B::BoolTensor>;
+inline constexpr bool kIsPrim =
+    std::is_same_v<T, typename B::FloatTensor> || std::is_same_v<T, typename B::IntTensor> ||
+    std::is_same_v<T, typename B::BoolTensor>;
 template <class B, class T>
 struct IsTensorArg : std::bool_constant<kIsPrim<B, T>> {};
 template <class B, class T>
@@ -71,7 +71,9 @@ auto field_part(const T& x) {
 }
 
 template <class D>
-concept HasInfer = requires { &D::infer; };
+concept HasInfer = requires {
+  &D::infer;
+};
 
 /// D's inferred output type(s) for a call with arguments `a`.
 template <class B, class D, class... A>

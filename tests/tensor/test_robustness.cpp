@@ -96,8 +96,7 @@ TEST(Robustness, ArangeOutOfTheDtypeRangeThrows) {
                          "i8 [-128, 127]");
   EMBER_EXPECT_THROW_MSG((I1::arange(-3, 2, {}, DType::U8)), ValueError,
                          "value -3 of [-3, 2) with step 1 is out of range for dtype u8 [0, 255]");
-  EMBER_EXPECT_THROW_MSG((I1::arange_step(300, 0, -100, {}, DType::U8)), ValueError,
-                         "value 300");
+  EMBER_EXPECT_THROW_MSG((I1::arange_step(300, 0, -100, {}, DType::U8)), ValueError, "value 300");
   // The extremes themselves fit.
   EXPECT_EQ(I1::arange(125, 128, {}, DType::I8).to_vec<std::int64_t>(),
             (std::vector<std::int64_t>{125, 126, 127}));

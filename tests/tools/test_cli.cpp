@@ -153,7 +153,8 @@ TEST_F(CliTest, InferResizesALargeImageWithoutAFloatCopyOfIt) {
   // (the host vector and the tensor), before being pooled down to 28x28.
   data::ImageU8 big(1, 3000, 3000);
   for (std::size_t y = 0; y < 3000; ++y)
-    for (std::size_t x = 0; x < 3000; ++x) big.at(0, y, x) = static_cast<std::uint8_t>((x + y) / 24);
+    for (std::size_t x = 0; x < 3000; ++x)
+      big.at(0, y, x) = static_cast<std::uint8_t>((x + y) / 24);
   const fs::path large = tmp_->path() / "large-3000.png";
   data::write_png(large, big);
   const auto peak_kib = [&](const fs::path& image) {

@@ -6,8 +6,8 @@
 #include <numeric>
 
 #include "commands.hpp"
-#include "ember/data/image_folder.hpp"
 #include "ember/data/image.hpp"
+#include "ember/data/image_folder.hpp"
 
 namespace ember::cli {
 

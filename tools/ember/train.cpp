@@ -444,7 +444,8 @@ int fit(M model, const Job& job) {
             << (t.label_smoothing > 0
                     ? ", label smoothing " + train::format_value(t.label_smoothing, "")
                     : std::string())
-            << ", device " << job.device.to_string() << ", " << num_threads(job.device) << " threads\n"
+            << ", device " << job.device.to_string() << ", " << num_threads(job.device)
+            << " threads\n"
             << "run directory: " << job.dir.string() << std::endl;
 
   using Batch = data::ImageBatch<>;

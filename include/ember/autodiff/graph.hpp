@@ -16,8 +16,8 @@
 #include <utility>
 #include <vector>
 
-#include "ember/ir/type.hpp"
 #include "ember/core/error.hpp"
+#include "ember/ir/type.hpp"
 
 namespace ember::autodiff {
 

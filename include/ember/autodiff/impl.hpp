@@ -32,7 +32,7 @@
   EMBER_AD_INSTANTIATE_N_##Req##_##Res(Ret, name, Params, Ns)
 // Template rows: an exported pointer to each instance makes the compiler emit it.
 #define EMBER_AD_INSTANTIATE_N_ONE(n, Ret, name, Params) \
-  extern const auto kAdInstance_##name##_##n =             \
+  extern const auto kAdInstance_##name##_##n =           \
       &::ember::autodiff::AdOps<EMBER_AD_BACKEND>::template name<n>;
 #define EMBER_AD_INSTANTIATE_N_REQ_F(Ret, name, Params, Ns) \
   EMBER_IR_FOR_NS(Ns, EMBER_AD_INSTANTIATE_N_ONE, Ret, name, Params)

@@ -58,7 +58,8 @@ struct AdTypes {
 };
 
 // The generated declarations of the recorded REQ rows (result class F).
-#define EMBER_AD_DECLARE(Req, Res, Ret, name, Desc, Params) EMBER_AD_DECLARE_##Req##_##Res(Ret, name, Params)
+#define EMBER_AD_DECLARE(Req, Res, Ret, name, Desc, Params) \
+  EMBER_AD_DECLARE_##Req##_##Res(Ret, name, Params)
 #define EMBER_AD_DECLARE_REQ_F(Ret, name, Params) static Ret name(EMBER_PP_PARAMS Params);
 #define EMBER_AD_DECLARE_REQ_C(Ret, name, Params)
 #define EMBER_AD_DECLARE_REQ_N(Ret, name, Params)

@@ -180,7 +180,8 @@ struct Recorder {
         if (pit == grads.end()) {
           grads.emplace(p, std::move(*ctx.input_grads[i]));
         } else {
-          pit->second = AdOps<B>::template float_binary<ir::op::Add>(std::move(pit->second), std::move(*ctx.input_grads[i]));
+          pit->second = AdOps<B>::template float_binary<ir::op::Add>(
+              std::move(pit->second), std::move(*ctx.input_grads[i]));
         }
       }
       if (create_graph)

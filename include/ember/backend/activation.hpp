@@ -34,7 +34,4 @@
 
 #include "ember/backend/core.hpp"
 
-namespace ember {
-
-
-}  // namespace ember
+namespace ember {}  // namespace ember

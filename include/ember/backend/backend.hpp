@@ -26,18 +26,21 @@ struct Aliases {
                         typename B::Device);
 };
 
-#define EMBER_BACKEND_HAS_REQ(Ret, name, Params)                                          \
-  &&requires(EMBER_PP_PARAMS Params) {                                                   \
+#define EMBER_BACKEND_HAS_REQ(Ret, name, Params)                                             \
+  &&requires(EMBER_PP_PARAMS Params) {                                                       \
     { B::name(EMBER_PP_ARGS(EMBER_PP_NAME, EMBER_PP_UNPAREN Params)) } -> std::same_as<Ret>; \
   }
 #define EMBER_BACKEND_HAS_OPT(Ret, name, Params)
 #define EMBER_BACKEND_HAS_EXT(Ret, name, Params)
-#define EMBER_BACKEND_HAS(Req, Res, Ret, name, Desc, Params) EMBER_BACKEND_HAS_##Req(Ret, name, Params)
-#define EMBER_BACKEND_HAS_N_ONE(n, Ret, name, Params)                                           \
-  &&[]<std::size_t N>() {                                                                    \
-    return requires(EMBER_PP_PARAMS Params) {                                                \
-      { B::template name<N>(EMBER_PP_ARGS(EMBER_PP_NAME, EMBER_PP_UNPAREN Params)) } -> std::same_as<Ret>; \
-    };                                                                                       \
+#define EMBER_BACKEND_HAS(Req, Res, Ret, name, Desc, Params) \
+  EMBER_BACKEND_HAS_##Req(Ret, name, Params)
+#define EMBER_BACKEND_HAS_N_ONE(n, Ret, name, Params)                              \
+  &&[]<std::size_t N>() {                                                          \
+    return requires(EMBER_PP_PARAMS Params) {                                      \
+      {                                                                            \
+        B::template name<N>(EMBER_PP_ARGS(EMBER_PP_NAME, EMBER_PP_UNPAREN Params)) \
+        } -> std::same_as<Ret>;                                                    \
+    };                                                                             \
   }.template operator()<n>()
 #define EMBER_BACKEND_HAS_N_REQ(Ret, name, Params, Ns) \
   EMBER_IR_FOR_NS(Ns, EMBER_BACKEND_HAS_N_ONE, Ret, name, Params)
@@ -77,7 +80,6 @@ constexpr bool has_required_ops() {
 
 /// The contract of every backend.
 template <class B>
-concept Backend = CoreBackend<B> && ElementwiseBackend<B> &&
-    backend_detail::has_required_ops<B>();
+concept Backend = CoreBackend<B> && ElementwiseBackend<B> && backend_detail::has_required_ops<B>();
 
 }  // namespace ember

@@ -12,7 +12,6 @@
 
 namespace ember {
 
-
 // Required functions (P = B::FloatTensor, all operands of one float dtype):
 //   conv<K>(x [N, C_in, *S], weight [C_out, C_in/groups, *k], optional<P> bias [C_out],
 //          ConvOptions<K>) -> [N, C_out, *S_out]           (K = 1, 2, 3)

@@ -82,7 +82,8 @@ concept CoreBackend = requires {
   typename B::FloatTensor;
   typename B::IntTensor;
   typename B::BoolTensor;
-} && requires(const typename B::Device& dev) {
+}
+&&requires(const typename B::Device& dev) {
   { B::name() } -> std::convertible_to<std::string>;
   { B::device_name(dev) } -> std::convertible_to<std::string>;
   B::seed(std::uint64_t{0});

@@ -45,18 +45,24 @@ constexpr bool has_elementwise_row() {
   using Bo = typename B::BoolTensor;
   bool ok = true;
   constexpr unsigned kF = ir::kFloat, kI = ir::kInt, kB = ir::kBool;
-  if constexpr (ir::is_row<Op, ir::Family::Unary, kF>)
-    ok = ok && requires(F f) { { B::template float_unary<Op>(f) } -> std::same_as<F>; };
-  if constexpr (ir::is_row<Op, ir::Family::Unary, kI>)
-    ok = ok && requires(I i) { { B::template int_unary<Op>(i) } -> std::same_as<I>; };
-  if constexpr (ir::is_row<Op, ir::Family::Unary, kB>)
-    ok = ok && requires(Bo b) { { B::template bool_unary<Op>(b) } -> std::same_as<Bo>; };
-  if constexpr (ir::is_row<Op, ir::Family::Binary, kF>)
-    ok = ok && requires(F f) { { B::template float_binary<Op>(f, f) } -> std::same_as<F>; };
-  if constexpr (ir::is_row<Op, ir::Family::Binary, kI>)
-    ok = ok && requires(I i) { { B::template int_binary<Op>(i, i) } -> std::same_as<I>; };
-  if constexpr (ir::is_row<Op, ir::Family::Binary, kB>)
-    ok = ok && requires(Bo b) { { B::template bool_binary<Op>(b, b) } -> std::same_as<Bo>; };
+  if constexpr (ir::is_row<Op, ir::Family::Unary, kF>) ok = ok && requires(F f) {
+      { B::template float_unary<Op>(f) } -> std::same_as<F>;
+    };
+  if constexpr (ir::is_row<Op, ir::Family::Unary, kI>) ok = ok && requires(I i) {
+      { B::template int_unary<Op>(i) } -> std::same_as<I>;
+    };
+  if constexpr (ir::is_row<Op, ir::Family::Unary, kB>) ok = ok && requires(Bo b) {
+      { B::template bool_unary<Op>(b) } -> std::same_as<Bo>;
+    };
+  if constexpr (ir::is_row<Op, ir::Family::Binary, kF>) ok = ok && requires(F f) {
+      { B::template float_binary<Op>(f, f) } -> std::same_as<F>;
+    };
+  if constexpr (ir::is_row<Op, ir::Family::Binary, kI>) ok = ok && requires(I i) {
+      { B::template int_binary<Op>(i, i) } -> std::same_as<I>;
+    };
+  if constexpr (ir::is_row<Op, ir::Family::Binary, kB>) ok = ok && requires(Bo b) {
+      { B::template bool_binary<Op>(b, b) } -> std::same_as<Bo>;
+    };
   if constexpr (Op::family == ir::Family::Binary && ir::has_scalar_form<Op, kF>)
     ok = ok && requires(F f) {
       { B::template float_binary_scalar<Op>(f, 1.0) } -> std::same_as<F>;
@@ -65,12 +71,15 @@ constexpr bool has_elementwise_row() {
     ok = ok && requires(I i) {
       { B::template int_binary_scalar<Op>(i, std::int64_t{1}) } -> std::same_as<I>;
     };
-  if constexpr (ir::is_row<Op, ir::Family::Compare, kF>)
-    ok = ok && requires(F f) { { B::template float_compare<Op>(f, f) } -> std::same_as<Bo>; };
-  if constexpr (ir::is_row<Op, ir::Family::Compare, kI>)
-    ok = ok && requires(I i) { { B::template int_compare<Op>(i, i) } -> std::same_as<Bo>; };
-  if constexpr (ir::is_row<Op, ir::Family::Compare, kB>)
-    ok = ok && requires(Bo b) { { B::template bool_compare<Op>(b, b) } -> std::same_as<Bo>; };
+  if constexpr (ir::is_row<Op, ir::Family::Compare, kF>) ok = ok && requires(F f) {
+      { B::template float_compare<Op>(f, f) } -> std::same_as<Bo>;
+    };
+  if constexpr (ir::is_row<Op, ir::Family::Compare, kI>) ok = ok && requires(I i) {
+      { B::template int_compare<Op>(i, i) } -> std::same_as<Bo>;
+    };
+  if constexpr (ir::is_row<Op, ir::Family::Compare, kB>) ok = ok && requires(Bo b) {
+      { B::template bool_compare<Op>(b, b) } -> std::same_as<Bo>;
+    };
   if constexpr (Op::family == ir::Family::Compare && ir::has_scalar_form<Op, kF>)
     ok = ok && requires(F f) {
       { B::template float_compare_scalar<Op>(f, 1.0) } -> std::same_as<Bo>;
@@ -79,8 +88,9 @@ constexpr bool has_elementwise_row() {
     ok = ok && requires(I i) {
       { B::template int_compare_scalar<Op>(i, std::int64_t{1}) } -> std::same_as<Bo>;
     };
-  if constexpr (Op::family == ir::Family::Predicate)
-    ok = ok && requires(F f) { { B::template float_predicate<Op>(f) } -> std::same_as<Bo>; };
+  if constexpr (Op::family == ir::Family::Predicate) ok = ok && requires(F f) {
+      { B::template float_predicate<Op>(f) } -> std::same_as<Bo>;
+    };
   return ok;
 }
 

@@ -29,10 +29,12 @@ namespace ember {
 
 #define EMBER_FORWARD_UNWRAP(T, a) Self::unwrap(std::forward<T>(a))
 // The constraint of an optional row: Inner has the function.
-#define EMBER_FORWARD_HAS(name, Params) \
-  requires(EMBER_PP_PARAMS Params) { Inner::name(EMBER_PP_ARGS(EMBER_FORWARD_UNWRAP, EMBER_PP_UNPAREN Params)); }
-#define EMBER_FORWARD_HAS_N(name, Params)                                              \
-  requires(EMBER_PP_PARAMS Params) {                                                  \
+#define EMBER_FORWARD_HAS(name, Params)                                        \
+  requires(EMBER_PP_PARAMS Params) {                                           \
+    Inner::name(EMBER_PP_ARGS(EMBER_FORWARD_UNWRAP, EMBER_PP_UNPAREN Params)); \
+  }
+#define EMBER_FORWARD_HAS_N(name, Params)                                                  \
+  requires(EMBER_PP_PARAMS Params) {                                                       \
     Inner::template name<N>(EMBER_PP_ARGS(EMBER_FORWARD_UNWRAP, EMBER_PP_UNPAREN Params)); \
   }
 
@@ -46,24 +48,26 @@ namespace ember {
 #define EMBER_FORWARD_REQUIRES_EXT_F EMBER_FORWARD_REQUIRES_OPT_F
 
 // Each row: Self::run<Desc, Ret>(name, the call of Inner's function, the arguments).
-#define EMBER_FORWARD_ROW(Req, Res, Ret, name, Desc, Params)                                    \
-  static Ret name(EMBER_PP_PARAMS Params)                                                       \
-      EMBER_FORWARD_REQUIRES_##Req##_##Res(EMBER_FORWARD_HAS(name, Params)) {                   \
-    return Self::template run<ir::Desc, Ret>(                                                   \
-        #name,                                                                                  \
-        [](auto&&... a_) -> decltype(auto) { return Inner::name(std::forward<decltype(a_)>(a_)...); }, \
-        EMBER_PP_ARGS(EMBER_PP_FORWARD, EMBER_PP_UNPAREN Params));                              \
+#define EMBER_FORWARD_ROW(Req, Res, Ret, name, Desc, Params)                  \
+  static Ret name(EMBER_PP_PARAMS Params)                                     \
+      EMBER_FORWARD_REQUIRES_##Req##_##Res(EMBER_FORWARD_HAS(name, Params)) { \
+    return Self::template run<ir::Desc, Ret>(                                 \
+        #name,                                                                \
+        [](auto&&... a_) -> decltype(auto) {                                  \
+          return Inner::name(std::forward<decltype(a_)>(a_)...);              \
+        },                                                                    \
+        EMBER_PP_ARGS(EMBER_PP_FORWARD, EMBER_PP_UNPAREN Params));            \
   }
-#define EMBER_FORWARD_ROW_N(Req, Res, Ret, name, Desc, Params, Ns)                              \
-  template <std::size_t N>                                                                      \
-  static Ret name(EMBER_PP_PARAMS Params)                                                       \
-      EMBER_FORWARD_REQUIRES_##Req##_##Res(EMBER_FORWARD_HAS_N(name, Params)) {                 \
-    return Self::template run<ir::Desc<N>, Ret>(                                                \
-        #name,                                                                                  \
-        [](auto&&... a_) -> decltype(auto) {                                                    \
-          return Inner::template name<N>(std::forward<decltype(a_)>(a_)...);                    \
-        },                                                                                      \
-        EMBER_PP_ARGS(EMBER_PP_FORWARD, EMBER_PP_UNPAREN Params));                              \
+#define EMBER_FORWARD_ROW_N(Req, Res, Ret, name, Desc, Params, Ns)              \
+  template <std::size_t N>                                                      \
+  static Ret name(EMBER_PP_PARAMS Params)                                       \
+      EMBER_FORWARD_REQUIRES_##Req##_##Res(EMBER_FORWARD_HAS_N(name, Params)) { \
+    return Self::template run<ir::Desc<N>, Ret>(                                \
+        #name,                                                                  \
+        [](auto&&... a_) -> decltype(auto) {                                    \
+          return Inner::template name<N>(std::forward<decltype(a_)>(a_)...);    \
+        },                                                                      \
+        EMBER_PP_ARGS(EMBER_PP_FORWARD, EMBER_PP_UNPAREN Params));              \
   }
 
 /// The identity unwrap and lift (decorators whose primitives are Inner's).
@@ -93,35 +97,31 @@ struct Forward : ForwardIdentity {
 
   static std::string device_name(const Dev& d) { return Inner::device_name(d); }
   // Runtime services (ember/backend/core.hpp), when Inner has them.
-  static MemoryStats memory_stats(const Dev& d) requires requires { Inner::memory_stats(d); } {
-    return Inner::memory_stats(d);
-  }
-  static void reset_peak_memory(const Dev& d) requires requires { Inner::reset_peak_memory(d); } {
-    Inner::reset_peak_memory(d);
-  }
-  static void set_num_threads(int n) requires requires { Inner::set_num_threads(n); } {
-    Inner::set_num_threads(n);
-  }
-  static int num_threads() requires requires { Inner::num_threads(); } {
-    return Inner::num_threads();
-  }
+  static MemoryStats memory_stats(const Dev& d) requires requires { Inner::memory_stats(d); }
+  { return Inner::memory_stats(d); }
+  static void reset_peak_memory(const Dev& d) requires requires { Inner::reset_peak_memory(d); }
+  { Inner::reset_peak_memory(d); }
+  static void set_num_threads(int n) requires requires { Inner::set_num_threads(n); }
+  { Inner::set_num_threads(n); }
+  static int num_threads() requires requires { Inner::num_threads(); }
+  { return Inner::num_threads(); }
   /// Deferred value checks (ember/tensor/ops/value_check.hpp), when Inner defers them.
   static bool bool_check_none(const Bo& bad, const char* op) requires requires {
     Inner::bool_check_none(Self::unwrap(bad), op);
-  } {
-    return Inner::bool_check_none(Self::unwrap(bad), op);
   }
+  { return Inner::bool_check_none(Self::unwrap(bad), op); }
   static void seed(std::uint64_t s) { Inner::seed(s); }
   static void sync(const Dev& d) { Inner::sync(d); }
 
   EMBER_IR_OPS(EMBER_FORWARD_ROW, EMBER_FORWARD_ROW_N)
 
   // ---- the element-wise table ------------------------------------------------------------------
-#define EMBER_FORWARD_EW(D, R, fn, ...)                                                      \
-  Self::template run<D, R>(                                                                  \
-      #fn, [](auto&&... a_) -> decltype(auto) {                                              \
-        return Inner::template fn<Op>(std::forward<decltype(a_)>(a_)...);                    \
-      },                                                                                     \
+#define EMBER_FORWARD_EW(D, R, fn, ...)                                   \
+  Self::template run<D, R>(                                               \
+      #fn,                                                                \
+      [](auto&&... a_) -> decltype(auto) {                                \
+        return Inner::template fn<Op>(std::forward<decltype(a_)>(a_)...); \
+      },                                                                  \
       __VA_ARGS__)
   template <class Op>
   static F float_unary(F x) requires(Types::forward_float) {
@@ -186,12 +186,14 @@ struct Forward : ForwardIdentity {
 #undef EMBER_FORWARD_EW
   static F float_clamp(F x, double lo, double hi) requires(Types::forward_float) {
     return Self::template run<ir::Clamp<double>, F>(
-        "float_clamp", [](auto&&... a_) { return Inner::float_clamp(std::forward<decltype(a_)>(a_)...); },
+        "float_clamp",
+        [](auto&&... a_) { return Inner::float_clamp(std::forward<decltype(a_)>(a_)...); },
         std::move(x), lo, hi);
   }
   static I int_clamp(I x, std::int64_t lo, std::int64_t hi) {
     return Self::template run<ir::Clamp<std::int64_t>, I>(
-        "int_clamp", [](auto&&... a_) { return Inner::int_clamp(std::forward<decltype(a_)>(a_)...); },
+        "int_clamp",
+        [](auto&&... a_) { return Inner::int_clamp(std::forward<decltype(a_)>(a_)...); },
         std::move(x), lo, hi);
   }
 };

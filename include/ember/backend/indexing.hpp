@@ -32,7 +32,4 @@
 #include "ember/backend/core.hpp"
 #include "ember/core/slice.hpp"
 
-namespace ember {
-
-
-}  // namespace ember
+namespace ember {}  // namespace ember

@@ -42,7 +42,4 @@
 #include "ember/backend/core.hpp"
 #include "ember/core/slice.hpp"
 
-namespace ember {
-
-
-}  // namespace ember
+namespace ember {}  // namespace ember

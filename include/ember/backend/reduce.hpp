@@ -31,7 +31,4 @@
 
 #include "ember/backend/core.hpp"
 
-namespace ember {
-
-
-}  // namespace ember
+namespace ember {}  // namespace ember

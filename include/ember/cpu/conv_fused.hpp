@@ -46,9 +46,9 @@ struct ConvFusedOptions {
 
 /// A conv_fused result left in the layout the kernel wrote (oneDNN's blocked nChw16c, ...).
 struct ConvActivation {
-  Shape shape;                          ///< logical [N, C, *S]
-  CpuTensor buffer;                     ///< the data (1-d, f32)
-  std::shared_ptr<const void> layout;   ///< the oneDNN memory descriptor (opaque)
+  Shape shape;                         ///< logical [N, C, *S]
+  CpuTensor buffer;                    ///< the data (1-d, f32)
+  std::shared_ptr<const void> layout;  ///< the oneDNN memory descriptor (opaque)
 };
 /// The plain, row-major [N, C, *S] tensor of `a`.
 CpuTensor to_plain(const ConvActivation& a);

@@ -70,7 +70,9 @@ struct Ops : ActivationOps, LinalgOps, ElementwiseOps {
   }
   static F float_squeeze_dims(F t, const Axes& d) { return squeeze_view(std::move(t), d); }
   static F float_unsqueeze_dims(F t, const Axes& d) { return unsqueeze_view(std::move(t), d); }
-  static F float_pad(const F& t, const Pads& p, PadMode m, double v) { return pad_copy(t, p, m, v); }
+  static F float_pad(const F& t, const Pads& p, PadMode m, double v) {
+    return pad_copy(t, p, m, v);
+  }
   static I int_unfold(I t, usize dim, i64 size, i64 step) {
     return unfold_view(std::move(t), dim, size, step);
   }
@@ -82,7 +84,9 @@ struct Ops : ActivationOps, LinalgOps, ElementwiseOps {
   }
   static Bo bool_squeeze_dims(Bo t, const Axes& d) { return squeeze_view(std::move(t), d); }
   static Bo bool_unsqueeze_dims(Bo t, const Axes& d) { return unsqueeze_view(std::move(t), d); }
-  static Bo bool_pad(const Bo& t, const Pads& p, PadMode m, double v) { return pad_copy(t, p, m, v); }
+  static Bo bool_pad(const Bo& t, const Pads& p, PadMode m, double v) {
+    return pad_copy(t, p, m, v);
+  }
   /// Gradients of y = conv<N>(x, w): dx from dy and w (-> x_shape), dw from x and dy (-> w_shape)
   /// (oneDNN's backward-data / backward-weights primitives for f32, GEMM otherwise).
   template <std::size_t N>
@@ -260,10 +264,10 @@ CpuTensor Ops::float_max_pool(const F& x, const MaxPoolOptions<N>& o) {
   if constexpr (N == 2)
     return PoolOps::float_max_pool2d(x, o.kernel, o.stride, o.padding, o.dilation, o.ceil_mode);
   else
-    return squeeze_view(PoolOps::float_max_pool2d(unsqueeze_view(x, {2}), {1, o.kernel[0]},
-                                                  {1, o.stride[0]}, {0, o.padding[0]},
-                                                  {1, o.dilation[0]}, o.ceil_mode),
-                        {2});
+    return squeeze_view(
+        PoolOps::float_max_pool2d(unsqueeze_view(x, {2}), {1, o.kernel[0]}, {1, o.stride[0]},
+                                  {0, o.padding[0]}, {1, o.dilation[0]}, o.ceil_mode),
+        {2});
 }
 template <std::size_t N>
 Ops::FI Ops::float_max_pool_with_indices(const F& x, const MaxPoolOptions<N>& o) {
@@ -271,9 +275,9 @@ Ops::FI Ops::float_max_pool_with_indices(const F& x, const MaxPoolOptions<N>& o)
     return PoolOps::float_max_pool2d_with_indices(x, o.kernel, o.stride, o.padding, o.dilation,
                                                   o.ceil_mode);
   } else {
-    auto [v, i] = PoolOps::float_max_pool2d_with_indices(
-        unsqueeze_view(x, {2}), {1, o.kernel[0]}, {1, o.stride[0]}, {0, o.padding[0]},
-        {1, o.dilation[0]}, o.ceil_mode);
+    auto [v, i] = PoolOps::float_max_pool2d_with_indices(unsqueeze_view(x, {2}), {1, o.kernel[0]},
+                                                         {1, o.stride[0]}, {0, o.padding[0]},
+                                                         {1, o.dilation[0]}, o.ceil_mode);
     return {squeeze_view(std::move(v), {2}), squeeze_view(std::move(i), {2})};
   }
 }
@@ -294,18 +298,18 @@ CpuTensor Ops::float_avg_pool(const F& x, const AvgPoolOptions<N>& o) {
     return PoolOps::float_avg_pool2d(x, o.kernel, o.stride, o.padding, o.count_include_pad,
                                      o.ceil_mode);
   else
-    return squeeze_view(PoolOps::float_avg_pool2d(unsqueeze_view(x, {2}), {1, o.kernel[0]},
-                                                  {1, o.stride[0]}, {0, o.padding[0]},
-                                                  o.count_include_pad, o.ceil_mode),
-                        {2});
+    return squeeze_view(
+        PoolOps::float_avg_pool2d(unsqueeze_view(x, {2}), {1, o.kernel[0]}, {1, o.stride[0]},
+                                  {0, o.padding[0]}, o.count_include_pad, o.ceil_mode),
+        {2});
 }
 template <std::size_t N>
 CpuTensor Ops::float_adaptive_avg_pool(const F& x, const Dims<N>& out) {
   if constexpr (N == 2)
     return PoolOps::float_adaptive_avg_pool2d(x, out);
   else
-    return squeeze_view(
-        PoolOps::float_adaptive_avg_pool2d(unsqueeze_view(x, {2}), {1, out[0]}), {2});
+    return squeeze_view(PoolOps::float_adaptive_avg_pool2d(unsqueeze_view(x, {2}), {1, out[0]}),
+                        {2});
 }
 
 }  // namespace cpu

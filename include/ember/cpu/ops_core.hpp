@@ -4,9 +4,9 @@
 #include <cstdint>
 #include <string>
 
-#include "ember/cpu/tensor.hpp"
 #include "ember/core/data.hpp"
 #include "ember/core/distribution.hpp"
+#include "ember/cpu/tensor.hpp"
 
 namespace ember::cpu {
 

@@ -26,7 +26,6 @@ struct IndexingOps {
   static P mask_where(P t, const P& mask, const P& values);
   static P mask_fill(P t, const P& mask, double value);
   static P argwhere(const P& mask, DType index_dtype);
-
 };
 
 }  // namespace ember::cpu

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "ember/backend/layout.hpp"
-#include "ember/cpu/tensor.hpp"
 #include "ember/core/slice.hpp"
+#include "ember/cpu/tensor.hpp"
 
 namespace ember::cpu {
 
@@ -38,6 +38,5 @@ CpuTensor unsqueeze_view(CpuTensor t, const std::vector<std::size_t>& dims);
 CpuTensor pad_copy(const CpuTensor& t,
                    const std::vector<std::pair<std::int64_t, std::int64_t>>& pads, PadMode mode,
                    double value);
-
 
 }  // namespace ember::cpu

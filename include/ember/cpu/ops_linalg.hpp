@@ -27,4 +27,3 @@ struct LinalgOps {
 };
 
 }  // namespace ember::cpu
-

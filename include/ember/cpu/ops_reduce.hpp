@@ -53,7 +53,6 @@ struct ReduceOps {
   static Pair topk_with_indices(const P& x, i64 k, i64 dim);
   /// Lower median ((n-1)/2-th smallest); a NaN in the line gives NaN and its index.
   static Pair median_dim_with_indices(const P& x, i64 dim);
-
 };
 
 }  // namespace ember::cpu

@@ -9,9 +9,9 @@
 #include <utility>
 #include <vector>
 
+#include "ember/core/data.hpp"
 #include "ember/data/image.hpp"
 #include "ember/dispatch/dispatch.hpp"
-#include "ember/core/data.hpp"
 #include "ember/tensor/tensor.hpp"
 
 namespace ember::data {

@@ -20,8 +20,8 @@
 #include <utility>
 #include <vector>
 
-#include "ember/data/rng.hpp"
 #include "ember/core/error.hpp"
+#include "ember/data/rng.hpp"
 
 namespace ember::data {
 

@@ -37,10 +37,10 @@
 #include <utility>
 #include <vector>
 
+#include "ember/core/error.hpp"
 #include "ember/data/dataset.hpp"
 #include "ember/data/rng.hpp"
 #include "ember/data/scheduler.hpp"
-#include "ember/core/error.hpp"
 
 namespace ember::data {
 
@@ -389,9 +389,9 @@ DataLoaderBuilder(F) -> DataLoaderBuilder<typename F::Item, typename F::Batch>;
 /// or &&) and returns the batch: DataLoaderBuilder([](std::vector<int> v) { ... }).
 /// (A generic lambda, `auto` parameter, cannot be read: give the types explicitly.)
 template <detail::DeducibleBatcher F>
-DataLoaderBuilder(F) -> DataLoaderBuilder<
-    typename detail::BatcherSignature<decltype(&F::operator())>::Item,
-    typename detail::BatcherSignature<decltype(&F::operator())>::Batch>;
+DataLoaderBuilder(F)
+    -> DataLoaderBuilder<typename detail::BatcherSignature<decltype(&F::operator())>::Item,
+                         typename detail::BatcherSignature<decltype(&F::operator())>::Batch>;
 /// A plain function `Batch f(std::vector<Item>)`.
 template <detail::BatcherFunctionPointer F>
 DataLoaderBuilder(F) -> DataLoaderBuilder<typename detail::BatcherSignature<F>::Item,

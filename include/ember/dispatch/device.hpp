@@ -15,11 +15,11 @@
 
 #include <cstdint>
 #include <ostream>
-
-#include "ember/core/runtime.hpp"
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "ember/core/runtime.hpp"
 
 namespace ember {
 

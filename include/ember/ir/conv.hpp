@@ -24,8 +24,9 @@ struct Conv {
 /// S_out = (S - 1) s - 2 p + d (k - 1) + padding_out + 1.
 template <std::size_t N>
 struct ConvTranspose {
-  static constexpr const char* name =
-      N == 1 ? "conv_transpose1d" : N == 2 ? "conv_transpose2d" : "conv_transpose3d";
+  static constexpr const char* name = N == 1   ? "conv_transpose1d"
+                                      : N == 2 ? "conv_transpose2d"
+                                               : "conv_transpose3d";
   static constexpr Bound bound = Bound::Compute;
   ConvTransposeOptions<N> options;
   EMBER_IR_FIELDS(options)

@@ -785,11 +785,11 @@ using ElementwiseOps =
     TypeList<op::Neg, op::Abs, op::Sign, op::Square, op::Recip, op::Exp, op::Log, op::Log1p,
              op::Sqrt, op::Erf, op::Sin, op::Cos, op::Tan, op::Sinh, op::Cosh, op::Tanh, op::Asin,
              op::Acos, op::Atan, op::Asinh, op::Acosh, op::Atanh, op::Round, op::Floor, op::Ceil,
-             op::Trunc, op::BitwiseNot, op::Not, op::Add, op::Sub, op::Mul, op::Div,
-             op::Remainder, op::Fmod, op::Pow, op::Atan2, op::Hypot, op::MaxPair, op::MinPair,
-             op::BitAnd, op::BitOr, op::BitXor, op::ShiftLeft, op::ShiftRight, op::And, op::Or,
-             op::Xor, op::Equal, op::NotEqual, op::Greater, op::GreaterEqual, op::Lower,
-             op::LowerEqual, op::IsNan, op::IsInf, op::IsFinite, op::Expm1>;
+             op::Trunc, op::BitwiseNot, op::Not, op::Add, op::Sub, op::Mul, op::Div, op::Remainder,
+             op::Fmod, op::Pow, op::Atan2, op::Hypot, op::MaxPair, op::MinPair, op::BitAnd,
+             op::BitOr, op::BitXor, op::ShiftLeft, op::ShiftRight, op::And, op::Or, op::Xor,
+             op::Equal, op::NotEqual, op::Greater, op::GreaterEqual, op::Lower, op::LowerEqual,
+             op::IsNan, op::IsInf, op::IsFinite, op::Expm1>;
 
 namespace detail {
 template <class Op, class L>

@@ -125,8 +125,7 @@ struct SelectAssign {
   std::size_t dim = 0;
   IndexUpdate update = IndexUpdate::Assign;
   EMBER_IR_FIELDS(dim, update)
-  TensorType infer(const TensorType& t, const TensorType& indices,
-                   const TensorType& values) const;
+  TensorType infer(const TensorType& t, const TensorType& indices, const TensorType& values) const;
 };
 /// torch.gather: the result has the indices' shape.
 struct Gather {
@@ -143,8 +142,7 @@ struct Scatter {
   std::size_t dim = 0;
   IndexUpdate update = IndexUpdate::Assign;
   EMBER_IR_FIELDS(dim, update)
-  TensorType infer(const TensorType& t, const TensorType& indices,
-                   const TensorType& values) const;
+  TensorType infer(const TensorType& t, const TensorType& indices, const TensorType& values) const;
 };
 /// torch.where(mask, values, t): mask and values broadcast to t's shape.
 struct MaskWhere {

@@ -10,7 +10,8 @@
 #define EMBER_PP_NARGS_(_1, _2, _3, _4, _5, _6, _7, _8, N, ...) N
 
 /// (T1, T2) -> T1 a1, T2 a2
-#define EMBER_PP_PARAMS(...) EMBER_PP_CAT(EMBER_PP_PARAMS_, EMBER_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
+#define EMBER_PP_PARAMS(...) \
+  EMBER_PP_CAT(EMBER_PP_PARAMS_, EMBER_PP_NARGS(__VA_ARGS__))(__VA_ARGS__)
 #define EMBER_PP_PARAMS_1(T1) T1 a1
 #define EMBER_PP_PARAMS_2(T1, T2) T1 a1, T2 a2
 #define EMBER_PP_PARAMS_3(T1, T2, T3) T1 a1, T2 a2, T3 a3
@@ -29,8 +30,7 @@
 #define EMBER_PP_ARGS_2(W, T1, T2) W(T1, a1), W(T2, a2)
 #define EMBER_PP_ARGS_3(W, T1, T2, T3) W(T1, a1), W(T2, a2), W(T3, a3)
 #define EMBER_PP_ARGS_4(W, T1, T2, T3, T4) W(T1, a1), W(T2, a2), W(T3, a3), W(T4, a4)
-#define EMBER_PP_ARGS_5(W, T1, T2, T3, T4, T5) \
-  W(T1, a1), W(T2, a2), W(T3, a3), W(T4, a4), W(T5, a5)
+#define EMBER_PP_ARGS_5(W, T1, T2, T3, T4, T5) W(T1, a1), W(T2, a2), W(T3, a3), W(T4, a4), W(T5, a5)
 #define EMBER_PP_ARGS_6(W, T1, T2, T3, T4, T5, T6) \
   W(T1, a1), W(T2, a2), W(T3, a3), W(T4, a4), W(T5, a5), W(T6, a6)
 #define EMBER_PP_ARGS_7(W, T1, T2, T3, T4, T5, T6, T7) \

@@ -116,12 +116,20 @@ inline constexpr bool is_fp = traits::is_fp<T>;
 // functions (which NVRTC and nvcc provide without headers) on a device.
 namespace m {
 #if EMBER_ON_DEVICE
-#define EMBER_SCALAR_MATH1(name, fname)                            \
-  EMBER_SCALAR_INLINE float name(float a) { return ::fname(a); }   \
-  EMBER_SCALAR_INLINE double name(double a) { return ::name(a); }
-#define EMBER_SCALAR_MATH2(name, fname)                                     \
-  EMBER_SCALAR_INLINE float name(float a, float b) { return ::fname(a, b); } \
-  EMBER_SCALAR_INLINE double name(double a, double b) { return ::name(a, b); }
+#define EMBER_SCALAR_MATH1(name, fname)       \
+  EMBER_SCALAR_INLINE float name(float a) {   \
+    return ::fname(a);                        \
+  }                                           \
+  EMBER_SCALAR_INLINE double name(double a) { \
+    return ::name(a);                         \
+  }
+#define EMBER_SCALAR_MATH2(name, fname)                 \
+  EMBER_SCALAR_INLINE float name(float a, float b) {    \
+    return ::fname(a, b);                               \
+  }                                                     \
+  EMBER_SCALAR_INLINE double name(double a, double b) { \
+    return ::name(a, b);                                \
+  }
 #else
 #define EMBER_SCALAR_MATH1(name, fname) using std::name;
 #define EMBER_SCALAR_MATH2(name, fname) using std::name;

@@ -106,15 +106,28 @@ class Writer {
       write(v.shape());
       u64(v.bytes().size());
       raw(v.bytes().data(), v.bytes().size());
-    } else if constexpr (requires { std::tuple_size<T>::value; v[0]; }) {
+    } else if constexpr (requires {
+                           std::tuple_size<T>::value;
+                           v[0];
+                         }) {
       for (const auto& x : v) write(x);  // std::array: fixed size
-    } else if constexpr (requires { typename T::value_type; v.size(); v.begin(); }) {
+    } else if constexpr (requires {
+                           typename T::value_type;
+                           v.size();
+                           v.begin();
+                         }) {
       u64(v.size());
       for (const auto& x : v) write(x);
-    } else if constexpr (requires { v.has_value(); *v; }) {
+    } else if constexpr (requires {
+                           v.has_value();
+                           *v;
+                         }) {
       write(v.has_value());
       if (v) write(*v);
-    } else if constexpr (requires { v.first; v.second; }) {
+    } else if constexpr (requires {
+                           v.first;
+                           v.second;
+                         }) {
       write(v.first);
       write(v.second);
     } else {
@@ -184,14 +197,24 @@ class Reader {
                                   bytes_.begin() + static_cast<std::ptrdiff_t>(pos_ + n));
       pos_ += n;
       v = TensorData::from_bytes(std::move(b), std::move(s), dt);  // checks the byte count
-    } else if constexpr (requires { v.size(); v.begin(); v.resize(0); }) {
+    } else if constexpr (requires {
+                           v.size();
+                           v.begin();
+                           v.resize(0);
+                         }) {
       const std::uint64_t n = count(1);
       v.clear();
       v.resize(static_cast<std::size_t>(n));
       for (auto& x : v) read(x);
-    } else if constexpr (requires { std::tuple_size<T>::value; v[0]; }) {
+    } else if constexpr (requires {
+                           std::tuple_size<T>::value;
+                           v[0];
+                         }) {
       for (auto& x : v) read(x);
-    } else if constexpr (requires { v.has_value(); v.reset(); }) {
+    } else if constexpr (requires {
+                           v.has_value();
+                           v.reset();
+                         }) {
       bool has = false;
       read(has);
       if (has) {
@@ -201,7 +224,10 @@ class Reader {
       } else {
         v.reset();
       }
-    } else if constexpr (requires { v.first; v.second; }) {
+    } else if constexpr (requires {
+                           v.first;
+                           v.second;
+                         }) {
       read(v.first);
       read(v.second);
     } else {
@@ -232,8 +258,7 @@ D decode(std::span<const std::uint8_t> bytes) {
   std::string name;
   r.read(name);
   if (name != D::name)
-    ember::detail::fail<IoError>("decode", "bytes describe '", name, "', expected '", D::name,
-                                 "'");
+    ember::detail::fail<IoError>("decode", "bytes describe '", name, "', expected '", D::name, "'");
   D d{};
   r.read(d);
   if (!r.done()) ember::detail::fail<IoError>("decode", "bytes left over after '", name, "'");

@@ -39,9 +39,9 @@
 #include <utility>
 #include <vector>
 
+#include "ember/core/data.hpp"
 #include "ember/module/macros.hpp"
 #include "ember/module/param.hpp"
-#include "ember/core/data.hpp"
 #include "ember/store/tensors.hpp"
 #include "ember/store/weights.hpp"
 

@@ -16,14 +16,14 @@
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
 
+#include "ember/core/distribution.hpp"
+#include "ember/core/error.hpp"
 #include "ember/dispatch/dispatch.hpp"
 #include "ember/module/config_fwd.hpp"
 #include "ember/module/initializer.hpp"
 #include "ember/module/module.hpp"
 #include "ember/nn/linear.hpp"
 #include "ember/tensor/activation.hpp"
-#include "ember/core/distribution.hpp"
-#include "ember/core/error.hpp"
 #include "ember/tensor/tensor.hpp"
 
 /// Defines the activation module `Name` without settings: forward(x) = `expr` (any shape ->

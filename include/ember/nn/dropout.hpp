@@ -5,10 +5,10 @@
 //                               // the others scaled by 1 / 0.9; eval: y = x
 #pragma once
 
-#include "ember/module/config_fwd.hpp"
-#include "ember/module/module.hpp"
 #include "ember/core/distribution.hpp"
 #include "ember/core/error.hpp"
+#include "ember/module/config_fwd.hpp"
+#include "ember/module/module.hpp"
 #include "ember/tensor/tensor.hpp"
 
 namespace ember::nn {

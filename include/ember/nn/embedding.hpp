@@ -8,11 +8,11 @@
 #include <cstdint>
 #include <optional>
 
+#include "ember/core/error.hpp"
 #include "ember/dispatch/dispatch.hpp"
 #include "ember/module/config_fwd.hpp"
 #include "ember/module/initializer.hpp"
 #include "ember/module/module.hpp"
-#include "ember/core/error.hpp"
 #include "ember/tensor/module/nn.hpp"
 #include "ember/tensor/tensor.hpp"
 

@@ -51,11 +51,10 @@ struct Linear {
   template <std::size_t D>
   Tensor<B, D> forward(const Tensor<B, D>& x) const {
     if (x.dtype() != weight->dtype()) {
-      ember::detail::fail<DTypeError>("Linear", "input of dtype ", x.dtype(), " (shape ", x.shape(),
-                                      ") does not match the weight's dtype ", weight->dtype(),
-                                      ": cast the input to ", weight->dtype(),
-                                      " first (x.cast(...)), or load the layer's weights as ",
-                                      x.dtype());
+      ember::detail::fail<DTypeError>(
+          "Linear", "input of dtype ", x.dtype(), " (shape ", x.shape(),
+          ") does not match the weight's dtype ", weight->dtype(), ": cast the input to ",
+          weight->dtype(), " first (x.cast(...)), or load the layer's weights as ", x.dtype());
     }
     const std::int64_t d_in = weight->dim(1);
     if (x.dim(-1) != d_in) {

@@ -25,8 +25,8 @@
 #include <utility>
 #include <vector>
 
-#include "ember/module/config_fwd.hpp"
 #include "ember/core/error.hpp"
+#include "ember/module/config_fwd.hpp"
 #include "ember/tensor/tensor.hpp"
 
 namespace ember::nn {

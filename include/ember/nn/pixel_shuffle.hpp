@@ -13,9 +13,9 @@
 
 #include <cstdint>
 
+#include "ember/core/error.hpp"
 #include "ember/module/config_fwd.hpp"
 #include "ember/module/module.hpp"
-#include "ember/core/error.hpp"
 #include "ember/tensor/tensor.hpp"
 
 namespace ember::nn {

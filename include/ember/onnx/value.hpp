@@ -16,8 +16,8 @@
 #include <variant>
 #include <vector>
 
-#include "ember/dispatch/dispatch.hpp"
 #include "ember/core/data.hpp"
+#include "ember/dispatch/dispatch.hpp"
 
 namespace ember::onnx {
 

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "ember/backend/autodiff.hpp"
-#include "ember/module/module.hpp"
 #include "ember/core/error.hpp"
+#include "ember/module/module.hpp"
 #include "ember/tensor/tensor.hpp"
 
 namespace ember::optim {

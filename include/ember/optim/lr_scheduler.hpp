@@ -326,9 +326,9 @@ class LrSchedulerConfig {
   LrSchedulerConfig(ExponentialLrSchedulerConfig c);      // NOLINT(google-explicit-constructor)
   LrSchedulerConfig(CosineAnnealingLrSchedulerConfig c);  // NOLINT(google-explicit-constructor)
   LrSchedulerConfig(CosineAnnealingWarmRestartsLrSchedulerConfig c);  // NOLINT
-  LrSchedulerConfig(NoamLrSchedulerConfig c);             // NOLINT(google-explicit-constructor)
-  LrSchedulerConfig(ComposedLrSchedulerConfig c);         // NOLINT(google-explicit-constructor)
-  LrSchedulerConfig(SequentialLrSchedulerConfig c);       // NOLINT(google-explicit-constructor)
+  LrSchedulerConfig(NoamLrSchedulerConfig c);        // NOLINT(google-explicit-constructor)
+  LrSchedulerConfig(ComposedLrSchedulerConfig c);    // NOLINT(google-explicit-constructor)
+  LrSchedulerConfig(SequentialLrSchedulerConfig c);  // NOLINT(google-explicit-constructor)
 
   /// The scheduler (validates the config; ValueError as the config's own init()).
   LrScheduler init() const;

@@ -31,10 +31,10 @@
 #include <utility>
 #include <vector>
 
+#include "ember/core/data.hpp"
 #include "ember/optim/config.hpp"
 #include "ember/optim/gradients.hpp"
 #include "ember/optim/record.hpp"
-#include "ember/core/data.hpp"
 #include "ember/tensor/ops/value_check.hpp"
 
 namespace ember::optim {
@@ -356,8 +356,8 @@ class Optimizer {
           finish = [this, p](std::any& c) {
             auto& total = std::any_cast<Tensor<I, 1>&>(c);
             const Tensor<I, 1> n = (std::isinf(p) || p == 1.0) ? total
-                                   : p == 2.0                 ? total.sqrt()
-                                                              : total.powf_scalar(1.0 / p);
+                                   : p == 2.0                  ? total.sqrt()
+                                                               : total.powf_scalar(1.0 / p);
             if (clipping_->error_if_nonfinite) {
               const std::string op = std::string(Derived::kName) + ".step";
               ember::detail::check_values(

@@ -51,8 +51,7 @@ bool direct_grad(const AP<B>& a, const AP<B>& b) {
 template <class B, std::size_t N>
 AP<B> conv_x_backward_inner(const AP<B>& dy, const AP<B>& w, const Shape& xs,
                             const ConvOptions<N>& o) {
-  return AP<B>{B::template conv_x_backward<N>(dy.inner, w.inner, xs, o), nullptr,
-               dy.checkpointing};
+  return AP<B>{B::template conv_x_backward<N>(dy.inner, w.inner, xs, o), nullptr, dy.checkpointing};
 }
 template <class B, std::size_t N>
 AP<B> conv_weight_backward_inner(const AP<B>& x, const AP<B>& dy, const Shape& ws,
@@ -265,7 +264,8 @@ AdTensor<B> AdOps<B>::unfold4d(const F& x, const Arr2& kernel, const UnfoldOptio
 }
 
 template <class B>
-AdTensor<B> AdOps<B>::fold4d(const F& x, const Arr2& output_size, const Arr2& kernel, const UnfoldOptions& opt) {
+AdTensor<B> AdOps<B>::fold4d(const F& x, const Arr2& output_size, const Arr2& kernel,
+                             const UnfoldOptions& opt) {
   return Recorder<B>::unary(
       "fold4d", Bound::Memory, kSaveNothing, x,
       [output_size, kernel, opt](typename B::FloatTensor v) {

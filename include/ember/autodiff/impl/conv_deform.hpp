@@ -93,7 +93,8 @@ DeformConsts deform_consts(const std::vector<T>& off, std::int64_t N, std::int64
 }  // namespace rules
 
 template <class B>
-AdTensor<B> AdOps<B>::deform_conv2d(const F& x, const F& offset, const F& weight, const OptF& mask, const OptF& bias, const DeformConvOptions& opt) {
+AdTensor<B> AdOps<B>::deform_conv2d(const F& x, const F& offset, const F& weight, const OptF& mask,
+                                    const OptF& bias, const DeformConvOptions& opt) {
   const bool has_mask = mask.has_value(), has_bias = bias.has_value();
   auto ins = rules::with_opt<B>(rules::with_opt<B>({x, offset, weight}, mask), bias);
   return Recorder<B>::record(
@@ -148,9 +149,13 @@ AdTensor<B> AdOps<B>::deform_conv2d(const F& x, const F& offset, const F& weight
         };
         const A ly = O::template float_binary<ir::op::Add>(part(0), constant(k.cy, small));
         const A lx = O::template float_binary<ir::op::Add>(part(1), constant(k.cx, small));
-        const A hy = O::template float_binary_scalar<ir::op::Add>(O::template float_unary<ir::op::Neg>(ly), 1.0);
-        const A hx = O::template float_binary_scalar<ir::op::Add>(O::template float_unary<ir::op::Neg>(lx), 1.0);
-        auto bilinear = [&](int q) { return O::template float_binary<ir::op::Mul>(q / 2 ? ly : hy, q % 2 ? lx : hx); };
+        const A hy = O::template float_binary_scalar<ir::op::Add>(
+            O::template float_unary<ir::op::Neg>(ly), 1.0);
+        const A hx = O::template float_binary_scalar<ir::op::Add>(
+            O::template float_unary<ir::op::Neg>(lx), 1.0);
+        auto bilinear = [&](int q) {
+          return O::template float_binary<ir::op::Mul>(q / 2 ? ly : hy, q % 2 ? lx : hx);
+        };
         A V[4];
         for (int q = 0; q < 4; ++q) V[q] = constant(k.valid[q], small);
         // x as [cpo, N*OG*H*W]: one index per (n, g, k, l) selects a column for every
@@ -185,7 +190,8 @@ AdTensor<B> AdOps<B>::deform_conv2d(const F& x, const F& offset, const F& weight
         // out[n, wg] = Wm[wg] @ col[n, wg]
         const A G = O::float_reshape(c.grad, Shape{N, WG, cout_g, L});
         if (need_w) {
-          const A col = m ? O::template float_binary<ir::op::Mul>(*val, *m) : *val;  // [N, OG, cpo, K, L]
+          const A col =
+              m ? O::template float_binary<ir::op::Mul>(*val, *m) : *val;  // [N, OG, cpo, K, L]
           const A colw = O::float_reshape(col, Shape{N, WG, cg * K, L});
           const A dw = O::float_sum_dim(O::float_matmul(G, rules::transpose_last<B>(colw)), 0);
           c.set(2, O::float_reshape(dw, ws));
@@ -202,7 +208,8 @@ AdTensor<B> AdOps<B>::deform_conv2d(const F& x, const F& offset, const F& weight
           const std::vector<std::size_t> to_cols5{2, 0, 1, 3, 4};
           A dxc = rules::full_shape<B>(c.grad, Shape{cpo, N * OG * H * W}, 0.0);
           for (int q = 0; q < 4; ++q) {
-            const A v = O::template float_binary<ir::op::Mul>(dval, O::template float_binary<ir::op::Mul>(bilinear(q), V[q]));
+            const A v = O::template float_binary<ir::op::Mul>(
+                dval, O::template float_binary<ir::op::Mul>(bilinear(q), V[q]));
             dxc = O::float_select_assign(
                 std::move(dxc), 1, idx[q],
                 O::float_reshape(O::float_permute(v, to_cols5), Shape{cpo, N * OG * K * L}),
@@ -214,13 +221,21 @@ AdTensor<B> AdOps<B>::deform_conv2d(const F& x, const F& offset, const F& weight
         if (need_off) {
           // d val / d ly = hx (v10 - v00) + lx (v11 - v01); d val / d lx = hy (v01 - v00)
           // + ly (v11 - v10) (v = corner value times validity).
-          const A dly = O::template float_binary<ir::op::Add>(O::template float_binary<ir::op::Mul>(O::template float_binary<ir::op::Sub>(gv[2], gv[0]), hx),
-                                     O::template float_binary<ir::op::Mul>(O::template float_binary<ir::op::Sub>(gv[3], gv[1]), lx));
-          const A dlx = O::template float_binary<ir::op::Add>(O::template float_binary<ir::op::Mul>(O::template float_binary<ir::op::Sub>(gv[1], gv[0]), hy),
-                                     O::template float_binary<ir::op::Mul>(O::template float_binary<ir::op::Sub>(gv[3], gv[2]), ly));
+          const A dly = O::template float_binary<ir::op::Add>(
+              O::template float_binary<ir::op::Mul>(
+                  O::template float_binary<ir::op::Sub>(gv[2], gv[0]), hx),
+              O::template float_binary<ir::op::Mul>(
+                  O::template float_binary<ir::op::Sub>(gv[3], gv[1]), lx));
+          const A dlx = O::template float_binary<ir::op::Add>(
+              O::template float_binary<ir::op::Mul>(
+                  O::template float_binary<ir::op::Sub>(gv[1], gv[0]), hy),
+              O::template float_binary<ir::op::Mul>(
+                  O::template float_binary<ir::op::Sub>(gv[3], gv[2]), ly));
           const Shape one{N, OG, K, 1, L};
-          const A gy = O::float_reshape(O::float_sum_dim(O::template float_binary<ir::op::Mul>(dval, dly), 2), one);
-          const A gx = O::float_reshape(O::float_sum_dim(O::template float_binary<ir::op::Mul>(dval, dlx), 2), one);
+          const A gy = O::float_reshape(
+              O::float_sum_dim(O::template float_binary<ir::op::Mul>(dval, dly), 2), one);
+          const A gx = O::float_reshape(
+              O::float_sum_dim(O::template float_binary<ir::op::Mul>(dval, dlx), 2), one);
           c.set(1, O::float_reshape(O::float_cat({gy, gx}, 3), rules::shape_of<B>(off)));
         }
       });

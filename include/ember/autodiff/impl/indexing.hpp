@@ -36,7 +36,8 @@ AdTensor<B> AdOps<B>::float_select(const F& t, usize dim, const I& indices) {
 }
 
 template <class B>
-AdTensor<B> AdOps<B>::float_select_assign(F t, usize dim, const I& indices, const F& values, IndexUpdate update) {
+AdTensor<B> AdOps<B>::float_select_assign(F t, usize dim, const I& indices, const F& values,
+                                          IndexUpdate update) {
   const Shape vs = B::float_shape(values.inner);
   return Recorder<B>::binary(
       "select_assign", Bound::Memory, kSaveNothing, std::move(t), std::move(values),
@@ -70,7 +71,8 @@ AdTensor<B> AdOps<B>::float_gather(usize dim, const F& t, const I& indices) {
 }
 
 template <class B>
-AdTensor<B> AdOps<B>::float_scatter(usize dim, F t, const I& indices, const F& values, IndexUpdate update) {
+AdTensor<B> AdOps<B>::float_scatter(usize dim, F t, const I& indices, const F& values,
+                                    IndexUpdate update) {
   const Shape vs = B::float_shape(values.inner);
   const Shape is = B::int_shape(indices);
   return Recorder<B>::binary(

@@ -73,7 +73,7 @@ AdTensor<B> AdOps<B>::float_diag(const AP& t) requires AdInnerHasDiag<B> {
 // linalg_cross: self: cross(other, grad), other: cross(grad, self); summed over broadcast dims.
 template <class B>
 AdTensor<B> AdOps<B>::float_cross(const AP& lhs, const AP& rhs,
-                                        std::size_t dim) requires AdInnerHasCross<B> {
+                                  std::size_t dim) requires AdInnerHasCross<B> {
   const Shape sa = B::float_shape(lhs.inner), sb = B::float_shape(rhs.inner);
   return Recorder<B>::binary(
       "cross", Bound::Memory, save_inputs(3u), std::move(lhs), std::move(rhs),
@@ -93,7 +93,7 @@ AdTensor<B> AdOps<B>::float_cross(const AP& lhs, const AP& rhs,
 // (0 where the norm is 0; for p < 1 sign(x) |x|^(p-1) g |x|^(1-p), 0 where x = 0).
 template <class B>
 AdTensor<B> AdOps<B>::float_vector_norm(const AP& t, double p,
-                                              std::size_t dim) requires AdInnerHasVectorNorm<B> {
+                                        std::size_t dim) requires AdInnerHasVectorNorm<B> {
   const Shape in = B::float_shape(t.inner);
   return Recorder<B>::unary(
       "vector_norm", Bound::Compute, Saves{1u, true}, std::move(t),
@@ -107,37 +107,56 @@ AdTensor<B> AdOps<B>::float_vector_norm(const AP& t, double p,
         }
         const auto x = c.input(0);
         if (p == 1.0) {
-          c.set(0, O::template float_binary<ir::op::Mul>(O::template float_unary<ir::op::Sign>(x), g));
+          c.set(0,
+                O::template float_binary<ir::op::Mul>(O::template float_unary<ir::op::Sign>(x), g));
           return;
         }
         const auto norm = c.output();
         const auto norm_zero = B::template float_compare_scalar<ir::op::Equal>(norm.inner, 0.0);
         if (p == 2.0) {
-          auto scale = O::float_mask_fill(O::template float_binary<ir::op::Div>(g, norm), norm_zero, 0.0);
+          auto scale =
+              O::float_mask_fill(O::template float_binary<ir::op::Div>(g, norm), norm_zero, 0.0);
           c.set(0, O::template float_binary<ir::op::Mul>(x, scale));
           return;
         }
         if (std::isinf(p)) {
           const auto ax = B::template float_unary<ir::op::Abs>(x.inner);
-          const auto hit = B::template bool_binary<ir::op::Or>(B::template float_compare<ir::op::Equal>(ax, norm.inner), B::template float_predicate<ir::op::IsNan>(ax));
+          const auto hit = B::template bool_binary<ir::op::Or>(
+              B::template float_compare<ir::op::Equal>(ax, norm.inner),
+              B::template float_predicate<ir::op::IsNan>(ax));
           const auto mask = rules::mask_to_float<B>(hit, x);
           const AP count{B::float_sum_dim(mask.inner, static_cast<std::int64_t>(dim)), nullptr,
                          x.checkpointing};
-          c.set(0, O::template float_binary<ir::op::Mul>(O::template float_binary<ir::op::Mul>(O::template float_unary<ir::op::Sign>(x), mask), O::template float_binary<ir::op::Div>(g, count)));
+          c.set(0, O::template float_binary<ir::op::Mul>(
+                       O::template float_binary<ir::op::Mul>(
+                           O::template float_unary<ir::op::Sign>(x), mask),
+                       O::template float_binary<ir::op::Div>(g, count)));
           return;
         }
         if (p < 1.0) {
           auto scaled = O::float_mask_fill(
-              O::template float_binary<ir::op::Mul>(O::template float_unary<ir::op::Sign>(x), O::template float_binary_scalar<ir::op::Pow>(O::template float_unary<ir::op::Abs>(x), p - 1.0)),
+              O::template float_binary<ir::op::Mul>(
+                  O::template float_unary<ir::op::Sign>(x),
+                  O::template float_binary_scalar<ir::op::Pow>(
+                      O::template float_unary<ir::op::Abs>(x), p - 1.0)),
               B::template float_compare_scalar<ir::op::Equal>(x.inner, 0.0), 0.0);
-          c.set(0, O::template float_binary<ir::op::Mul>(scaled, O::template float_binary<ir::op::Mul>(g, O::template float_binary_scalar<ir::op::Pow>(norm, 1.0 - p))));
+          c.set(0,
+                O::template float_binary<ir::op::Mul>(
+                    scaled, O::template float_binary<ir::op::Mul>(
+                                g, O::template float_binary_scalar<ir::op::Pow>(norm, 1.0 - p))));
           return;
         }
-        auto scaled =
-            p < 2.0 ? O::template float_binary<ir::op::Mul>(O::template float_unary<ir::op::Sign>(x), O::template float_binary_scalar<ir::op::Pow>(O::template float_unary<ir::op::Abs>(x), p - 1.0))
-                    : O::template float_binary<ir::op::Mul>(x, O::template float_binary_scalar<ir::op::Pow>(O::template float_unary<ir::op::Abs>(x), p - 2.0));
-        auto scale = O::float_mask_fill(O::template float_binary<ir::op::Div>(g, O::template float_binary_scalar<ir::op::Pow>(norm, p - 1.0)),
-                                        norm_zero, 0.0);
+        auto scaled = p < 2.0 ? O::template float_binary<ir::op::Mul>(
+                                    O::template float_unary<ir::op::Sign>(x),
+                                    O::template float_binary_scalar<ir::op::Pow>(
+                                        O::template float_unary<ir::op::Abs>(x), p - 1.0))
+                              : O::template float_binary<ir::op::Mul>(
+                                    x, O::template float_binary_scalar<ir::op::Pow>(
+                                           O::template float_unary<ir::op::Abs>(x), p - 2.0));
+        auto scale =
+            O::float_mask_fill(O::template float_binary<ir::op::Div>(
+                                   g, O::template float_binary_scalar<ir::op::Pow>(norm, p - 1.0)),
+                               norm_zero, 0.0);
         c.set(0, O::template float_binary<ir::op::Mul>(scaled, scale));
       });
 }
@@ -147,8 +166,8 @@ AdTensor<B> AdOps<B>::float_vector_norm(const AP& t, double p,
 // y the output, d/da = g (b / (na nb) - y a / na^2), the second term only where |a| >= eps
 // (and symmetrically for b); summed back over broadcast dims.
 template <class B>
-AdTensor<B> AdOps<B>::float_cosine_similarity(
-    const AP& lhs, const AP& rhs, std::size_t dim, double eps) requires AdInnerHasCosineSimilarity<B> {
+AdTensor<B> AdOps<B>::float_cosine_similarity(const AP& lhs, const AP& rhs, std::size_t dim,
+                                              double eps) requires AdInnerHasCosineSimilarity<B> {
   const Shape sa = B::float_shape(lhs.inner), sb = B::float_shape(rhs.inner);
   return Recorder<B>::binary(
       "cosine_similarity", Bound::Compute, Saves{3u, true}, std::move(lhs), std::move(rhs),
@@ -171,11 +190,17 @@ AdTensor<B> AdOps<B>::float_cosine_similarity(
         const auto nb = O::float_vector_norm(b, 2.0, dim);
         constexpr double inf = std::numeric_limits<double>::infinity();
         const auto ca = O::float_clamp(na, eps, inf), cb = O::float_clamp(nb, eps, inf);
-        const auto cross = O::template float_binary<ir::op::Div>(c.grad, O::template float_binary<ir::op::Mul>(ca, cb));
+        const auto cross = O::template float_binary<ir::op::Div>(
+            c.grad, O::template float_binary<ir::op::Mul>(ca, cb));
         auto one_side = [&](const AP& self, const AP& other, const AP& n, const AP& cn) {
-          auto k = O::template float_binary<ir::op::Div>(O::template float_binary<ir::op::Mul>(c.grad, y), O::template float_unary<ir::op::Square>(cn));
-          k = O::float_mask_fill(std::move(k), B::template float_compare_scalar<ir::op::Lower>(n.inner, eps), 0.0);
-          return O::template float_binary<ir::op::Sub>(O::template float_binary<ir::op::Mul>(other, cross), O::template float_binary<ir::op::Mul>(self, k));
+          auto k = O::template float_binary<ir::op::Div>(
+              O::template float_binary<ir::op::Mul>(c.grad, y),
+              O::template float_unary<ir::op::Square>(cn));
+          k = O::float_mask_fill(
+              std::move(k), B::template float_compare_scalar<ir::op::Lower>(n.inner, eps), 0.0);
+          return O::template float_binary<ir::op::Sub>(
+              O::template float_binary<ir::op::Mul>(other, cross),
+              O::template float_binary<ir::op::Mul>(self, k));
         };
         if (c.needs(0)) c.set(0, rules::sum_to<B>(one_side(a, b, na, ca), sa));
         if (c.needs(1)) c.set(1, rules::sum_to<B>(one_side(b, a, nb, cb), sb));

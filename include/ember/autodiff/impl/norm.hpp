@@ -39,14 +39,21 @@ std::vector<AP<B>> batch_norm_train_grads_composite(const AP<B>& x, const AP<B>&
   AP<B> x3 = Ops::float_reshape(x, s3), g3 = Ops::float_reshape(dy, s3);
   AP<B> mean = Ops::template float_binary_scalar<ir::op::Div>(sum_channels<B>(x3), m);
   AP<B> xc = Ops::template float_binary<ir::op::Sub>(x3, mean);
-  AP<B> var = Ops::template float_binary_scalar<ir::op::Div>(sum_channels<B>(Ops::template float_binary<ir::op::Mul>(xc, xc)), m);
-  AP<B> invstd = Ops::template float_binary_scalar<ir::op::Pow>(Ops::template float_binary_scalar<ir::op::Add>(var, eps), -0.5);
+  AP<B> var = Ops::template float_binary_scalar<ir::op::Div>(
+      sum_channels<B>(Ops::template float_binary<ir::op::Mul>(xc, xc)), m);
+  AP<B> invstd = Ops::template float_binary_scalar<ir::op::Pow>(
+      Ops::template float_binary_scalar<ir::op::Add>(var, eps), -0.5);
   AP<B> xhat = Ops::template float_binary<ir::op::Mul>(xc, invstd);
   AP<B> db = sum_channels<B>(g3);
   AP<B> dw = sum_channels<B>(Ops::template float_binary<ir::op::Mul>(g3, xhat));
-  AP<B> k = weight ? Ops::template float_binary<ir::op::Mul>(invstd, Ops::float_reshape(*weight, cv)) : invstd;
-  AP<B> inner = Ops::template float_binary<ir::op::Sub>(Ops::template float_binary<ir::op::Sub>(g3, Ops::template float_binary_scalar<ir::op::Div>(db, m)),
-                               Ops::template float_binary<ir::op::Mul>(xhat, Ops::template float_binary_scalar<ir::op::Div>(dw, m)));
+  AP<B> k = weight
+                ? Ops::template float_binary<ir::op::Mul>(invstd, Ops::float_reshape(*weight, cv))
+                : invstd;
+  AP<B> inner = Ops::template float_binary<ir::op::Sub>(
+      Ops::template float_binary<ir::op::Sub>(
+          g3, Ops::template float_binary_scalar<ir::op::Div>(db, m)),
+      Ops::template float_binary<ir::op::Mul>(
+          xhat, Ops::template float_binary_scalar<ir::op::Div>(dw, m)));
   AP<B> dx = Ops::float_reshape(Ops::template float_binary<ir::op::Mul>(k, inner), xs);
   return {std::move(dx), Ops::float_reshape(dw, Shape{c}), Ops::float_reshape(db, Shape{c})};
 }

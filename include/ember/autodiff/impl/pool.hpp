@@ -176,8 +176,7 @@ template <class B>
 template <std::size_t N>
 AdTensor<B> AdOps<B>::float_adaptive_avg_pool(const F& x, const Dims<N>& out) {
   if constexpr (N == 1) {
-    return rules::drop_1d<B>(
-        float_adaptive_avg_pool<2>(rules::lift_1d<B>(x), Dims<2>{1, out[0]}));
+    return rules::drop_1d<B>(float_adaptive_avg_pool<2>(rules::lift_1d<B>(x), Dims<2>{1, out[0]}));
   } else {
     return rules::pool_separable<B>(
         "adaptive_avg_pool2d", x, B::template float_adaptive_avg_pool<2>(x.inner, out),
@@ -193,7 +192,8 @@ AdTensor<B> AdOps<B>::float_adaptive_avg_pool(const F& x, const Dims<N>& out) {
 // A size-1 axis resampled to size 1 is the identity in every mode (nearest: same size;
 // bilinear: source 0, weight 1; bicubic: the taps at 0 have weights 0, 1, 0, 0).
 template <class B>
-AdTensor<B> AdOps<B>::float_interpolate(const F& x, const Arr2& output_size, InterpolateOptions options) {
+AdTensor<B> AdOps<B>::float_interpolate(const F& x, const Arr2& output_size,
+                                        InterpolateOptions options) {
   using IP = typename B::FloatTensor;
   return rules::pool_separable<B>(
       "interpolate", x, B::float_interpolate(x.inner, output_size, options),

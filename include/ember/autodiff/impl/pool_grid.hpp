@@ -202,35 +202,54 @@ AdTensor<B> AdOps<B>::float_grid_sample_2d(const F& x, const F& grid, GridSample
                 ps);
             return O::template float_binary<ir::op::Sub>(gj, AP{gj.inner, nullptr, ck});
           };
-          wx = O::template float_binary<ir::op::Add>(O::template float_binary<ir::op::Mul>(coord(0), ax), wx);
-          wy = O::template float_binary<ir::op::Add>(O::template float_binary<ir::op::Mul>(coord(1), ay), wy);
+          wx = O::template float_binary<ir::op::Add>(
+              O::template float_binary<ir::op::Mul>(coord(0), ax), wx);
+          wy = O::template float_binary<ir::op::Add>(
+              O::template float_binary<ir::op::Mul>(coord(1), ay), wy);
         }
-        const AP wx0 = O::template float_binary_scalar<ir::op::Add>(O::template float_unary<ir::op::Neg>(wx), 1.0);
-        const AP wy0 = O::template float_binary_scalar<ir::op::Add>(O::template float_unary<ir::op::Neg>(wy), 1.0);
+        const AP wx0 = O::template float_binary_scalar<ir::op::Add>(
+            O::template float_unary<ir::op::Neg>(wx), 1.0);
+        const AP wy0 = O::template float_binary_scalar<ir::op::Add>(
+            O::template float_unary<ir::op::Neg>(wy), 1.0);
         if (c.needs(0)) {
-          AP w4 = O::template float_binary<ir::op::Mul>(O::float_cat({O::template float_binary<ir::op::Mul>(wx0, wy0), O::template float_binary<ir::op::Mul>(wx, wy0),
-                                             O::template float_binary<ir::op::Mul>(wx0, wy), O::template float_binary<ir::op::Mul>(wx, wy)},
-                                            1),
-                               mask);  // [N, 4, P, 1]
+          AP w4 = O::template float_binary<ir::op::Mul>(
+              O::float_cat({O::template float_binary<ir::op::Mul>(wx0, wy0),
+                            O::template float_binary<ir::op::Mul>(wx, wy0),
+                            O::template float_binary<ir::op::Mul>(wx0, wy),
+                            O::template float_binary<ir::op::Mul>(wx, wy)},
+                           1),
+              mask);  // [N, 4, P, 1]
           c.set(0, scatter_rows(O::template float_binary<ir::op::Mul>(g, w4)));
         }
         if (c.needs(1)) {
           AP xr =
               O::float_reshape(O::float_permute(c.input(0), {0, 2, 3, 1}), Shape({N * H * W, C}));
-          AP v = O::template float_binary<ir::op::Mul>(O::float_reshape(O::float_select(xr, 0, rows), Shape({N, K, P, C})),
-                              mask);
+          AP v = O::template float_binary<ir::op::Mul>(
+              O::float_reshape(O::float_select(xr, 0, rows), Shape({N, K, P, C})), mask);
           auto corner = [&](std::int64_t k) {
             return O::float_slice(v, {SliceRange{0, N, 1}, SliceRange{k, 1, 1}, SliceRange{0, P, 1},
                                       SliceRange{0, C, 1}});
           };
           const AP nw = corner(0), ne = corner(1), sw = corner(2), se = corner(3);
-          AP tx = O::template float_binary<ir::op::Add>(O::template float_binary<ir::op::Mul>(wy0, O::template float_binary<ir::op::Sub>(ne, nw)),
-                               O::template float_binary<ir::op::Mul>(wy, O::template float_binary<ir::op::Sub>(se, sw)));
-          AP ty = O::template float_binary<ir::op::Add>(O::template float_binary<ir::op::Mul>(wx0, O::template float_binary<ir::op::Sub>(sw, nw)),
-                               O::template float_binary<ir::op::Mul>(wx, O::template float_binary<ir::op::Sub>(se, ne)));
+          AP tx = O::template float_binary<ir::op::Add>(
+              O::template float_binary<ir::op::Mul>(wy0,
+                                                    O::template float_binary<ir::op::Sub>(ne, nw)),
+              O::template float_binary<ir::op::Mul>(wy,
+                                                    O::template float_binary<ir::op::Sub>(se, sw)));
+          AP ty = O::template float_binary<ir::op::Add>(
+              O::template float_binary<ir::op::Mul>(wx0,
+                                                    O::template float_binary<ir::op::Sub>(sw, nw)),
+              O::template float_binary<ir::op::Mul>(wx,
+                                                    O::template float_binary<ir::op::Sub>(se, ne)));
           const Shape one({N, gs[1], gs[2], 1});
-          AP gx = O::float_reshape(O::template float_binary<ir::op::Mul>(O::float_sum_dim(O::template float_binary<ir::op::Mul>(g, tx), 3), ax), one);
-          AP gy = O::float_reshape(O::template float_binary<ir::op::Mul>(O::float_sum_dim(O::template float_binary<ir::op::Mul>(g, ty), 3), ay), one);
+          AP gx = O::float_reshape(
+              O::template float_binary<ir::op::Mul>(
+                  O::float_sum_dim(O::template float_binary<ir::op::Mul>(g, tx), 3), ax),
+              one);
+          AP gy = O::float_reshape(
+              O::template float_binary<ir::op::Mul>(
+                  O::float_sum_dim(O::template float_binary<ir::op::Mul>(g, ty), 3), ay),
+              one);
           c.set(1, O::float_cat({gx, gy}, 3));
         }
       });

@@ -96,7 +96,8 @@ typename B::IntTensor reduce_scan_indices(const typename B::FloatTensor& x,
   Shape as(std::vector<std::int64_t>(s.rank(), 1));
   as[dim] = s[dim];
   auto ar = B::int_reshape(B::int_arange(0, s[dim], 1, B::float_device(x), DType::I64), as);
-  auto hit = B::template bool_binary<ir::op::Or>(B::template float_compare<ir::op::Equal>(x, out), B::template float_predicate<ir::op::IsNan>(x));
+  auto hit = B::template bool_binary<ir::op::Or>(B::template float_compare<ir::op::Equal>(x, out),
+                                                 B::template float_predicate<ir::op::IsNan>(x));
   return B::int_cummax(B::template int_binary<ir::op::Mul>(B::bool_into_int(hit, DType::I64), ar),
                        static_cast<std::int64_t>(dim));
 }
@@ -122,10 +123,13 @@ AP<B> reduce_cumprod_backward_differentiable(const AP<B>& x, const AP<B>& g, std
     if (k + 1 < n) {
       auto after =
           O<B>::float_cumprod(O<B>::float_slice(x, reduce_ranges(s, dim, k + 1, n - k - 1)), sdim);
-      omitted = O<B>::float_cat({before, O<B>::template float_binary<ir::op::Mul>(after, before)}, dim);
+      omitted =
+          O<B>::float_cat({before, O<B>::template float_binary<ir::op::Mul>(after, before)}, dim);
     }
-    parts.push_back(O<B>::float_sum_dim(
-        O<B>::template float_binary<ir::op::Mul>(O<B>::float_slice(g, reduce_ranges(s, dim, k, n - k)), omitted), sdim));
+    parts.push_back(
+        O<B>::float_sum_dim(O<B>::template float_binary<ir::op::Mul>(
+                                O<B>::float_slice(g, reduce_ranges(s, dim, k, n - k)), omitted),
+                            sdim));
   }
   return O<B>::float_cat(parts, dim);
 }
@@ -149,7 +153,8 @@ AdTensor<B> AdOps<B>::float_mean_dim(const F& x, i64 dim) {
       "mean_dim", Bound::Compute, kSaveNothing, std::move(x),
       [dim](typename B::FloatTensor v) { return B::float_mean_dim(v, dim); },
       [in, n](BackwardContext<B>& c) {
-        c.set(0, AdOps<B>::float_expand(AdOps<B>::template float_binary_scalar<ir::op::Div>(c.grad, n), in));
+        c.set(0, AdOps<B>::float_expand(
+                     AdOps<B>::template float_binary_scalar<ir::op::Div>(c.grad, n), in));
       });
 }
 
@@ -174,7 +179,8 @@ AdTensor<B> AdOps<B>::float_prod_dim(const F& x, i64 dim) {
         auto right = O::float_flip(
             rules::reduce_shift_in_ones<B>(O::float_cumprod(O::float_flip(xv, axes), dim), d),
             axes);
-        c.set(0, O::template float_binary<ir::op::Mul>(O::template float_binary<ir::op::Mul>(left, right), c.grad));
+        c.set(0, O::template float_binary<ir::op::Mul>(
+                     O::template float_binary<ir::op::Mul>(left, right), c.grad));
       });
 }
 
@@ -183,14 +189,17 @@ AdTensor<B> AdOps<B>::float_max_abs_dim(const F& x, i64 dim) {
   auto out = B::float_max_abs_dim(x.inner, dim);
   if (!rules::reduce_tracks<B>(x)) return rules::reduce_untracked<B>(x, std::move(out));
   const auto d = static_cast<std::size_t>(dim);
-  auto idx = B::float_max_dim_with_indices(B::template float_unary<ir::op::Abs>(x.inner), dim).second;
-  const AP sign{B::template float_unary<ir::op::Sign>(B::float_gather(d, x.inner, idx)), nullptr, x.checkpointing};
+  auto idx =
+      B::float_max_dim_with_indices(B::template float_unary<ir::op::Abs>(x.inner), dim).second;
+  const AP sign{B::template float_unary<ir::op::Sign>(B::float_gather(d, x.inner, idx)), nullptr,
+                x.checkpointing};
   const Shape in = B::float_shape(x.inner);
   return Recorder<B>::unary(
       "max_abs_dim", Bound::Compute, kSaveNothing, std::move(x),
       [out](const typename B::FloatTensor&) { return out; },
       [in, d, idx, sign](BackwardContext<B>& c) {
-        c.set(0, rules::reduce_scatter_back<B>(AdOps<B>::template float_binary<ir::op::Mul>(c.grad, sign), in, d, idx));
+        c.set(0, rules::reduce_scatter_back<B>(
+                     AdOps<B>::template float_binary<ir::op::Mul>(c.grad, sign), in, d, idx));
       });
 }
 
@@ -203,34 +212,33 @@ std::pair<AP<B>, typename B::IntTensor> record_selecting(const char* name, const
                                                          typename B::IntTensor indices,
                                                          std::int64_t dim) {
   if (!reduce_tracks<B>(x)) return {reduce_untracked<B>(x, std::move(values)), std::move(indices)};
-  AP<B> out = reduce_record_selected<B>(name, x, std::move(values), indices,
-                                        static_cast<std::size_t>(dim));
+  AP<B> out =
+      reduce_record_selected<B>(name, x, std::move(values), indices, static_cast<std::size_t>(dim));
   return {std::move(out), std::move(indices)};
 }
 }  // namespace rules
 
 template <class B>
 std::pair<AdTensor<B>, typename B::IntTensor> AdOps<B>::float_max_dim_with_indices(const F& x,
-                                                                                    i64 dim) {
+                                                                                   i64 dim) {
   auto [v, i] = B::float_max_dim_with_indices(x.inner, dim);
   return rules::record_selecting<B>("max_dim_with_indices", x, std::move(v), std::move(i), dim);
 }
 template <class B>
 std::pair<AdTensor<B>, typename B::IntTensor> AdOps<B>::float_min_dim_with_indices(const F& x,
-                                                                                    i64 dim) {
+                                                                                   i64 dim) {
   auto [v, i] = B::float_min_dim_with_indices(x.inner, dim);
   return rules::record_selecting<B>("min_dim_with_indices", x, std::move(v), std::move(i), dim);
 }
 template <class B>
-std::pair<AdTensor<B>, typename B::IntTensor> AdOps<B>::float_sort_with_indices(const F& x,
-                                                                                 i64 dim,
-                                                                                 bool descending) {
+std::pair<AdTensor<B>, typename B::IntTensor> AdOps<B>::float_sort_with_indices(const F& x, i64 dim,
+                                                                                bool descending) {
   auto [v, i] = B::float_sort_with_indices(x.inner, dim, descending);
   return rules::record_selecting<B>("sort_with_indices", x, std::move(v), std::move(i), dim);
 }
 template <class B>
-std::pair<AdTensor<B>, typename B::IntTensor> AdOps<B>::float_topk_with_indices(const F& x,
-                                                                                 i64 k, i64 dim) {
+std::pair<AdTensor<B>, typename B::IntTensor> AdOps<B>::float_topk_with_indices(const F& x, i64 k,
+                                                                                i64 dim) {
   auto [v, i] = B::float_topk_with_indices(x.inner, k, dim);
   return rules::record_selecting<B>("topk_with_indices", x, std::move(v), std::move(i), dim);
 }
@@ -238,22 +246,21 @@ std::pair<AdTensor<B>, typename B::IntTensor> AdOps<B>::float_topk_with_indices(
 // (torch's cummaxmin_backward).
 template <class B>
 std::pair<AdTensor<B>, typename B::IntTensor> AdOps<B>::float_cummax_with_indices(const F& x,
-                                                                                   i64 dim) {
+                                                                                  i64 dim) {
   auto [v, i] = B::float_cummax_with_indices(x.inner, dim);
   return rules::record_selecting<B>("cummax_with_indices", x, std::move(v), std::move(i), dim);
 }
 template <class B>
 std::pair<AdTensor<B>, typename B::IntTensor> AdOps<B>::float_cummin_with_indices(const F& x,
-                                                                                   i64 dim) {
+                                                                                  i64 dim) {
   auto [v, i] = B::float_cummin_with_indices(x.inner, dim);
   return rules::record_selecting<B>("cummin_with_indices", x, std::move(v), std::move(i), dim);
 }
 template <class B>
-std::pair<AdTensor<B>, typename B::IntTensor> AdOps<B>::float_median_dim_with_indices(
-    const F& x, i64 dim) {
+std::pair<AdTensor<B>, typename B::IntTensor> AdOps<B>::float_median_dim_with_indices(const F& x,
+                                                                                      i64 dim) {
   auto [v, i] = B::float_median_dim_with_indices(x.inner, dim);
-  return rules::record_selecting<B>("median_dim_with_indices", x, std::move(v), std::move(i),
-                                    dim);
+  return rules::record_selecting<B>("median_dim_with_indices", x, std::move(v), std::move(i), dim);
 }
 
 // var = sum((x - mean)^2) / (n - correction): d var / dx = 2 (x - mean) / (n - correction)
@@ -276,13 +283,15 @@ std::pair<AdTensor<B>, AdTensor<B>> AdOps<B>::float_var_mean(const F& x, i64 dim
         using O = AdOps<B>;
         const auto xv = c.input(0);
         auto centered = O::template float_binary<ir::op::Sub>(xv, O::float_mean_dim(xv, dim));
-        c.set(0, O::template float_binary<ir::op::Mul>(O::template float_binary_scalar<ir::op::Mul>(centered, 2.0 / denom), c.grad));
+        c.set(0, O::template float_binary<ir::op::Mul>(
+                     O::template float_binary_scalar<ir::op::Mul>(centered, 2.0 / denom), c.grad));
       });
   AP m = Recorder<B>::unary(
       "var_mean(mean)", Bound::Compute, kSaveNothing, std::move(x),
       [mean](const typename B::FloatTensor&) { return mean; },
       [in, n](BackwardContext<B>& c) {
-        c.set(0, AdOps<B>::float_expand(AdOps<B>::template float_binary_scalar<ir::op::Div>(c.grad, n), in));
+        c.set(0, AdOps<B>::float_expand(
+                     AdOps<B>::template float_binary_scalar<ir::op::Div>(c.grad, n), in));
       });
   return {std::move(v), std::move(m)};
 }
@@ -318,22 +327,29 @@ AdTensor<B> AdOps<B>::float_cumprod(const F& x, i64 dim) {
           return;
         }
         const auto zero = B::template float_compare_scalar<ir::op::Equal>(xv.inner, 0.0);
-        auto gout = [&] { return rules::reduce_reverse_cumsum<B>(O::template float_binary<ir::op::Mul>(g, c.output()), d); };
+        auto gout = [&] {
+          return rules::reduce_reverse_cumsum<B>(
+              O::template float_binary<ir::op::Mul>(g, c.output()), d);
+        };
         // Without zeros this is gout / x; with zeros the positions from the first zero on are
         // handled as PyTorch's cumprod_backward does.
         const auto count = B::int_cumsum(B::bool_into_int(zero, DType::I64), dim);
         const auto before = B::template int_compare_scalar<ir::op::Equal>(count, 0);
         const auto not_before = B::template bool_unary<ir::op::Not>(before);
-        const auto first = B::template bool_binary<ir::op::And>(zero, B::template int_compare_scalar<ir::op::Equal>(count, 1));
+        const auto first = B::template bool_binary<ir::op::And>(
+            zero, B::template int_compare_scalar<ir::op::Equal>(count, 1));
         // Before the first zero.
         auto x_before = O::float_mask_fill(xv, not_before, 1.0);
-        auto ga = O::float_mask_fill(O::template float_binary<ir::op::Div>(gout(), x_before), not_before, 0.0);
+        auto ga = O::float_mask_fill(O::template float_binary<ir::op::Div>(gout(), x_before),
+                                     not_before, 0.0);
         // At the first zero: prod_{j<z} x_j = cumprod(x_before)_z.
-        auto after = O::float_mask_fill(xv, B::template bool_binary<ir::op::Or>(before, first), 1.0);
-        auto tail =
-            rules::reduce_reverse_cumsum<B>(O::template float_binary<ir::op::Mul>(g, O::float_cumprod(after, dim)), d);
-        auto gz = O::float_mask_fill(O::template float_binary<ir::op::Mul>(O::float_cumprod(x_before, dim), tail),
-                                     B::template bool_unary<ir::op::Not>(first), 0.0);
+        auto after =
+            O::float_mask_fill(xv, B::template bool_binary<ir::op::Or>(before, first), 1.0);
+        auto tail = rules::reduce_reverse_cumsum<B>(
+            O::template float_binary<ir::op::Mul>(g, O::float_cumprod(after, dim)), d);
+        auto gz = O::float_mask_fill(
+            O::template float_binary<ir::op::Mul>(O::float_cumprod(x_before, dim), tail),
+            B::template bool_unary<ir::op::Not>(first), 0.0);
         c.set(0, O::template float_binary<ir::op::Add>(ga, gz));
       });
 }

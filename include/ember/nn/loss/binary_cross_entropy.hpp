@@ -47,7 +47,9 @@ void check_unit_interval(const char* op, const char* what, const Tensor<B, D>& t
   ember::detail::check_values(
       op, t,
       // bad: not (0 <= x <= 1), NaN included
-      [](const auto& x) { return x.greater_equal_elem(0.0).bool_and(x.lower_equal_elem(1.0)).bool_not(); },
+      [](const auto& x) {
+        return x.greater_equal_elem(0.0).bool_and(x.lower_equal_elem(1.0)).bool_not();
+      },
       [&](double v, std::size_t i) {
         ember::detail::fail<ValueError>(op, "every ", what, " value must be in [0, 1], got ", v,
                                         " at ", position(static_cast<std::int64_t>(i), t.shape()));

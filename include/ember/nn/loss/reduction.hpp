@@ -21,10 +21,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "ember/core/error.hpp"
 #include "ember/module/config_fwd.hpp"
 #include "ember/module/module.hpp"
 #include "ember/module/param.hpp"
-#include "ember/core/error.hpp"
 #include "ember/tensor/tensor.hpp"
 
 namespace ember::nn::loss {
@@ -218,23 +218,26 @@ inline constexpr bool dependent_false_v = false;
 /// forward_no_reduction called with tensors of another backend (Tensor<Cpu, 2> given to a
 /// module made for Dispatch) stop the compilation with a message that says how to make the
 /// module for that backend, instead of a page of failed template deductions.
-#define EMBER_NN_LOSS_OTHER_BACKEND_(Name)                                                        \
-  template <class T_, class... Rest_>                                                              \
-  requires ::ember::nn::loss::detail::is_tensor_of_other_backend_v<T_, B>                          \
-  void forward(const T_&, const Rest_&...) const {                                                 \
-    static_assert(::ember::nn::loss::detail::dependent_false_v<T_>,                                \
-                  "[" #Name "] the tensors are of another backend than this loss module: loss "    \
-                  "modules default to Dispatch; make it for your tensors' backend with "           \
-                  ".init<YourBackend>() (e.g. " #Name "Config{}.init<Cpu>()), or call the "        \
-                  "function of ember::nn::loss, which takes any backend");                         \
-  }                                                                                                \
-  template <class T_, class... Rest_>                                                              \
-  requires ::ember::nn::loss::detail::is_tensor_of_other_backend_v<T_, B>                          \
-  void forward_no_reduction(const T_&, const Rest_&...) const {                                    \
-    static_assert(::ember::nn::loss::detail::dependent_false_v<T_>,                                \
-                  "[" #Name "] the tensors are of another backend than this loss module: loss "    \
-                  "modules default to Dispatch; make it for your tensors' backend with "           \
-                  ".init<YourBackend>() (e.g. " #Name "Config{}.init<Cpu>())");                    \
+#define EMBER_NN_LOSS_OTHER_BACKEND_(Name)                                               \
+  template <class T_, class... Rest_>                                                    \
+  requires ::ember::nn::loss::detail::is_tensor_of_other_backend_v<T_, B>                \
+  void forward(const T_&, const Rest_&...) const {                                       \
+    static_assert(::ember::nn::loss::detail::dependent_false_v<T_>,                      \
+                  "[" #Name                                                              \
+                  "] the tensors are of another backend than this loss module: loss "    \
+                  "modules default to Dispatch; make it for your tensors' backend with " \
+                  ".init<YourBackend>() (e.g. " #Name                                    \
+                  "Config{}.init<Cpu>()), or call the "                                  \
+                  "function of ember::nn::loss, which takes any backend");               \
+  }                                                                                      \
+  template <class T_, class... Rest_>                                                    \
+  requires ::ember::nn::loss::detail::is_tensor_of_other_backend_v<T_, B>                \
+  void forward_no_reduction(const T_&, const Rest_&...) const {                          \
+    static_assert(::ember::nn::loss::detail::dependent_false_v<T_>,                      \
+                  "[" #Name                                                              \
+                  "] the tensors are of another backend than this loss module: loss "    \
+                  "modules default to Dispatch; make it for your tensors' backend with " \
+                  ".init<YourBackend>() (e.g. " #Name "Config{}.init<Cpu>())");          \
   }
 
 /// The forward members of a loss module over an input and a target of one shape, inside

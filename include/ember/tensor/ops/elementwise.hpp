@@ -22,9 +22,9 @@
 #include <vector>
 
 #include "ember/core/data.hpp"
-#include "ember/tensor/fwd.hpp"
 #include "ember/core/shape.hpp"
 #include "ember/ir/elementwise.hpp"
+#include "ember/tensor/fwd.hpp"
 
 namespace ember::detail {
 
@@ -42,58 +42,58 @@ using ScalarOf = std::conditional_t<std::is_same_v<K, Float>, double,
 // One method pair (const& / &&) per op, calling the backend's generic element-wise function
 // with the op's row of the element-wise table (ember/ir/elementwise.hpp).
 // Unary: Float only (FLOAT) or Float and Int (NUM).
-#define EMBER_EW_UNARY_FLOAT(name, Op)                                                      \
-  Tensor<B, D, K> name() const& requires std::same_as<K, Float> {                           \
-    return Tensor<B, D, K>(B::template float_unary<ir::op::Op>(self().into_primitive()));   \
-  }                                                                                         \
-  Tensor<B, D, K> name() && requires std::same_as<K, Float> {                               \
-    return Tensor<B, D, K>(                                                                 \
-        B::template float_unary<ir::op::Op>(std::move(self()).into_primitive()));           \
+#define EMBER_EW_UNARY_FLOAT(name, Op)                                                    \
+  Tensor<B, D, K> name() const& requires std::same_as<K, Float> {                         \
+    return Tensor<B, D, K>(B::template float_unary<ir::op::Op>(self().into_primitive())); \
+  }                                                                                       \
+  Tensor<B, D, K> name() && requires std::same_as<K, Float> {                             \
+    return Tensor<B, D, K>(                                                               \
+        B::template float_unary<ir::op::Op>(std::move(self()).into_primitive()));         \
   }
-#define EMBER_EW_UNARY_NUM(name, Op)                                                          \
-  Tensor<B, D, K> name() const& requires NumericKind<K> {                                     \
-    return Tensor<B, D, K>(unary_prim<ir::op::Op>(self().into_primitive()));                  \
-  }                                                                                           \
-  Tensor<B, D, K> name() && requires NumericKind<K> {                                         \
-    return Tensor<B, D, K>(unary_prim<ir::op::Op>(std::move(self()).into_primitive()));       \
+#define EMBER_EW_UNARY_NUM(name, Op)                                                    \
+  Tensor<B, D, K> name() const& requires NumericKind<K> {                               \
+    return Tensor<B, D, K>(unary_prim<ir::op::Op>(self().into_primitive()));            \
+  }                                                                                     \
+  Tensor<B, D, K> name() && requires NumericKind<K> {                                   \
+    return Tensor<B, D, K>(unary_prim<ir::op::Op>(std::move(self()).into_primitive())); \
   }
 // Binary: REQ restricts the kind; Op is the row; the operands are checked and promoted first.
-#define EMBER_EW_BINARY(name, REQ, Op)                                                           \
-  Tensor<B, D, K> name(Tensor<B, D, K> rhs) const& requires REQ {                                \
-    auto pr = prepare(#name, self().into_primitive(), std::move(rhs).into_primitive());          \
-    return Tensor<B, D, K>(binary_prim<ir::op::Op>(std::move(pr.first), std::move(pr.second)));  \
-  }                                                                                              \
-  Tensor<B, D, K> name(Tensor<B, D, K> rhs) && requires REQ {                                    \
+#define EMBER_EW_BINARY(name, REQ, Op)                                                             \
+  Tensor<B, D, K> name(Tensor<B, D, K> rhs) const& requires REQ {                                  \
+    auto pr = prepare(#name, self().into_primitive(), std::move(rhs).into_primitive());            \
+    return Tensor<B, D, K>(binary_prim<ir::op::Op>(std::move(pr.first), std::move(pr.second)));    \
+  }                                                                                                \
+  Tensor<B, D, K> name(Tensor<B, D, K> rhs) && requires REQ {                                      \
     auto pr = prepare(#name, std::move(self()).into_primitive(), std::move(rhs).into_primitive()); \
-    return Tensor<B, D, K>(binary_prim<ir::op::Op>(std::move(pr.first), std::move(pr.second)));  \
+    return Tensor<B, D, K>(binary_prim<ir::op::Op>(std::move(pr.first), std::move(pr.second)));    \
   }
 // Scalar form: name(s) with s double for Float, int64 for Int.
-#define EMBER_EW_SCALAR(name, REQ, CHECK, Op)                                                \
-  Tensor<B, D, K> name(ScalarOf<K> s) const& requires REQ {                                  \
-    CHECK;                                                                                   \
-    return Tensor<B, D, K>(scalar_prim<ir::op::Op>(self().into_primitive(), s));             \
-  }                                                                                          \
-  Tensor<B, D, K> name(ScalarOf<K> s) && requires REQ {                                      \
-    CHECK;                                                                                   \
-    return Tensor<B, D, K>(scalar_prim<ir::op::Op>(std::move(self()).into_primitive(), s));  \
+#define EMBER_EW_SCALAR(name, REQ, CHECK, Op)                                               \
+  Tensor<B, D, K> name(ScalarOf<K> s) const& requires REQ {                                 \
+    CHECK;                                                                                  \
+    return Tensor<B, D, K>(scalar_prim<ir::op::Op>(self().into_primitive(), s));            \
+  }                                                                                         \
+  Tensor<B, D, K> name(ScalarOf<K> s) && requires REQ {                                     \
+    CHECK;                                                                                  \
+    return Tensor<B, D, K>(scalar_prim<ir::op::Op>(std::move(self()).into_primitive(), s)); \
   }
-#define EMBER_EW_CMP_METHOD(name, Op)                                                 \
-  /** Element-wise comparison -> Bool (broadcasts, promotes). */                      \
-  Tensor<B, D, Bool> name(const Tensor<B, D, K>& rhs) const {                         \
-    auto pr = prepare(#name, self().into_primitive(), rhs.into_primitive());          \
-    if constexpr (std::is_same_v<K, Bool> && !(ir::op::Op::kinds & ir::kBool))        \
-      return bool_compare_##name(std::move(pr.first), std::move(pr.second));          \
-    else                                                                              \
-      return Tensor<B, D, Bool>(compare_prim<ir::op::Op>(pr.first, pr.second));       \
-  }                                                                                   \
-  /** Comparison with a scalar -> Bool. */                                            \
-  Tensor<B, D, Bool> name##_elem(ScalarOf<K> s) const requires NumericKind<K> {       \
-    if constexpr (std::is_same_v<K, Float>)                                           \
-      return Tensor<B, D, Bool>(                                                      \
-          B::template float_compare_scalar<ir::op::Op>(self().primitive(), s));       \
-    else                                                                              \
-      return Tensor<B, D, Bool>(                                                      \
-          B::template int_compare_scalar<ir::op::Op>(self().primitive(), s));         \
+#define EMBER_EW_CMP_METHOD(name, Op)                                           \
+  /** Element-wise comparison -> Bool (broadcasts, promotes). */                \
+  Tensor<B, D, Bool> name(const Tensor<B, D, K>& rhs) const {                   \
+    auto pr = prepare(#name, self().into_primitive(), rhs.into_primitive());    \
+    if constexpr (std::is_same_v<K, Bool> && !(ir::op::Op::kinds & ir::kBool))  \
+      return bool_compare_##name(std::move(pr.first), std::move(pr.second));    \
+    else                                                                        \
+      return Tensor<B, D, Bool>(compare_prim<ir::op::Op>(pr.first, pr.second)); \
+  }                                                                             \
+  /** Comparison with a scalar -> Bool. */                                      \
+  Tensor<B, D, Bool> name##_elem(ScalarOf<K> s) const requires NumericKind<K> { \
+    if constexpr (std::is_same_v<K, Float>)                                     \
+      return Tensor<B, D, Bool>(                                                \
+          B::template float_compare_scalar<ir::op::Op>(self().primitive(), s)); \
+    else                                                                        \
+      return Tensor<B, D, Bool>(                                                \
+          B::template int_compare_scalar<ir::op::Op>(self().primitive(), s));   \
   }
 
 template <class B, std::size_t D, class K>
@@ -142,7 +142,8 @@ class ElementwiseApi {
     return Tensor<B, D, K>(B::template int_unary<ir::op::BitwiseNot>(self().into_primitive()));
   }
   Tensor<B, D, K> bitwise_not() && requires std::same_as<K, Int> {
-    return Tensor<B, D, K>(B::template int_unary<ir::op::BitwiseNot>(std::move(self()).into_primitive()));
+    return Tensor<B, D, K>(
+        B::template int_unary<ir::op::BitwiseNot>(std::move(self()).into_primitive()));
   }
   /// Logical NOT of a Bool tensor.
   Tensor<B, D, K> bool_not() const& requires std::same_as<K, Bool> {
@@ -191,15 +192,11 @@ class ElementwiseApi {
 
   // ---- scalar forms ----------------------------------------------------------------------
   // The scalar is double for Float, int64 for Int; computed in the tensor's compute type.
-  EMBER_EW_SCALAR(add_scalar, NumericKind<K>, check_int_scalar("add_scalar", s),
-                  Add)
-  EMBER_EW_SCALAR(sub_scalar, NumericKind<K>, check_int_scalar("sub_scalar", s),
-                  Sub)
-  EMBER_EW_SCALAR(mul_scalar, NumericKind<K>, check_int_scalar("mul_scalar", s),
-                  Mul)
+  EMBER_EW_SCALAR(add_scalar, NumericKind<K>, check_int_scalar("add_scalar", s), Add)
+  EMBER_EW_SCALAR(sub_scalar, NumericKind<K>, check_int_scalar("sub_scalar", s), Sub)
+  EMBER_EW_SCALAR(mul_scalar, NumericKind<K>, check_int_scalar("mul_scalar", s), Mul)
   /// Throws ValueError for an Int tensor and a zero divisor.
-  EMBER_EW_SCALAR(div_scalar, NumericKind<K>, check_int_divisor("div_scalar", s),
-                  Div)
+  EMBER_EW_SCALAR(div_scalar, NumericKind<K>, check_int_divisor("div_scalar", s), Div)
   /// Throws ValueError for an Int tensor and a zero divisor.
   EMBER_EW_SCALAR(remainder_scalar, NumericKind<K>, check_int_divisor("remainder_scalar", s),
                   Remainder)
@@ -223,16 +220,11 @@ class ElementwiseApi {
     check_int_scalar("clamp_max", s);
     return Tensor<B, D, K>(clamp_prim(std::move(self()).into_primitive(), lowest(), s));
   }
-  EMBER_EW_SCALAR(bitwise_and_scalar, IntKind<K>, check_int_scalar("bitwise_and_scalar", s),
-                  BitAnd)
-  EMBER_EW_SCALAR(bitwise_or_scalar, IntKind<K>, check_int_scalar("bitwise_or_scalar", s),
-                  BitOr)
-  EMBER_EW_SCALAR(bitwise_xor_scalar, IntKind<K>, check_int_scalar("bitwise_xor_scalar", s),
-                  BitXor)
-  EMBER_EW_SCALAR(bitwise_left_shift_scalar, IntKind<K>, (void)0,
-                  ShiftLeft)
-  EMBER_EW_SCALAR(bitwise_right_shift_scalar, IntKind<K>, (void)0,
-                  ShiftRight)
+  EMBER_EW_SCALAR(bitwise_and_scalar, IntKind<K>, check_int_scalar("bitwise_and_scalar", s), BitAnd)
+  EMBER_EW_SCALAR(bitwise_or_scalar, IntKind<K>, check_int_scalar("bitwise_or_scalar", s), BitOr)
+  EMBER_EW_SCALAR(bitwise_xor_scalar, IntKind<K>, check_int_scalar("bitwise_xor_scalar", s), BitXor)
+  EMBER_EW_SCALAR(bitwise_left_shift_scalar, IntKind<K>, (void)0, ShiftLeft)
+  EMBER_EW_SCALAR(bitwise_right_shift_scalar, IntKind<K>, (void)0, ShiftRight)
 
   /// x^n with an integer exponent. Int tensors: throws ValueError for n < 0 (as PyTorch).
   Tensor<B, D, K> powi_scalar(std::int64_t n) const& requires NumericKind<K> {
@@ -428,7 +420,8 @@ class ElementwiseApi {
           B::template int_binary_scalar<ir::op::Pow>(std::move(self()).into_primitive(), n));
     }
   }
-  static Primitive clamp_prim(Primitive p, ScalarOf<K> min, ScalarOf<K> max) requires NumericKind<K> {
+  static Primitive clamp_prim(Primitive p, ScalarOf<K> min,
+                              ScalarOf<K> max) requires NumericKind<K> {
     if constexpr (std::is_same_v<K, Float>)
       return B::float_clamp(std::move(p), min, max);
     else
@@ -482,9 +475,9 @@ class ElementwiseApi {
     else
       return B::template bool_compare<Op>(a, b);
   }
-#define EMBER_EW_BOOL_CMP(name, fn)                                         \
+#define EMBER_EW_BOOL_CMP(name, fn)                                                              \
   static Tensor<B, D, Bool> bool_compare_##name(Primitive a, Primitive b) requires BoolKind<K> { \
-    return Tensor<B, D, Bool>(fn);                                          \
+    return Tensor<B, D, Bool>(fn);                                                               \
   }
   // Bool ordering as integers 0 < 1.
   EMBER_EW_BOOL_CMP(greater, B::template bool_binary<ir::op::And>(std::move(a), not_(std::move(b))))
