@@ -1,6 +1,7 @@
 // iinfo and the range checks of creation ops.
 #include "ember/core/value_range.hpp"
 
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -51,23 +52,35 @@ bool overflows_float(double value, DType d) {
   }
 }
 
+/// `v` in full: integers exactly (2147483648, not 2.14748e+09), others as the shortest text
+/// that reads back as `v` (0.1, 1e+39).
+std::string show(double v) {
+  if (std::isfinite(v) && v == std::trunc(v) && std::fabs(v) < 9.2e18)
+    return std::to_string(static_cast<long long>(v));
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
 }  // namespace
 
 void check_value_fits(const char* op, double value, DType dtype) {
   if (is_int(dtype)) {
     const IInfo r = iinfo(dtype);
-    // PyTorch's rule (c10::overflows): the value itself, before truncation, must lie in
-    // [min, max], so 127.9 does not fit i8 and -0.5 does not fit u8. For i64 the bound
-    // 2^63 - 1 is not a double: values that round to 2^63 on their way through a double are
-    // accepted (and stored as 2^63 - 1), as in PyTorch.
-    const double lo = static_cast<double>(r.min), hi = static_cast<double>(r.max);
-    const bool ok = value >= lo && value <= hi;
+    // PyTorch's rule (torch.full): values in [min, max + 1) fit and are truncated toward
+    // zero (127.9 -> 127 in i8; -0.5 is below u8's 0 and is refused). max + 1 is exact in
+    // double for every dtype, so `<` is the exact test; for i64 the values near 2^63 - 1
+    // round to 2^63 on their way through a double, which is accepted (and stored as
+    // 2^63 - 1): full(INT64_MAX) must work, although torch refuses the double 2^63.
+    const double hi = static_cast<double>(r.max) + 1.0;
+    const bool ok = dtype == DType::I64 ? value >= static_cast<double>(r.min) && value <= hi
+                                        : value >= static_cast<double>(r.min) && value < hi;
     if (!ok) {
-      fail<ValueError>(op, "value ", value, " is out of range for dtype ", dtype, " [", r.min, ", ",
-                       r.max, "]");
+      fail<ValueError>(op, "value ", show(value), " is out of range for dtype ", dtype, " [", r.min,
+                       ", ", r.max, "]");
     }
   } else if (is_float(dtype) && overflows_float(value, dtype)) {
-    fail<ValueError>(op, "value ", value, " is out of range for dtype ", dtype, " (largest ",
+    fail<ValueError>(op, "value ", show(value), " is out of range for dtype ", dtype, " (largest ",
                      finfo(dtype).max, ")");
   }
 }
@@ -75,6 +88,11 @@ void check_value_fits(const char* op, double value, DType dtype) {
 void check_arange(std::int64_t start, std::int64_t end, std::int64_t step, DType dtype) {
   if (step == 0) fail<ValueError>("arange", "step must be non-zero");
   const __int128 span = static_cast<__int128>(end) - start;
+  // torch.arange(0, 10, -1) raises rather than giving an empty tensor.
+  if ((span > 0 && step < 0) || (span < 0 && step > 0)) {
+    fail<ValueError>("arange", "[", start, ", ", end, ") with step ", step,
+                     ": the step's sign does not lead from start to end");
+  }
   __int128 n = 0;
   if ((span > 0 && step > 0) || (span < 0 && step < 0)) {
     const __int128 s = step;

@@ -38,6 +38,11 @@ TEST(Robustness, ArangeCountsWithoutOverflow) {
   EXPECT_EQ(I1::arange_step(kMin + 1, kMin, -1).to_vec<std::int64_t>(),
             (std::vector<std::int64_t>{kMin + 1}));
   EXPECT_EQ(I1::arange_step(0, 10, kMax).to_vec<std::int64_t>(), (std::vector<std::int64_t>{0}));
+  // A step leading away from the end is an error (torch.arange(0, 10, -1) raises), an empty
+  // range is not.
+  EMBER_EXPECT_THROW_MSG((I1::arange_step(0, 10, -1)), ValueError,
+                         "[arange] [0, 10) with step -1: the step's sign does not lead");
+  EXPECT_EQ(I1::arange_step(5, 5, -1).to_vec<std::int64_t>(), std::vector<std::int64_t>{});
 }
 
 TEST(Robustness, NarrowLengthOverflow) {
@@ -117,10 +122,17 @@ TEST(Robustness, FullOutOfTheDtypeRangeThrows) {
   EMBER_EXPECT_THROW_MSG((F1::full({2}, 70000, {}, DType::F16)), ValueError, "dtype f16");
   EMBER_EXPECT_THROW_MSG((I1::from_ints({1, 200}, {}, DType::I8)), ValueError,
                          "[from_ints] value 200 is out of range for dtype i8");
-  // PyTorch's rule: the value before truncation must fit (torch.full((1,), 127.9,
-  // dtype=torch.int8) raises), so 127.9 in i8 and -0.5 in u8 are both refused (issue 19).
-  EMBER_EXPECT_THROW_MSG((I1::full({1}, 127.9, {}, DType::I8)), ValueError,
-                         "[full] value 127.9 is out of range for dtype i8 [-128, 127]");
+  // PyTorch's rule: values in [min, max + 1) are truncated toward zero (torch.full((1,),
+  // 127.9, dtype=torch.int8) is 127), values below min are refused (-0.5 in u8).
+  EXPECT_EQ(I1::full({1}, 127.9, {}, DType::I8).to_vec<std::int64_t>(),
+            (std::vector<std::int64_t>{127}));
+  EXPECT_EQ(I1::full({1}, 255.5, {}, DType::U8).to_vec<std::int64_t>(),
+            (std::vector<std::int64_t>{255}));
+  // The value is shown in full (not 2.14748e+09, which looks in range).
+  EMBER_EXPECT_THROW_MSG((I1::full({1}, 2147483648.0, {}, DType::I32)), ValueError,
+                         "[full] value 2147483648 is out of range for dtype i32");
+  EMBER_EXPECT_THROW_MSG((I1::full({1}, 128.0, {}, DType::I8)), ValueError,
+                         "[full] value 128 is out of range for dtype i8 [-128, 127]");
   EMBER_EXPECT_THROW_MSG((I1::full({1}, -0.5, {}, DType::U8)), ValueError,
                          "[full] value -0.5 is out of range for dtype u8 [0, 255]");
   EXPECT_EQ(I1::full({1}, -127.9, {}, DType::I8).to_vec<std::int64_t>(),
