@@ -23,10 +23,16 @@ struct Reader {
   bool past_end;
 };
 
+// stb refills its 128-byte buffer with reads of exactly that size (a short one is the
+// file's normal end) and reads pixel rows of raw formats (PNM, TGA) in one read of their
+// size, ignoring a short count.
+constexpr int kStbRefill = 128;
+
 int reader_read(void* user, char* data, int size) {
   auto* r = static_cast<Reader*>(user);
   const auto n = std::fread(data, 1, static_cast<std::size_t>(size), r->file);
-  if (n == 0 && size > 0) r->past_end = true;
+  if ((n == 0 && size > 0) || (size != kStbRefill && n < static_cast<std::size_t>(size)))
+    r->past_end = true;
   return static_cast<int>(n);
 }
 
@@ -53,6 +59,9 @@ ImageU8 read_image(const std::filesystem::path& path, int channels) {
   }
   // stbi_load's failure reasons are process-wide; open the file ourselves so a missing file
   // is reported with errno's reason.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    ember::detail::fail<IoError>("read_image", path.string(), ": is a directory, not an image");
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) {
     ember::detail::fail<IoError>("read_image", path.string(), ": cannot open (",
@@ -62,6 +71,11 @@ ImageU8 read_image(const std::filesystem::path& path, int channels) {
   // JPEG cut short decode to black or grey without an error). Reading through our own
   // callbacks shows when a decoder asked for bytes the file does not have.
   Reader reader{f, false};
+  if (std::fgetc(f) == EOF) {
+    std::fclose(f);
+    ember::detail::fail<IoError>("read_image", path.string(), ": empty file, not an image");
+  }
+  std::rewind(f);
   int w = 0, h = 0, file_channels = 0;
   stbi_uc* pixels =
       stbi_load_from_callbacks(&kReaderCallbacks, &reader, &w, &h, &file_channels, channels);
@@ -69,7 +83,8 @@ ImageU8 read_image(const std::filesystem::path& path, int channels) {
   if (!pixels) {
     const char* reason = stbi_failure_reason();
     ember::detail::fail<IoError>("read_image", path.string(), ": cannot decode (",
-                                 reason ? reason : "unknown format", ")");
+                                 reason && *reason ? reason : "corrupt or unsupported image",
+                                 reader.past_end ? ", the file ends early" : "", ")");
   }
   std::unique_ptr<stbi_uc, void (*)(void*)> owner(pixels, stbi_image_free);
   if (reader.past_end) {

@@ -223,6 +223,27 @@ TEST(ImageFiles, TruncatedFilesAreRefused) {
   ASSERT_NE(stbi_write_jpg((dir / "b.jpg").c_str(), 64, 64, 3, big.data(), 90), 0);
   EXPECT_EQ(read_image(dir / "b.jpg").width, 64u);
   cut("b.jpg", "half.jpg", std::filesystem::file_size(dir / "b.jpg") / 2);
+  // Raw formats, whose pixels stb reads in one read per image or row: a PGM and an
+  // uncompressed TGA one byte short.
+  std::ofstream(dir / "a.pgm", std::ios::binary)
+      << std::string("P5\n4 3\n255\n") << std::string(12, '\x40');
+  EXPECT_EQ(read_image(dir / "a.pgm").at(0, 2, 3), 0x40);
+  cut("a.pgm", "short.pgm", std::filesystem::file_size(dir / "a.pgm") - 1);
+  EXPECT_TRUE(
+      contains(error_of<IoError>([&] { read_image(dir / "short.pgm"); }), "short.pgm: truncated"));
+  stbi_write_tga_with_rle = 0;
+  ASSERT_NE(stbi_write_tga((dir / "a.tga").c_str(), 4, 3, 3, px.data()), 0);
+  EXPECT_EQ(read_image(dir / "a.tga").at(1, 0, 0), px[1]);
+  cut("a.tga", "short.tga", std::filesystem::file_size(dir / "a.tga") - 1);
+  EXPECT_TRUE(
+      contains(error_of<IoError>([&] { read_image(dir / "short.tga"); }), "short.tga: truncated"));
+  // A folder and an empty file are named as such.
+  std::filesystem::create_directory(dir / "folder.png");
+  EXPECT_TRUE(contains(error_of<IoError>([&] { read_image(dir / "folder.png"); }),
+                       "folder.png: is a directory, not an image"));
+  std::ofstream(dir / "empty.png").close();
+  EXPECT_TRUE(contains(error_of<IoError>([&] { read_image(dir / "empty.png"); }),
+                       "empty.png: empty file, not an image"));
   // (stb itself refuses a JPEG cut short: "expected marker"; either way an IoError.)
   const std::string half = error_of<IoError>([&] { read_image(dir / "half.jpg"); });
   EXPECT_TRUE(contains(half, "half.jpg: truncated") || contains(half, "half.jpg: cannot decode"))
