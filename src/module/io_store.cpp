@@ -1,5 +1,9 @@
 // Module files through ember::store: safetensors writing, safetensors / PyTorch reading,
 // atomic config files.
+#include <cctype>
+#include <set>
+#include <string>
+
 #include "ember/module/config.hpp"
 #include "ember/module/module.hpp"
 #include "ember/store/file.hpp"
@@ -12,12 +16,16 @@ void save_state(const StateDict& tensors, const std::filesystem::path& path,
                 const std::map<std::string, std::string>& metadata) {
   // Ember writes safetensors only; under PyTorch's names the file would mislead torch.load
   // (and every tool that goes by the extension).
-  const std::string ext = path.extension().string();
-  if (ext == ".pt" || ext == ".pth" || ext == ".bin" || ext == ".ckpt") {
+  std::string ext = path.extension().string();
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  static const std::set<std::string> foreign = {".pt",  ".pth", ".bin",  ".ckpt",
+                                                ".tar", ".pkl", ".onnx", ".h5"};
+  if (foreign.count(ext) != 0) {
     ember::detail::fail<ValueError>(
-        "save", "'", path.string(), "': Module::save writes safetensors, not PyTorch's ", ext,
-        " format (torch.load could not read it); name the file *.safetensors (PyTorch reads "
-        "it with safetensors.torch.load_file)");
+        "save", "'", path.string(), "': Module::save writes safetensors, not the ",
+        path.extension().string(),
+        " format its name promises (torch.load or an ONNX reader could not read it); name the "
+        "file *.safetensors (PyTorch reads it with safetensors.torch.load_file)");
   }
   store::NamedTensors named;
   named.tensors = tensors;

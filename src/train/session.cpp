@@ -222,6 +222,30 @@ StartPoint Session::begin(const EpochSizes& sizes) {
         ember::detail::fail<IoError>("resume", "'", (folder / "state.json").string(),
                                      "' is not an Ember checkpoint state");
       }
+      const auto damaged = [&](const std::string& why) {
+        ember::detail::fail<IoError>("resume", "'", (folder / "state.json").string(),
+                                     "' is damaged: ", why);
+      };
+      // The counters must be what the folder's name says (epoch-5, epoch-5-batch-120): a
+      // hand-edited or corrupted state would skip epochs or batches, or restart the run.
+      const auto counter = [&](const char* key) -> std::size_t {
+        if (!state.contains(key) || !state.at(key).is_number_unsigned())
+          damaged(std::string("'") + key + "' is not a non-negative integer");
+        return state.at(key).get<std::size_t>();
+      };
+      if (counter("epoch") != id->epoch)
+        damaged("'epoch' " + state.at("epoch").dump() + " in the folder of epoch " +
+                std::to_string(id->epoch));
+      if (!state.contains("partial") || !state.at("partial").is_boolean() ||
+          state.at("partial").get<bool>() != id->partial)
+        damaged("'partial' does not match the folder name " + folder.filename().string());
+      if (id->partial) {
+        if (counter("batches") != id->batches)
+          damaged("'batches' " + state.at("batches").dump() + " in the folder of batch " +
+                  std::to_string(id->batches));
+        if (!state.contains("train_done") || !state.at("train_done").is_boolean())
+          damaged("'train_done' is not a boolean");
+      }
       try {
         const std::size_t epoch = state.at("epoch").get<std::size_t>();
         const bool partial = state.at("partial").get<bool>();

@@ -265,7 +265,11 @@ TYPED_TEST(StoreEndToEnd, BadFilesLeaveTheModelUnchanged) {
   // Module::save writes safetensors only: a PyTorch extension is refused, nothing written.
   EMBER_EXPECT_THROW_MSG(m.save(dir / "model.pt"), ValueError,
                          "[save] '" + (dir / "model.pt").string() +
-                             "': Module::save writes safetensors, not PyTorch's .pt format");
+                             "': Module::save writes safetensors, not the .pt format");
+  for (const char* name : {"model.PT", "model.pth.tar", "model.onnx", "model.Bin"}) {
+    EMBER_EXPECT_THROW_MSG(m.save(dir / name), ValueError, "Module::save writes safetensors");
+    EXPECT_FALSE(fs::exists(dir / name)) << name;
+  }
   EXPECT_FALSE(fs::exists(dir / "model.pt"));
   // A safetensors file under a .pt name (written by hand, or by an older Ember) loads by its
   // content.

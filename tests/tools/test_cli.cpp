@@ -384,6 +384,16 @@ TEST_F(CliTest, ResumeWithMoreEpochsExtendsTheRun) {
   EXPECT_NE(r.out.find("[train] epoch 2 done"), std::string::npos) << r.out;
   EXPECT_EQ(nlohmann::json::parse(slurp(mlp / "run.json"))["train"]["epochs"], 2);
   EXPECT_EQ(nlohmann::json::parse(slurp(mlp / "run.json"))["train"]["keep"], 5);
+  // A keep outside the option's bounds makes run.json damaged.
+  {
+    const fs::path bad = tmp_->path() / "mlp-keep0";
+    fs::copy(mlp_run(), bad, fs::copy_options::recursive);
+    auto j = nlohmann::json::parse(slurp(bad / "run.json"));
+    j["train"]["keep"] = 0;
+    std::ofstream(bad / "run.json") << j.dump(2);
+    expect_error(ember({"train", "--resume", "--run-dir", bad.string(), "--no-tui"}), 1,
+                 {"run.json is damaged: train.keep 0 is outside 1..100000"});
+  }
   EXPECT_NE(slurp(mlp / "valid.jsonl").find("\"epoch\":2"), std::string::npos);
   EXPECT_TRUE(fs::exists(mlp / "checkpoints" / "epoch-2"));
   expect_error(ember({"train", "--resume", "--run-dir", mlp.string(), "--epochs", "1"}), 1,

@@ -212,6 +212,43 @@ TEST_F(TrainLearnerResume, StopDuringValidationThenResume) {
   expect_same_as_straight(model, dir.path());
 }
 
+TEST_F(TrainLearnerResume, DamagedStateCountersAreRefused) {
+  // Issue 19: counters edited or corrupted in state.json skipped epochs or restarted the run
+  // silently; they must match the checkpoint folder's name.
+  TempDir dir("resume-damaged");
+  StopAfter stop;
+  stop.stop_after = 9;  // epoch 2, batch 3 of 6: checkpoints epoch-1 and epoch-2-batch-3
+  run(RunConfig{}, dir.path(), false, 5, &stop);
+  const fs::path state_file = dir.path() / "checkpoints" / "epoch-2-batch-3" / "state.json";
+  const auto good = nlohmann::json::parse(slurp(state_file));
+  const std::vector<std::pair<nlohmann::json, std::string>> cases = {
+      {{{"epoch", 100}}, "'epoch' 100 in the folder of epoch 2"},
+      {{{"epoch", 1e30}}, "'epoch' is not a non-negative integer"},
+      {{{"epoch", -2}}, "'epoch' is not a non-negative integer"},
+      {{{"partial", false}}, "'partial' does not match the folder name epoch-2-batch-3"},
+      {{{"batches", -1}}, "'batches' is not a non-negative integer"},
+      {{{"batches", 5}}, "'batches' 5 in the folder of batch 3"},
+      {{{"train_done", "no"}}, "'train_done' is not a boolean"}};
+  for (const auto& [edit, want] : cases) {
+    SCOPED_TRACE(edit.dump());
+    nlohmann::json bad = good;
+    bad.update(edit);
+    std::ofstream(state_file) << bad.dump(2);
+    std::string what;
+    try {
+      run(RunConfig{}, dir.path(), true);
+    } catch (const IoError& e) {
+      what = e.what();
+    }
+    EXPECT_NE(what.find("is damaged: " + want), std::string::npos) << what;
+  }
+  // Put back, the run resumes and ends as the straight one.
+  std::ofstream(state_file) << good.dump(2);
+  auto [model, again] = run(RunConfig{}, dir.path(), true, 99);
+  EXPECT_EQ(again, StopReason::Completed);
+  expect_same_as_straight(model, dir.path());
+}
+
 TEST_F(TrainLearnerResume, ResumeWithoutCheckpointStartsFresh) {
   TempDir dir("resume-none");
   auto [model, reason] = run(RunConfig{}, dir.path(), true);

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 #include <sstream>
+#include <stdexcept>
 #include <string_view>
 
 #include "ember/store/safetensors.hpp"
@@ -40,6 +41,11 @@ RunConfig RunConfig::from_json(const nlohmann::json& j, const std::string& sourc
     c.model = ModelSpec::from_json(j.at("model"));
     c.data = nn::config_from_json<DataSettings>(j.at("data"));
     c.train = nn::config_from_json<TrainSettings>(j.at("train"));
+    // The bounds of the --keep option.
+    if (c.train.keep < 1 || c.train.keep > 100000) {
+      throw std::runtime_error("train.keep " + std::to_string(c.train.keep) +
+                               " is outside 1..100000");
+    }
     return c;
   } catch (const std::exception& e) {
     throw CliError(source + " is damaged: " + first_line(e.what()));

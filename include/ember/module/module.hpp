@@ -609,7 +609,7 @@ LoadReport load_state_dict(M& m, const store::NamedTensors& file, const LoadOpti
 
 /// Saves the Params and Buffers as safetensors at `path` (atomic: a temp file renamed into
 /// place), PyTorch's key names and layouts; `metadata` goes to the header's __metadata__
-/// (the config as JSON under "config"). Throws IoError; ValueError for a .pt/.pth/.bin path.
+/// (the config as JSON under "config"). Throws IoError; ValueError for a .pt/.pth/.onnx/... name.
 template <class M>
 void save(const M& m, const std::filesystem::path& path,
           const std::map<std::string, std::string>& metadata = {}) {
