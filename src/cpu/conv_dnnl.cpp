@@ -109,7 +109,7 @@ memory::format_tag plain_tag(std::size_t rank) {
 std::shared_ptr<Entry> build(Kind kind, const Shape& xs, const Shape& ws, const Shape& ys,
                              bool bias, const std::vector<i64>& s, const std::vector<i64>& p,
                              const std::vector<i64>& d, i64 groups, bool relu = false,
-                             bool sum = false) {
+                             bool sum = false, bool winograd = false) {
   using dt = memory::data_type;
   using ft = memory::format_tag;
   const bool transposed = kind == Kind::Transposed;
@@ -177,8 +177,6 @@ std::shared_ptr<Entry> build(Kind kind, const Shape& xs, const Shape& ws, const 
       break;
     }
     case Kind::Forward: {
-      dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, alg, src_any, w_any,
-                                           b_md, dst_any, strides, dil, pad, pad_r);
       // Fused epilogue (conv_fused): dst += residual (sum), then ReLU.
       dnnl::primitive_attr attr;
       if (relu || sum) {
@@ -187,7 +185,26 @@ std::shared_ptr<Entry> build(Kind kind, const Shape& xs, const Shape& ws, const 
         if (relu) po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
         attr.set_post_ops(po);
       }
-      dnnl::convolution_forward::primitive_desc pd(desc, attr, eng);
+      // Winograd when asked for and oneDNN has a kernel for the case (3x3, stride 1, channels
+      // in multiples of its vector width), else direct.
+      std::optional<dnnl::convolution_forward::primitive_desc> pdo;
+      if (winograd) {
+        try {
+          dnnl::convolution_forward::desc wdesc(dnnl::prop_kind::forward_inference,
+                                                dnnl::algorithm::convolution_winograd,
+                                                memory::desc(src_md.dims(), dt::f32, ft::any),
+                                                w_any, b_md, dst_any, strides, dil, pad, pad_r);
+          pdo.emplace(wdesc, attr, eng);
+        } catch (const dnnl::error&) {
+          pdo.reset();
+        }
+      }
+      if (!pdo) {
+        dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, alg, src_any,
+                                             w_any, b_md, dst_any, strides, dil, pad, pad_r);
+        pdo.emplace(desc, attr, eng);
+      }
+      const auto& pd = *pdo;
       e->prim = dnnl::convolution_forward(pd);
       e->arg = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
       e->user = {src_md, w_md, dst_md};
@@ -425,6 +442,22 @@ std::optional<ConvActivation> max_pool_blocked(const ConvActivation& x,
   }
 }
 
+namespace {
+
+/// Whether conv_fused tries oneDNN's Winograd kernels for 3x3 stride-1 convolutions:
+/// EMBER_CONV_WINOGRAD=0 / 1 decides, else on (measured on ResNet-18, docs/benchmarks.md).
+bool winograd_wanted(const Shape& ws, const std::vector<i64>& s, const std::vector<i64>& d,
+                     i64 groups) {
+  static const bool on = [] {
+    const char* e = std::getenv("EMBER_CONV_WINOGRAD");
+    return e == nullptr || std::string(e) != "0";
+  }();
+  return on && groups == 1 && ws.rank() == 4 && ws[2] == 3 && ws[3] == 3 && s[0] == 1 &&
+         s[1] == 1 && d[0] == 1 && d[1] == 1;
+}
+
+}  // namespace
+
 std::optional<ConvOperand> conv_fused(const ConvOperand& x0, const CpuTensor& w0,
                                       const std::optional<CpuTensor>& b0, const ConvOperand* r0,
                                       const ConvFusedOptions& opt, ConvWeightPack* pack) {
@@ -467,8 +500,9 @@ std::optional<ConvOperand> conv_fused(const ConvOperand& x0, const CpuTensor& w0
     const int nt = threads();
     conv::OmpThreads omp(nt);
     std::ostringstream k;
+    const bool wino = winograd_wanted(ws, opt.stride, opt.dilation, g);
     k << 'F' << nt << xs << ws << ys << (b ? 1 : 0) << g << (opt.relu ? 'r' : '-')
-      << (r0 ? 's' : '-');
+      << (r0 ? 's' : '-') << (wino ? 'w' : '-');
     for (auto v : opt.stride) k << ',' << v;
     for (auto v : opt.padding) k << ';' << v;
     for (auto v : opt.dilation) k << ':' << v;
@@ -476,7 +510,7 @@ std::optional<ConvOperand> conv_fused(const ConvOperand& x0, const CpuTensor& w0
     auto e = conv::cache().get(key);
     if (!e) {
       e = conv::build(conv::Kind::Forward, xs, ws, ys, b.has_value(), opt.stride, opt.padding,
-                      opt.dilation, g, opt.relu, r0 != nullptr);
+                      opt.dilation, g, opt.relu, r0 != nullptr, wino);
       conv::cache().put(key, e);
     }
     // A blocked operand in the layout `md`, or nothing (then the plain tensor is used).

@@ -83,7 +83,6 @@ struct Profile {
 /// Weight packs of a session's Conv nodes, by initializer name (see cpu::ConvWeightPack).
 using ConvPacks = std::unordered_map<std::string, std::unique_ptr<cpu::ConvWeightPack>>;
 
-/// EMBER_ONNX_FUSE=0 turns the fused Conv fast path off (to compare or bisect).
 bool fusion_enabled() {
   static const bool on = [] {
     const char* e = std::getenv("EMBER_ONNX_FUSE");

@@ -153,6 +153,9 @@ struct ConvFusion {
 /// returns false without side effects when it does not apply (not a plain cpu device, not
 /// f32, asymmetric padding, shapes, ...): the caller then runs the nodes one by one.
 bool conv_fused(OpContext& ctx, const ConvFusion& f);
+/// Whether the Conv fast path is on: EMBER_ONNX_FUSE=0 turns it off (to compare or bisect),
+/// in the interpreter's fused nodes and in the Conv operator alike (interpreter.cpp).
+bool fusion_enabled();
 /// A MaxPool node on a blocked x in its layout (ops_nn.cpp): sets *out (blocked) and
 /// returns true, or returns false when it does not apply (Indices wanted, dilations,
 /// ceil_mode, asymmetric pads, oneDNN declines).

@@ -219,6 +219,9 @@ Value plain_value(const cpu::ConvActivation& a, const Device& device) {
 namespace {
 
 void op_Conv(OpContext& ctx) {
+  // The CPU fast path when it applies, so that a Conv run alone (run_op, generated code)
+  // computes exactly what the interpreter's fused nodes do (the same oneDNN kernels).
+  if (fusion_enabled() && conv_fused(ctx, ConvFusion{})) return;
   const Value& x = ctx.tensor(0);
   const Value& w = ctx.tensor(1);
   if (x.rank() < 3 || x.rank() > 5 || w.rank() != x.rank())
