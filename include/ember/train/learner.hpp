@@ -37,6 +37,8 @@
 // rank (the run directory must be visible to all of them).
 #pragma once
 
+#include <array>
+#include <chrono>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -46,6 +48,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <stop_token>
 #include <type_traits>
 #include <utility>
@@ -233,17 +236,16 @@ class Learner {
   /// Data parallel: all ranks must start at the same point (they read the same checkpoint);
   /// then every rank takes rank 0's parameters and buffers.
   void start_replicas(const detail::StartPoint& start) {
-    TensorData here(std::vector<std::int64_t>{static_cast<std::int64_t>(start.epoch),
+    const std::array<std::int64_t, 3> mine = {static_cast<std::int64_t>(start.epoch),
                                               static_cast<std::int64_t>(start.skip_batches),
-                                              start.train_done ? 1 : 0},
-                    Shape({3}));
-    const TensorData mine = here;
-    pg_->broadcast(here, 0);
-    if (!(here == mine)) {
-      const auto v = here.as_span<std::int64_t>(), w = mine.as_span<std::int64_t>();
+                                              start.train_done ? 1 : 0};
+    std::array<std::int64_t, 3> root = mine;
+    pg_->broadcast(
+        std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(root.data()), sizeof root), 0);
+    if (root != mine) {
       ember::detail::fail<dist::DistError>(
-          "Learner", "rank ", pg_->rank(), " would start at epoch ", w[0], ", batch ", w[1],
-          " but rank 0 at epoch ", v[0], ", batch ", v[1],
+          "Learner", "rank ", pg_->rank(), " would start at epoch ", mine[0], ", batch ", mine[1],
+          " but rank 0 at epoch ", root[0], ", batch ", root[1],
           ": all ranks must see the same run directory (checkpoints)");
     }
     dist::broadcast_module(*pg_, model_, 0);
@@ -521,7 +523,8 @@ class LearnerBuilder {
     if (devices.size() > 1) {
       ember::detail::fail<UnsupportedError>(
           "Learner", "training on ", devices.size(),
-          " devices at once (data parallel) is not supported; give one device");
+          " devices at once in one process is not supported; give one device (for data "
+          "parallel training over processes, see process_group())");
     }
     if (devices.empty()) {
       device_.reset();
