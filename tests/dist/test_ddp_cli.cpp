@@ -1,7 +1,8 @@
 // Data-parallel training through the `ember` tool: 2 processes with batch 32 each end with the
-// weights of 1 process with batch 64; a rank killed with SIGKILL stops the others with an error
-// naming it within the collective timeout, and --resume then completes the run with the weights
-// of an uninterrupted one; the launcher's environment, failure handling and bad arguments.
+// weights of 1 process with batch 64 (3 x 32 those of 1 x 96); a rank killed with SIGKILL stops the
+// others with an error naming it within the collective timeout, and --resume then completes the run
+// with the weights of an uninterrupted one (so does a SIGINT, which all ranks agree on); the
+// launcher's environment, failure handling and bad arguments.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -97,6 +98,21 @@ TEST(DdpCli, TwoProcessesOfBatch32EqualOneProcessOfBatch64) {
   EXPECT_FALSE(valid_line(one.out).empty()) << one.out;
 }
 
+TEST(DdpCli, ThreeProcessesOfBatch32EqualOneProcessOfBatch96) {
+  TempDir tmp("ddp3");
+  const fs::path data = data_dir(tmp);
+  const auto one = run_ember(train_args(data, tmp.path() / "one", 96), tmp.path() / "one");
+  ASSERT_EQ(one.status, 0) << one.err;
+  auto args = train_args(data, tmp.path() / "three", 32);
+  args.insert(args.begin() + 1, {"--nproc", "3"});
+  const auto three = run_ember(args, tmp.path() / "three");
+  ASSERT_EQ(three.status, 0) << three.err << three.out;
+  const double diff = max_weight_diff(tmp.path() / "one" / "model.safetensors",
+                                      tmp.path() / "three" / "model.safetensors");
+  EXPECT_LT(diff, 1e-5);
+  std::cout << "max |w(1 x 96) - w(3 x 32)| = " << diff << "\n";
+}
+
 /// The pid of the process with RANK=<rank> among the children of `launcher` (-1: none).
 pid_t rank_pid(pid_t launcher, int rank) {
   const std::string children = slurp("/proc/" + std::to_string(launcher) + "/task/" +
@@ -163,6 +179,27 @@ TEST(DdpCli, KilledRankStopsTheOthersAndResumeCompletes) {
   EXPECT_NE(r.out.find("Resuming from"), std::string::npos) << r.out;
   EXPECT_EQ(max_weight_diff(tmp.path() / "ref" / "model.safetensors",
                             tmp.path() / "run" / "model.safetensors"),
+            0.0);
+
+  // SIGINT sent to the launcher reaches every rank; they agree to stop at the same step, rank
+  // 0 writes a checkpoint, everyone exits 0, and --resume again ends at the reference.
+  auto again = train_args(data, tmp.path() / "stop", 32, 3);
+  again.insert(again.begin() + 1, {"--nproc", "2"});
+  Child stopped(again, tmp.path() / "stop");
+  const auto t0 = std::chrono::steady_clock::now();
+  while (!fs::exists(tmp.path() / "stop" / "checkpoints" / "epoch-1") && stopped.running() &&
+         std::chrono::steady_clock::now() - t0 < 120s) {
+    std::this_thread::sleep_for(5ms);
+  }
+  stopped.kill(SIGINT);
+  EXPECT_EQ(stopped.wait(), 0) << stopped.err();
+  EXPECT_NE(stopped.out().find("Training stopped"), std::string::npos) << stopped.out();
+  auto resume2 = again;
+  resume2.push_back("--resume");
+  const auto r2 = run_ember(resume2, tmp.path() / "resume2");
+  ASSERT_EQ(r2.status, 0) << r2.err << r2.out;
+  EXPECT_EQ(max_weight_diff(tmp.path() / "ref" / "model.safetensors",
+                            tmp.path() / "stop" / "model.safetensors"),
             0.0);
 }
 
