@@ -304,11 +304,9 @@ void ProcessGroup::all_reduce(std::span<float> data, ReduceOp op) {
       fail_collective("all_reduce", e);
     }
   }
-  if (op == ReduceOp::Mean) {
-    const float inv = 1.0f / static_cast<float>(world_size_);
-    // Exact for powers of two; otherwise one rounding more than a division, the same on every
-    // rank.
-    for (float& x : data) x = world_size_ == 1 ? x : x * inv;
+  if (op == ReduceOp::Mean && world_size_ > 1) {
+    const auto w = static_cast<float>(world_size_);
+    for (float& x : data) x /= w;
   }
 }
 

@@ -586,6 +586,15 @@ int run_train(const TrainArgs& a, const CLI::App& sub) {
   }
   if (pg && pg->rank() != 0) return run_train_replica(a, dir, pg, device);
   RunConfig cfg = prepare_run(a, sub, dir);
+  const std::size_t world = pg ? static_cast<std::size_t>(pg->world_size()) : 1;
+  std::error_code exists_ec;
+  if (a.resume && fs::exists(run_file(dir), exists_ec) && cfg.train.processes != world) {
+    throw CliError("cannot resume " + dir.string() + " with " + std::to_string(world) +
+                   " process(es): it was trained with " + std::to_string(cfg.train.processes) +
+                   " (run.json; each process's batches depend on their number): use --nproc " +
+                   std::to_string(cfg.train.processes));
+  }
+  cfg.train.processes = world;
   // Load the data before writing anything, so a missing dataset leaves no run behind.
   auto parts = train_valid_split(cfg.data, cfg.train.seed);
   cfg.data.train_items = parts[0]->len();

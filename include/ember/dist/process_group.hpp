@@ -45,7 +45,7 @@ class DistError : public Error {
 };
 
 /// The reduction of all_reduce / reduce_scatter. Mean is the sum divided by the world size
-/// (float dtypes only).
+/// (float dtypes only; the division happens on each rank after the sum, identically).
 enum class ReduceOp { Sum, Mean, Max, Min };
 
 /// "sum", "mean", "max", "min".

@@ -257,9 +257,12 @@ class Learner {
     return pg_ ? detail::any_rank(*pg_, local) : local;
   }
 
-  /// The metric input of the global batch (data parallel) or this one.
-  MetricInput global_input(const MetricInput& input) {
-    return pg_ ? detail::gather_metric_input(*pg_, input) : input;
+  /// The metric input of the global batch (data parallel) or this one, and the stop request
+  /// (agreed by all ranks in the same exchange).
+  detail::GatheredInput global_input(const MetricInput& input) {
+    const bool local = session_->stop_requested();
+    return pg_ ? detail::gather_metric_input(*pg_, input, local)
+               : detail::GatheredInput{input, local};
   }
 
   /// Averages the step's gradients across ranks (data parallel).
@@ -308,7 +311,7 @@ class Learner {
       batch.reset();
       ++b;
       average_gradients(grads);
-      const MetricInput input = global_input(local_input);
+      const auto [input, stop] = global_input(local_input);
       if (accum == 1) {
         optim_.step(lr, model_, grads);
       } else {
@@ -319,7 +322,7 @@ class Learner {
         if (++in_window == accum) apply();
       }
       s.record(input, lr);
-      if (in_window == 0 && b < nb && stop_agreed()) {
+      if (in_window == 0 && b < nb && (pg_ ? stop : s.stop_requested())) {
         save(CheckpointId{e, true, b}, false);
         return false;
       }
@@ -344,9 +347,9 @@ class Learner {
     const ValidModel vm = nn::valid(model_);
     auto epoch = valid_.iter(e - 1);
     while (auto batch = epoch.next()) {
-      const MetricInput input = global_input(valid_step_(vm, *batch));
+      const auto [input, stop] = global_input(valid_step_(vm, *batch));
       s.record(input, std::numeric_limits<double>::quiet_NaN());
-      if (stop_agreed()) {
+      if (pg_ ? stop : s.stop_requested()) {
         save(CheckpointId{e, true, train_.num_batches()}, true);
         return false;
       }
