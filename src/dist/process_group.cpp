@@ -282,10 +282,9 @@ std::vector<std::int64_t> ProcessGroup::exchange_header(const char* op, const Te
 namespace {
 
 template <class T>
-void run_all_reduce(gloo::Context* ctx, std::shared_ptr<gloo::Context> shared, T* ptr,
-                    std::size_t n, ReduceOp op, std::chrono::milliseconds timeout) {
-  (void)ctx;
-  gloo::AllreduceOptions opts(shared);
+void run_all_reduce(const std::shared_ptr<gloo::Context>& context, T* ptr, std::size_t n,
+                    ReduceOp op, std::chrono::milliseconds timeout) {
+  gloo::AllreduceOptions opts(context);
   opts.setInput(ptr, n);
   opts.setOutput(ptr, n);
   opts.setReduceFunction(reduce_fn<T>(op));
@@ -299,7 +298,7 @@ void ProcessGroup::all_reduce(std::span<float> data, ReduceOp op) {
   check_usable("all_reduce");
   if (world_size_ > 1 && !data.empty()) {
     try {
-      run_all_reduce(nullptr, impl_->context, data.data(), data.size(), op, timeout_);
+      run_all_reduce(impl_->context, data.data(), data.size(), op, timeout_);
     } catch (const std::exception& e) {
       fail_collective("all_reduce", e);
     }
@@ -314,7 +313,7 @@ void ProcessGroup::all_reduce(std::span<double> data, ReduceOp op) {
   check_usable("all_reduce");
   if (world_size_ > 1 && !data.empty()) {
     try {
-      run_all_reduce(nullptr, impl_->context, data.data(), data.size(), op, timeout_);
+      run_all_reduce(impl_->context, data.data(), data.size(), op, timeout_);
     } catch (const std::exception& e) {
       fail_collective("all_reduce", e);
     }
@@ -352,10 +351,10 @@ void ProcessGroup::all_reduce(TensorData& data, ReduceOp op) {
   if (world_size_ == 1 || n == 0) return;
   try {
     if (dt == DType::I32) {
-      run_all_reduce(nullptr, impl_->context, reinterpret_cast<std::int32_t*>(bytes), n, op,
+      run_all_reduce(impl_->context, reinterpret_cast<std::int32_t*>(bytes), n, op,
                      timeout_);
     } else {
-      run_all_reduce(nullptr, impl_->context, reinterpret_cast<std::int64_t*>(bytes), n, op,
+      run_all_reduce(impl_->context, reinterpret_cast<std::int64_t*>(bytes), n, op,
                      timeout_);
     }
   } catch (const std::exception& e) {

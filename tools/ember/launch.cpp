@@ -162,9 +162,24 @@ int launch_processes(const LaunchSettings& s, const std::vector<std::string>& co
     pids[static_cast<std::size_t>(local)] = pid;
   }
 
-  int failed_rank = -1, failed_status = 0, running = s.nproc;
-  std::chrono::steady_clock::time_point kill_at{};
-  bool terminating = false;
+  // Failed ranks in the order they were reaped. When a rank dies, its peers see their
+  // connections close and exit with an error a moment later, possibly before the launcher
+  // reaps the first one: so the launcher waits a little after the first failure, then names
+  // the rank killed by a signal if there is one (the likely cause), else the first one.
+  struct Failure {
+    int rank, status;
+  };
+  std::vector<Failure> failures;
+  // The first rank killed by a signal, else the first that failed.
+  const auto pick_cause = [&]() -> const Failure& {
+    const auto signaled = std::find_if(failures.begin(), failures.end(),
+                                       [](const Failure& f) { return WIFSIGNALED(f.status); });
+    return signaled != failures.end() ? *signaled : failures.front();
+  };
+  int running = s.nproc;
+  const auto now = [] { return std::chrono::steady_clock::now(); };
+  std::chrono::steady_clock::time_point decide_at{}, kill_at{};
+  bool decided = false, terminating = false;
   while (running > 0) {
     if (const int sig = g_forward.exchange(0)) {
       for (pid_t p : pids) {
@@ -179,24 +194,27 @@ int launch_processes(const LaunchSettings& s, const std::vector<std::string>& co
       const int rank = s.node_rank * s.nproc + static_cast<int>(it - pids.begin());
       *it = -1;
       --running;
-      const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-      if (!ok && failed_rank < 0) {
-        failed_rank = rank;
-        failed_status = status;
-        if (running > 0) {
-          std::cerr << "ember launch: rank " << rank << " " << describe_status(status)
-                    << "; stopping the other ranks" << std::endl;
-          for (pid_t p : pids) {
-            if (p > 0) ::kill(p, SIGTERM);
-          }
-          terminating = true;
-          kill_at = std::chrono::steady_clock::now() +
-                    std::chrono::milliseconds(static_cast<long long>(s.grace_seconds * 1000));
-        }
+      // Ranks ended by the launcher's own SIGTERM / SIGKILL are consequences, not causes.
+      if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0) && !decided) {
+        if (failures.empty()) decide_at = now() + std::chrono::milliseconds(300);
+        failures.push_back({rank, status});
       }
       continue;
     }
-    if (terminating && std::chrono::steady_clock::now() >= kill_at) {
+    if (!failures.empty() && !decided && (now() >= decide_at || running == 0)) {
+      decided = true;
+      if (running > 0) {
+        const Failure& cause = pick_cause();
+        std::cerr << "ember launch: rank " << cause.rank << " " << describe_status(cause.status)
+                  << "; stopping the other ranks" << std::endl;
+        for (pid_t p : pids) {
+          if (p > 0) ::kill(p, SIGTERM);
+        }
+        terminating = true;
+        kill_at = now() + std::chrono::milliseconds(static_cast<long long>(s.grace_seconds * 1000));
+      }
+    }
+    if (terminating && now() >= kill_at) {
       for (pid_t p : pids) {
         if (p > 0) ::kill(p, SIGKILL);
       }
@@ -207,9 +225,16 @@ int launch_processes(const LaunchSettings& s, const std::vector<std::string>& co
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
   sigaction(SIGHUP, &old_hup, nullptr);
-  if (failed_rank >= 0) {
-    throw CliError("rank " + std::to_string(failed_rank) + " of " + std::to_string(world) + " " +
-                   describe_status(failed_status));
+  if (!failures.empty()) {
+    const Failure& cause = pick_cause();
+    std::string others;
+    for (const Failure& f : failures) {
+      if (&f == &cause) continue;
+      others += (others.empty() ? "; then rank " : ", rank ") + std::to_string(f.rank) + " " +
+                describe_status(f.status);
+    }
+    throw CliError("rank " + std::to_string(cause.rank) + " of " + std::to_string(world) + " " +
+                   describe_status(cause.status) + others);
   }
   return 0;
 }

@@ -502,12 +502,14 @@ int fit(M model, const Job& job) {
 
   if (!main_rank) return 0;  // rank 0 writes the model and reports
   if (job.pg && learner.allreduce_steps() > 0) {
-    std::cout << "Gradient all-reduce: "
-              << train::format_value(1000.0 * learner.allreduce_seconds() /
-                                         static_cast<double>(learner.allreduce_steps()),
-                                     "")
-              << " ms per step over " << learner.allreduce_steps() << " steps ("
-              << train::format_duration(learner.allreduce_seconds()) << " in all)" << std::endl;
+    // Includes waiting for the slowest rank to finish its backward pass.
+    std::ostringstream ms;
+    ms.setf(std::ios::fixed);
+    ms.precision(2);
+    ms << 1000.0 * learner.allreduce_seconds() / static_cast<double>(learner.allreduce_steps());
+    std::cout << "Gradient all-reduce: " << ms.str() << " ms per step over "
+              << learner.allreduce_steps() << " steps, waiting for the slowest rank included"
+              << std::endl;
   }
   const auto reason = learner.stop_reason();
   const auto& history = learner.history();

@@ -11,9 +11,12 @@
 // at which a bucket is known to be complete before the pass ends. The gradients are packed
 // into buckets of about `bucket_bytes` (f32, in the model's parameter order, which is the same
 // on every rank) and each bucket is one all_reduce; with the ring algorithm all ranks end
-// with bitwise the same mean, so their models stay identical.
+// with bitwise the same mean, so their models stay identical. A bucket is concatenated on the
+// device (Tensor::cat), read back once, reduced, written back once, and each parameter gets a
+// view (narrow) of the result.
 #pragma once
 
+#include <any>
 #include <chrono>
 #include <cstddef>
 #include <string>
@@ -57,56 +60,63 @@ template <class M>
 void all_reduce_gradients(ProcessGroup& pg, const M& model, optim::GradientsParams& grads,
                           std::size_t bucket_bytes = kDefaultBucketBytes) {
   if (pg.world_size() == 1) return;
-  struct Slot {
-    nn::ParamId id;
-    Shape shape;
-    std::size_t offset, numel;
-    Device device;
-  };
-  std::vector<float> bucket;
-  std::vector<Slot> slots;
   const std::size_t cap = std::max<std::size_t>(bucket_bytes / sizeof(float), 1);
+  std::size_t filled = 0;
+  std::vector<nn::ParamId> ids;
+  std::vector<Shape> shapes;
+  std::vector<std::any> parts;  // Tensor<I, 1> of the model's inner backend I
+  // One bucket: the flat gradients concatenated on their device (one copy), read back (one
+  // copy), reduced, written back (one copy) and handed out as views of the result.
   const auto flush = [&](auto tag) {
     using I = typename decltype(tag)::type;
-    if (slots.empty()) return;
-    pg.all_reduce(std::span<float>(bucket), ReduceOp::Mean);
-    for (const Slot& s : slots) {
-      std::vector<float> part(bucket.begin() + static_cast<std::ptrdiff_t>(s.offset),
-                              bucket.begin() + static_cast<std::ptrdiff_t>(s.offset + s.numel));
-      const auto n = static_cast<std::int64_t>(s.numel);
-      grads.insert_flat(s.id,
-                        Tensor<I, 1>::from_data(TensorData(std::move(part), Shape({n})), s.device),
-                        s.shape);
+    if (ids.empty()) return;
+    std::vector<Tensor<I, 1>> flat;
+    flat.reserve(parts.size());
+    for (auto& p : parts) flat.push_back(std::any_cast<Tensor<I, 1>>(std::move(p)));
+    const auto device = flat.front().device();
+    TensorData data = (flat.size() == 1 ? flat.front() : Tensor<I, 1>::cat(flat, 0)).into_data();
+    pg.all_reduce(data.as_mut_span<float>(), ReduceOp::Mean);
+    const auto reduced = Tensor<I, 1>::from_data(data, device);
+    std::int64_t offset = 0;
+    for (std::size_t k = 0; k < ids.size(); ++k) {
+      const std::int64_t n = shapes[k].numel();
+      grads.insert_flat(ids[k], reduced.narrow(0, offset, n), shapes[k]);
+      offset += n;
     }
-    bucket.clear();
-    slots.clear();
+    ids.clear();
+    shapes.clear();
+    parts.clear();
+    filled = 0;
   };
   nn::visit(model, [&](const std::string&, const auto& leaf) {
     if constexpr (optim::detail::is_float_param<decltype(leaf)>()) {
       using T = optim::detail::LeafTensor<decltype(leaf)>;
       using I = optim::detail::Inner<typename T::Backend>;
       if (!leaf.has_value() || !leaf.require_grad()) return;
-      const auto g = grads.get_flat<I>(leaf.id());
       const Shape shape = leaf.val().shape();
       const auto numel = static_cast<std::size_t>(shape.numel());
-      TensorData data =
-          g ? g->into_data() : TensorData::full(Shape({shape.numel()}), 0.0, leaf.val().dtype());
-      const Device device = g ? g->device() : optim::detail::to_inner(leaf.val()).device();
-      if (data.dtype() != DType::F32) {
+      auto g = grads.get_flat<I>(leaf.id());
+      if (!g) {
+        g = Tensor<I, 1>::zeros(Shape({shape.numel()}),
+                                optim::detail::to_inner(leaf.val()).device(), leaf.val().dtype());
+      }
+      if (g->dtype() != DType::F32) {
+        TensorData data = g->into_data();
         pg.all_reduce(data, ReduceOp::Mean);
-        grads.insert_flat(leaf.id(), Tensor<I, 1>::from_data(data, device), shape);
+        grads.insert_flat(leaf.id(), Tensor<I, 1>::from_data(data, g->device()), shape);
         return;
       }
-      if (!bucket.empty() && bucket.size() + numel > cap) flush(std::type_identity<I>{});
-      const auto values = data.as_span<float>();
-      slots.push_back({leaf.id(), shape, bucket.size(), numel, device});
-      bucket.insert(bucket.end(), values.begin(), values.end());
+      if (!ids.empty() && filled + numel > cap) flush(std::type_identity<I>{});
+      ids.push_back(leaf.id());
+      shapes.push_back(shape);
+      parts.emplace_back(*g);
+      filled += numel;
       // The model's float parameters share one backend, so I is the same for every leaf.
-      if (bucket.size() >= cap) flush(std::type_identity<I>{});
+      if (filled >= cap) flush(std::type_identity<I>{});
     }
   });
   // Flush what is left with the backend of the model's parameters.
-  if (!slots.empty()) {
+  if (!ids.empty()) {
     bool done = false;
     nn::visit(model, [&](const std::string&, const auto& leaf) {
       if constexpr (optim::detail::is_float_param<decltype(leaf)>()) {
