@@ -6,7 +6,7 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake ninja-build pkg-config ccache git
-  libopenblas-dev libdnnl-dev zlib1g-dev nlohmann-json3-dev libcli11-dev libfmt-dev
+  libopenblas-dev libdnnl-dev zlib1g-dev libdeflate-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev libncurses-dev libstb-dev libzip-dev libcsv-dev
   dataset-fashion-mnist
   tmux  # the dashboard test drives the training TUI through tmux

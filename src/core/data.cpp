@@ -3,6 +3,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "ember/core/value_range.hpp"
 
 namespace ember {
 
@@ -43,6 +44,7 @@ TensorData TensorData::full(Shape shape, double value, DType dtype) {
   d.shape_ = std::move(shape);
   d.dtype_ = dtype;
   d.check_count("full", d.shape_.numel());
+  detail::check_value_fits("TensorData::full", value, dtype);
   const auto n = static_cast<std::size_t>(d.shape_.numel());
   d.bytes_.resize(n * dtype_size(dtype));
   visit_dtype(dtype, [&]<class T>() {

@@ -56,12 +56,12 @@ bool overflows_float(double value, DType d) {
 void check_value_fits(const char* op, double value, DType dtype) {
   if (is_int(dtype)) {
     const IInfo r = iinfo(dtype);
-    // max + 1 is exact in double for every dtype, so `<` is the exact test; for i64 the
-    // values near 2^63 - 1 round to 2^63 on their way through a double, which is accepted
-    // (and stored as 2^63 - 1).
-    const double hi = static_cast<double>(r.max) + 1.0;
-    const bool ok = dtype == DType::I64 ? value >= static_cast<double>(r.min) && value <= hi
-                                        : value >= static_cast<double>(r.min) && value < hi;
+    // PyTorch's rule (c10::overflows): the value itself, before truncation, must lie in
+    // [min, max], so 127.9 does not fit i8 and -0.5 does not fit u8. For i64 the bound
+    // 2^63 - 1 is not a double: values that round to 2^63 on their way through a double are
+    // accepted (and stored as 2^63 - 1), as in PyTorch.
+    const double lo = static_cast<double>(r.min), hi = static_cast<double>(r.max);
+    const bool ok = value >= lo && value <= hi;
     if (!ok) {
       fail<ValueError>(op, "value ", value, " is out of range for dtype ", dtype, " [", r.min, ", ",
                        r.max, "]");

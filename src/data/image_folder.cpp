@@ -15,6 +15,38 @@
 
 namespace ember::data {
 
+namespace {
+
+/// A FILE* as stb_image's input, noting whether a decoder asked to read past the end.
+struct Reader {
+  std::FILE* file;
+  bool past_end;
+};
+
+int reader_read(void* user, char* data, int size) {
+  auto* r = static_cast<Reader*>(user);
+  const auto n = std::fread(data, 1, static_cast<std::size_t>(size), r->file);
+  if (n == 0 && size > 0) r->past_end = true;
+  return static_cast<int>(n);
+}
+
+void reader_skip(void* user, int n) {
+  auto* r = static_cast<Reader*>(user);
+  std::fseek(r->file, n, SEEK_CUR);
+  // fgetc clears feof()'s flag after a seek back; the byte is pushed back.
+  const int ch = std::fgetc(r->file);
+  if (ch != EOF) std::ungetc(ch, r->file);
+}
+
+int reader_eof(void* user) {
+  auto* r = static_cast<Reader*>(user);
+  return std::feof(r->file) || std::ferror(r->file);
+}
+
+constexpr stbi_io_callbacks kReaderCallbacks{reader_read, reader_skip, reader_eof};
+
+}  // namespace
+
 ImageU8 read_image(const std::filesystem::path& path, int channels) {
   if (channels < 0 || channels > 4) {
     ember::detail::fail<ValueError>("read_image", "channels must be 0..4, got ", channels);
@@ -26,8 +58,13 @@ ImageU8 read_image(const std::filesystem::path& path, int channels) {
     ember::detail::fail<IoError>("read_image", path.string(), ": cannot open (",
                                  std::strerror(errno), ")");
   }
+  // stb's decoders read zeros past the end of a file (a BMP or TGA with only its header, a
+  // JPEG cut short decode to black or grey without an error). Reading through our own
+  // callbacks shows when a decoder asked for bytes the file does not have.
+  Reader reader{f, false};
   int w = 0, h = 0, file_channels = 0;
-  stbi_uc* pixels = stbi_load_from_file(f, &w, &h, &file_channels, channels);
+  stbi_uc* pixels =
+      stbi_load_from_callbacks(&kReaderCallbacks, &reader, &w, &h, &file_channels, channels);
   std::fclose(f);
   if (!pixels) {
     const char* reason = stbi_failure_reason();
@@ -35,6 +72,11 @@ ImageU8 read_image(const std::filesystem::path& path, int channels) {
                                  reason ? reason : "unknown format", ")");
   }
   std::unique_ptr<stbi_uc, void (*)(void*)> owner(pixels, stbi_image_free);
+  if (reader.past_end) {
+    ember::detail::fail<IoError>("read_image", path.string(),
+                                 ": truncated (the image data ends before its ", w, "x", h,
+                                 " pixels do)");
+  }
   const auto c = static_cast<std::size_t>(channels == 0 ? file_channels : channels);
   const auto hh = static_cast<std::size_t>(h), ww = static_cast<std::size_t>(w);
   ImageU8 image(c, hh, ww);

@@ -10,6 +10,15 @@ namespace ember::nn::detail {
 
 void save_state(const StateDict& tensors, const std::filesystem::path& path,
                 const std::map<std::string, std::string>& metadata) {
+  // Ember writes safetensors only; under PyTorch's names the file would mislead torch.load
+  // (and every tool that goes by the extension).
+  const std::string ext = path.extension().string();
+  if (ext == ".pt" || ext == ".pth" || ext == ".bin" || ext == ".ckpt") {
+    ember::detail::fail<ValueError>(
+        "save", "'", path.string(), "': Module::save writes safetensors, not PyTorch's ", ext,
+        " format (torch.load could not read it); name the file *.safetensors (PyTorch reads "
+        "it with safetensors.torch.load_file)");
+  }
   store::NamedTensors named;
   named.tensors = tensors;
   named.metadata = metadata;

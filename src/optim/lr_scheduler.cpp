@@ -39,6 +39,13 @@ std::int64_t read_counter(const char* op, const char* type, const json& state) {
   if (it == state.end() || !it->is_number_integer() || it->get<std::int64_t>() < 0) {
     fail<ValueError>(op, "state has no valid 'iteration' counter: ", state.dump());
   }
+  // Far beyond any run (2^53 steps), and below the point where step() would wrap the
+  // counter (a corrupt or hand-edited state file).
+  constexpr std::int64_t kMaxIteration = std::int64_t{1} << 53;
+  if (it->get<std::int64_t>() > kMaxIteration) {
+    fail<ValueError>(op, "state's 'iteration' counter ", it->get<std::int64_t>(), " exceeds 2^53 (",
+                     kMaxIteration, "): ", state.dump());
+  }
   return it->get<std::int64_t>();
 }
 

@@ -153,6 +153,7 @@ class Reader {
   friend class LazyPyTorch;
 
   const std::string& file() const { return file_; }
+  const internal::ZipReader& zip() const { return zip_; }
 
  private:
   // The number of values flatten(v) would visit (one per path from v), saturated just past
@@ -477,8 +478,9 @@ class Reader {
   }
 
   /// The storage's bytes as stored (byte-swapped on big-endian files) into `out`.
-  void read_storage(std::uint64_t record, std::size_t elem, std::vector<std::uint8_t>& out) {
-    zip_.read_into(record, out);
+  void read_storage(std::uint64_t record, std::size_t elem, std::vector<std::uint8_t>& out,
+                    bool check_crc = true) {
+    zip_.read_into(record, out, check_crc);
     if (big_endian_ && elem > 1) {
       for (std::size_t i = 0; i + elem <= out.size(); i += elem) {
         std::reverse(out.begin() + static_cast<std::ptrdiff_t>(i),
@@ -623,12 +625,21 @@ class LazyPyTorch final : public internal::LazyTensors {
   }
 
   void read(std::size_t i, TensorData& out) override {
+    if (!verified_) {
+      // Every storage to be read passes its CRC check before the first tensor is handed
+      // out, so nn::load either loads all or fails with the module unchanged.
+      std::unordered_set<std::uint64_t> seen;
+      for (const Reader::View& w : views_) {
+        if (seen.insert(w.record).second) reader_.zip().verify(w.record);
+      }
+      verified_ = true;
+    }
     const Reader::View& v = views_[i];
     std::vector<std::uint8_t> bytes = std::move(out).into_bytes();
     if (v.whole) {
-      reader_.read_storage(v.record, v.elem, bytes);
+      reader_.read_storage(v.record, v.elem, bytes, false);
     } else {
-      reader_.read_storage(v.record, v.elem, scratch_);
+      reader_.read_storage(v.record, v.elem, scratch_, false);
       bytes.resize(static_cast<std::size_t>(v.numel) * v.elem);
       Reader::copy_view(*found_[i].second, v, scratch_.data(), bytes.data());
     }
@@ -640,6 +651,7 @@ class LazyPyTorch final : public internal::LazyTensors {
   Reader::Found found_;
   std::vector<Reader::View> views_;
   std::vector<std::uint8_t> scratch_;
+  bool verified_ = false;
 };
 
 }  // namespace

@@ -1,7 +1,11 @@
 // ZipReader: libzip behind a small RAII wrapper.
 #include "pytorch_zip.hpp"
 
+#include <libdeflate.h>
 #include <zip.h>
+
+#include <algorithm>
+#include <string>
 
 #include "ember/core/error.hpp"
 
@@ -65,24 +69,79 @@ std::vector<std::uint8_t> ZipReader::read(std::uint64_t index) const {
   return out;
 }
 
-void ZipReader::read_into(std::uint64_t index, std::vector<std::uint8_t>& out) const {
-  const std::uint64_t n = size(index);
-  const char* name = zip_get_name(archive_, index, ZIP_FL_ENC_RAW);
-  const std::string entry = name != nullptr ? name : std::to_string(index);
-  if (n > kMaxEntry) {
-    detail::fail<IoError>(op_, "'", file_, "': corrupt zip entry '", entry, "': size ", n,
+namespace {
+
+/// Reads [start, start + len) of a stored entry through a window source: libzip adds no
+/// CRC layer to a partial read, so the bytes are only copied (the CRC is checked by the
+/// caller with libdeflate, ~4x faster here than zlib's). Returns "" or the reason.
+std::string read_window(zip* archive, std::uint64_t index, std::uint64_t start, std::uint64_t len,
+                        std::uint8_t* dst) {
+  zip_source_t* src =
+      zip_source_zip(archive, archive, index, 0, start, static_cast<zip_int64_t>(len));
+  if (src == nullptr) return zip_strerror(archive);
+  std::string error;
+  if (zip_source_open(src) < 0) {
+    error = zip_error_strerror(zip_source_error(src));
+  } else {
+    std::uint64_t got = 0;
+    while (got < len) {
+      const zip_int64_t r = zip_source_read(src, dst + got, len - got);
+      if (r < 0) {
+        error = zip_error_strerror(zip_source_error(src));
+        break;
+      }
+      if (r == 0) {
+        error = "the entry ends after " + std::to_string(start + got) + " bytes";
+        break;
+      }
+      got += static_cast<std::uint64_t>(r);
+    }
+    zip_source_close(src);
+  }
+  zip_source_free(src);
+  return error;
+}
+
+}  // namespace
+
+ZipReader::Stat ZipReader::stat(std::uint64_t index) const {
+  zip_stat_t st;
+  zip_stat_init(&st);
+  if (zip_stat_index(archive_, index, 0, &st) != 0 || !(st.valid & ZIP_STAT_SIZE)) {
+    detail::fail<IoError>(op_, "'", file_, "': corrupt zip entry ", index, ": ",
+                          zip_strerror(archive_));
+  }
+  Stat out;
+  out.name = st.name != nullptr ? st.name : std::to_string(index);
+  out.size = st.size;
+  if (out.size > kMaxEntry) {
+    detail::fail<IoError>(op_, "'", file_, "': corrupt zip entry '", out.name, "': size ", out.size,
                           " exceeds 1 TiB");
   }
+  // Stored (not compressed, not encrypted) with a CRC: read through windows, CRC by libdeflate.
+  out.raw = (st.valid & ZIP_STAT_COMP_METHOD) && st.comp_method == ZIP_CM_STORE &&
+            (st.valid & ZIP_STAT_CRC) &&
+            (!(st.valid & ZIP_STAT_ENCRYPTION_METHOD) || st.encryption_method == ZIP_EM_NONE) &&
+            out.size >= 2;
+  out.crc = st.crc;
+  return out;
+}
+
+void ZipReader::read_libzip(std::uint64_t index, const std::string& entry, std::uint8_t* dst,
+                            std::uint64_t n, bool keep) const {
   zip_file_t* f = zip_fopen_index(archive_, index, 0);
   if (f == nullptr) {
     detail::fail<IoError>(op_, "'", file_, "': cannot read zip entry '", entry,
                           "': ", zip_strerror(archive_));
   }
-  out.resize(static_cast<std::size_t>(n));
+  // Not kept: through a buffer that stays in the cache (the bytes are only checked).
+  std::vector<std::uint8_t> chunk(keep ? 0 : std::size_t{1} << 18);
   std::string error;
   std::uint64_t got = 0;
   while (got < n) {
-    const zip_int64_t r = zip_fread(f, out.data() + got, n - got);
+    const zip_int64_t r =
+        keep ? zip_fread(f, dst + got, n - got)
+             : zip_fread(f, chunk.data(), std::min<std::uint64_t>(chunk.size(), n - got));
     if (r < 0) {
       error = zip_file_strerror(f);
       break;
@@ -104,6 +163,59 @@ void ZipReader::read_into(std::uint64_t index, std::vector<std::uint8_t>& out) c
   if (!error.empty()) {
     detail::fail<IoError>(op_, "'", file_, "': corrupt zip entry '", entry, "': ", error);
   }
+}
+
+void ZipReader::read_raw(std::uint64_t index, const Stat& st, std::uint8_t* dst) const {
+  // Two windows, so that neither is the whole entry (which would get libzip's CRC layer).
+  std::string error = read_window(archive_, index, 0, st.size - 1, dst);
+  if (error.empty()) error = read_window(archive_, index, st.size - 1, 1, dst + st.size - 1);
+  if (!error.empty()) {
+    detail::fail<IoError>(op_, "'", file_, "': corrupt zip entry '", st.name, "': ", error);
+  }
+}
+
+void ZipReader::check_crc(const Stat& st, std::uint32_t crc) const {
+  if (crc != st.crc) {
+    detail::fail<IoError>(op_, "'", file_, "': corrupt zip entry '", st.name,
+                          "': CRC error (the data does not match its checksum)");
+  }
+}
+
+void ZipReader::read_into(std::uint64_t index, std::vector<std::uint8_t>& out, bool check) const {
+  const Stat st = stat(index);
+  out.resize(static_cast<std::size_t>(st.size));
+  if (!st.raw) {
+    read_libzip(index, st.name, out.data(), st.size, true);
+    return;
+  }
+  read_raw(index, st, out.data());
+  if (check) check_crc(st, static_cast<std::uint32_t>(libdeflate_crc32(0, out.data(), out.size())));
+}
+
+void ZipReader::verify(std::uint64_t index) const {
+  const Stat st = stat(index);
+  if (!st.raw) {
+    read_libzip(index, st.name, nullptr, st.size, false);
+    return;
+  }
+  // In cache-sized pieces: the bytes are checked, not kept.
+  constexpr std::uint64_t kChunk = std::uint64_t{1} << 20;
+  std::vector<std::uint8_t> chunk(static_cast<std::size_t>(std::min(kChunk, st.size)));
+  std::uint32_t crc = 0;
+  for (std::uint64_t at = 0; at < st.size; at += kChunk) {
+    const std::uint64_t n = std::min(kChunk, st.size - at);
+    // Never the whole entry in one window (see read_raw).
+    const std::uint64_t first = at == 0 && n == st.size ? n - 1 : n;
+    std::string error = read_window(archive_, index, at, first, chunk.data());
+    if (error.empty() && first < n) {
+      error = read_window(archive_, index, at + first, n - first, chunk.data() + first);
+    }
+    if (!error.empty()) {
+      detail::fail<IoError>(op_, "'", file_, "': corrupt zip entry '", st.name, "': ", error);
+    }
+    crc = libdeflate_crc32(crc, chunk.data(), static_cast<std::size_t>(n));
+  }
+  check_crc(st, crc);
 }
 
 }  // namespace ember::store::internal

@@ -29,10 +29,26 @@ class ZipReader {
   /// The entry's bytes (CRC checked). Throws IoError.
   std::vector<std::uint8_t> read(std::uint64_t index) const;
   /// The same into `out` (resized to the entry's size; its capacity is reused, so a buffer
-  /// read into again and again is neither reallocated nor zero-filled).
-  void read_into(std::uint64_t index, std::vector<std::uint8_t>& out) const;
+  /// read into again and again is neither reallocated nor zero-filled). `check` false skips
+  /// the CRC of a stored entry (one verify() has checked it already).
+  void read_into(std::uint64_t index, std::vector<std::uint8_t>& out, bool check = true) const;
+  /// Reads the entry to its end without keeping it, checking its CRC and size. Throws
+  /// IoError as read_into.
+  void verify(std::uint64_t index) const;
 
  private:
+  struct Stat {
+    std::string name;
+    std::uint64_t size = 0;
+    std::uint32_t crc = 0;
+    bool raw = false;  // stored with a CRC: read without libzip's CRC layer
+  };
+  Stat stat(std::uint64_t index) const;
+  void read_libzip(std::uint64_t index, const std::string& entry, std::uint8_t* dst,
+                   std::uint64_t n, bool keep) const;
+  void read_raw(std::uint64_t index, const Stat& st, std::uint8_t* dst) const;
+  void check_crc(const Stat& st, std::uint32_t crc) const;
+
   zip* archive_ = nullptr;
   std::string file_;
   std::string op_;

@@ -11,9 +11,16 @@
 namespace ember::store {
 
 WeightsFormat detect_format(const std::filesystem::path& path) {
+  // The content decides (a safetensors file saved under a .pt name loads as what it is);
+  // the extension only when the first bytes are neither format, so that the reader of the
+  // named format reports what is wrong with the file (truncated header, not a zip, ...).
   const std::string ext = path.extension().string();
-  if (ext == ".safetensors") return WeightsFormat::Safetensors;
-  if (ext == ".pt" || ext == ".pth") return WeightsFormat::PyTorch;
+  const bool known = ext == ".safetensors" || ext == ".pt" || ext == ".pth";
+  std::error_code ec;
+  if (known && !std::filesystem::is_regular_file(path, ec)) {
+    // Missing, a folder, ...: the named format's reader says so in its own words.
+    return ext == ".safetensors" ? WeightsFormat::Safetensors : WeightsFormat::PyTorch;
+  }
   std::ifstream in = open_for_reading(path, "detect_format");
   unsigned char head[9] = {};
   in.read(reinterpret_cast<char*>(head), 9);
@@ -25,6 +32,7 @@ WeightsFormat detect_format(const std::filesystem::path& path) {
   // Before the pickle check: a header length of 0x0180..0x0580 also starts with 0x80.
   if (n == 9 && head[8] == '{') return WeightsFormat::Safetensors;
   if (n >= 2 && head[0] == 0x80 && head[1] <= 5) return WeightsFormat::PyTorch;
+  if (known) return ext == ".safetensors" ? WeightsFormat::Safetensors : WeightsFormat::PyTorch;
   detail::fail<IoError>("detect_format", "'", path.string(),
                         "': unrecognised weights format (neither a safetensors file nor a "
                         "torch.save zip archive)");

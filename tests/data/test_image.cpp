@@ -5,8 +5,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <numeric>
 #include <set>
+#include <string>
 
 #include "ember/data/batcher.hpp"
 #include "ember/data/image.hpp"
@@ -194,6 +196,37 @@ TEST(ImageFiles, JpegDecodes) {
   EXPECT_EQ(im.channels, 3u);
   EXPECT_EQ(im.height, 8u);
   for (auto p : im.pixels) EXPECT_NEAR(p, 200, 3);
+}
+
+// stb decodes zeros past the end of a BMP or a JPEG; read_image refuses such files (issue 19:
+// a header-only BMP was accepted by `ember infer` as a black image).
+TEST(ImageFiles, TruncatedFilesAreRefused) {
+  TempDir dir;
+  std::vector<unsigned char> px(4 * 3 * 3);
+  for (std::size_t i = 0; i < px.size(); ++i) px[i] = static_cast<unsigned char>(7 * i);
+  ASSERT_NE(stbi_write_bmp((dir / "a.bmp").c_str(), 4, 3, 3, px.data()), 0);
+  const ImageU8 im = read_image(dir / "a.bmp");
+  ASSERT_EQ(im.height, 3u);
+  EXPECT_EQ(im.at(0, 2, 3), px[(2 * 4 + 3) * 3]);
+  EXPECT_EQ(im.at(2, 1, 1), px[(1 * 4 + 1) * 3 + 2]);
+  const auto cut = [&](const char* from, const char* to, std::size_t keep) {
+    std::ifstream in(dir / from, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), {});
+    ASSERT_GT(bytes.size(), keep);
+    std::ofstream(dir / to, std::ios::binary) << bytes.substr(0, keep);
+  };
+  cut("a.bmp", "header.bmp", 54);  // the 54-byte header alone
+  EXPECT_TRUE(contains(error_of<IoError>([&] { read_image(dir / "header.bmp"); }),
+                       "header.bmp: truncated (the image data ends before its 4x3 pixels do)"));
+  std::vector<unsigned char> big(64 * 64 * 3);
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<unsigned char>(i * 31 % 251);
+  ASSERT_NE(stbi_write_jpg((dir / "b.jpg").c_str(), 64, 64, 3, big.data(), 90), 0);
+  EXPECT_EQ(read_image(dir / "b.jpg").width, 64u);
+  cut("b.jpg", "half.jpg", std::filesystem::file_size(dir / "b.jpg") / 2);
+  // (stb itself refuses a JPEG cut short: "expected marker"; either way an IoError.)
+  const std::string half = error_of<IoError>([&] { read_image(dir / "half.jpg"); });
+  EXPECT_TRUE(contains(half, "half.jpg: truncated") || contains(half, "half.jpg: cannot decode"))
+      << half;
 }
 
 TEST(ImageFolder, ClassesFromSubdirectories) {

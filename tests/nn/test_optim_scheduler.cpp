@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -207,6 +208,11 @@ TEST(LrScheduler, LoadStateRejectsOtherSchedulersAndLeavesStateUnchanged) {
                          "state is not of a 'linear' scheduler");
   EMBER_EXPECT_THROW_MSG(lin.load_state(json{{"type", "linear"}, {"iteration", -2}}), ValueError,
                          "no valid 'iteration' counter");
+  // A counter step() would wrap (issue 19: INT64_MAX loaded, then the next step overflowed).
+  EMBER_EXPECT_THROW_MSG(
+      lin.load_state(
+          json{{"type", "linear"}, {"iteration", std::numeric_limits<std::int64_t>::max()}}),
+      ValueError, "'iteration' counter 9223372036854775807 exceeds 2^53");
   EXPECT_DOUBLE_EQ(lin.step(), 0.4);
 
   SequentialLrScheduler seq({ConstantLrScheduler(0.1), ConstantLrScheduler(0.2)}, {1});

@@ -14,6 +14,7 @@
 #include "ember/nn/norm.hpp"
 #include "ember/nn/pool.hpp"
 #include "ember/nn/transformer.hpp"
+#include "ember/store/pytorch.hpp"
 #include "ember/store/safetensors.hpp"
 #include "ember/tensor/activation.hpp"
 #include "store_test_util.hpp"
@@ -249,6 +250,33 @@ TYPED_TEST(StoreEndToEnd, BadFilesLeaveTheModelUnchanged) {
   write_bytes(dir / "short.pt",
               Bytes(pt.begin(), pt.begin() + static_cast<std::ptrdiff_t>(pt.size() / 2)));
   expect_load_fails<B, IoError>(m, dir / "short.pt", "not a valid zip archive");
+  // A flipped byte in the data of the file's last storage: the CRC check fails before any
+  // parameter is set (issue 19: the earlier storages used to be loaded already).
+  {
+    const NamedTensors tensors = ember::store::read_pytorch(fixture_path("store_cnn.pt"));
+    const std::vector<std::uint8_t>& last = tensors.find("fc.bias")->bytes();
+    const auto pos = std::search(pt.begin(), pt.end(), last.begin(), last.end());
+    ASSERT_NE(pos, pt.end());
+    Bytes crc = pt;
+    crc[static_cast<std::size_t>(pos - pt.begin()) + 1] ^= 0x40;
+    write_bytes(dir / "crc.pt", crc);
+    expect_load_fails<B, IoError>(m, dir / "crc.pt", "corrupt zip entry 'store_cnn/data/");
+  }
+  // Module::save writes safetensors only: a PyTorch extension is refused, nothing written.
+  EMBER_EXPECT_THROW_MSG(m.save(dir / "model.pt"), ValueError,
+                         "[save] '" + (dir / "model.pt").string() +
+                             "': Module::save writes safetensors, not PyTorch's .pt format");
+  EXPECT_FALSE(fs::exists(dir / "model.pt"));
+  // A safetensors file under a .pt name (written by hand, or by an older Ember) loads by its
+  // content.
+  std::filesystem::copy_file(fixture_path("store_cnn.safetensors"), dir / "st.pt");
+  {
+    auto other = Cnn<B>::init(device<B>());
+    other.load(dir / "st.pt");
+    auto ref = Cnn<B>::init(device<B>());
+    ref.load(fixture_path("store_cnn.safetensors"));
+    expect_same_state(other.state_dict(), ref.state_dict());
+  }
   // A corrupted header.
   Bytes flipped = st;
   flipped[8] = '[';

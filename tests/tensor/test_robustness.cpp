@@ -117,6 +117,21 @@ TEST(Robustness, FullOutOfTheDtypeRangeThrows) {
   EMBER_EXPECT_THROW_MSG((F1::full({2}, 70000, {}, DType::F16)), ValueError, "dtype f16");
   EMBER_EXPECT_THROW_MSG((I1::from_ints({1, 200}, {}, DType::I8)), ValueError,
                          "[from_ints] value 200 is out of range for dtype i8");
+  // PyTorch's rule: the value before truncation must fit (torch.full((1,), 127.9,
+  // dtype=torch.int8) raises), so 127.9 in i8 and -0.5 in u8 are both refused (issue 19).
+  EMBER_EXPECT_THROW_MSG((I1::full({1}, 127.9, {}, DType::I8)), ValueError,
+                         "[full] value 127.9 is out of range for dtype i8 [-128, 127]");
+  EMBER_EXPECT_THROW_MSG((I1::full({1}, -0.5, {}, DType::U8)), ValueError,
+                         "[full] value -0.5 is out of range for dtype u8 [0, 255]");
+  EXPECT_EQ(I1::full({1}, -127.9, {}, DType::I8).to_vec<std::int64_t>(),
+            (std::vector<std::int64_t>{-127}));
+  // TensorData::full follows the same rule (it used to saturate 300 to 127).
+  EMBER_EXPECT_THROW_MSG((TensorData::full(Shape{2}, 300, DType::I8)), ValueError,
+                         "[TensorData::full] value 300 is out of range for dtype i8");
+  EMBER_EXPECT_THROW_MSG((TensorData::full(Shape{2}, std::nan(""), DType::U8)), ValueError,
+                         "[TensorData::full] value nan is out of range for dtype u8");
+  EXPECT_EQ(TensorData::full(Shape{2}, 255, DType::U8).bytes(),
+            (std::vector<std::uint8_t>{255, 255}));
   EXPECT_EQ(I1::full({2}, -128, {}, DType::I8).to_vec<std::int64_t>(),
             (std::vector<std::int64_t>{-128, -128}));
   EXPECT_EQ(I1::full({1}, 255, {}, DType::U8).to_vec<std::int64_t>(),

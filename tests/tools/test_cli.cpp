@@ -370,6 +370,12 @@ TEST_F(CliTest, ResumeWithMoreEpochsExtendsTheRun) {
   // Issue 19: --resume --epochs N past the run's epochs trains on; fewer is refused.
   const fs::path mlp = tmp_->path() / "mlp-extend";
   fs::copy(mlp_run(), mlp, fs::copy_options::recursive);
+  // --keep is part of the run (issue 19: it was not saved, so a resumed run fell back to the
+  // default): a value in run.json survives a resume without --keep.
+  auto saved = nlohmann::json::parse(slurp(mlp / "run.json"));
+  EXPECT_EQ(saved["train"]["keep"], 2);
+  saved["train"]["keep"] = 5;
+  std::ofstream(mlp / "run.json") << saved.dump(2);
   const Result r =
       ember({"train", "--resume", "--run-dir", mlp.string(), "--epochs", "2", "--no-tui"});
   ASSERT_EQ(r.status, 0) << r.out << r.err;
@@ -377,6 +383,7 @@ TEST_F(CliTest, ResumeWithMoreEpochsExtendsTheRun) {
   EXPECT_EQ(r.out.find("[train] epoch 1 done"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("[train] epoch 2 done"), std::string::npos) << r.out;
   EXPECT_EQ(nlohmann::json::parse(slurp(mlp / "run.json"))["train"]["epochs"], 2);
+  EXPECT_EQ(nlohmann::json::parse(slurp(mlp / "run.json"))["train"]["keep"], 5);
   EXPECT_NE(slurp(mlp / "valid.jsonl").find("\"epoch\":2"), std::string::npos);
   EXPECT_TRUE(fs::exists(mlp / "checkpoints" / "epoch-2"));
   expect_error(ember({"train", "--resume", "--run-dir", mlp.string(), "--epochs", "1"}), 1,
@@ -423,6 +430,26 @@ TEST_F(CliTest, MissingRunsAndCheckpointsAreReported) {
   const fs::path text = tmp_->path() / "not-an-image.png";
   std::ofstream(text) << "hello";
   expect_error(ember({"infer", run_dir_.string(), text.string()}), 1, {"cannot decode"});
+  // Issue 19: a BMP with its header and no pixels was classified as a black image.
+  const fs::path bmp = tmp_->path() / "header-only.bmp";
+  {
+    std::string h(54, '\0');
+    const auto put32 = [&](std::size_t at, std::uint32_t v) {
+      for (int i = 0; i < 4; ++i) h[at + i] = static_cast<char>((v >> (8 * i)) & 0xff);
+    };
+    h[0] = 'B';
+    h[1] = 'M';
+    put32(2, 54 + 28 * 28 * 3);  // file size as the header claims it
+    put32(10, 54);               // pixel data offset
+    put32(14, 40);               // BITMAPINFOHEADER
+    put32(18, 28);               // width
+    put32(22, 28);               // height
+    h[26] = 1;                   // planes
+    h[28] = 24;                  // bits per pixel
+    std::ofstream(bmp, std::ios::binary) << h;
+  }
+  expect_error(ember({"infer", run_dir_.string(), bmp.string()}), 1,
+               {"header-only.bmp: truncated (the image data ends before its 28x28 pixels do)"});
 }
 
 }  // namespace

@@ -241,7 +241,8 @@ RunConfig config_from_args(const TrainArgs& a) {
              .step_gamma = a.step_gamma,
              .augment = a.augment,
              .label_smoothing = a.label_smoothing,
-             .seed = a.seed};
+             .seed = a.seed,
+             .keep = a.keep};
   return c;
 }
 
@@ -290,6 +291,8 @@ RunConfig prepare_run(const TrainArgs& a, const CLI::App& sub, const fs::path& d
                 << std::endl;
       saved.train.epochs = a.epochs;
     }
+    // --keep changes no result: a resumed run takes a new value, else the saved one.
+    if (sub.count("--keep") != 0) saved.train.keep = a.keep;
     checked["--hidden"] = given.model == "cnn" ? "/model/config/d_hidden" : "/model/config/hidden";
     for (const auto& [option, pointer] : checked) {
       const nlohmann::json::json_pointer p(pointer);
@@ -487,7 +490,7 @@ int fit(M model, const Job& job) {
           .num_epochs(t.epochs)
           .seed(t.seed)
           .run_dir(job.dir)
-          .checkpoints(job.args.keep)
+          .checkpoints(t.keep)
           .resume(job.args.resume)
           .overwrite(job.args.overwrite)
           .model_config(cfg.model.to_json())

@@ -46,7 +46,7 @@ class TensorData {
   /// Throws ShapeError if the size does not match.
   static TensorData from_bytes(std::vector<std::uint8_t> bytes, Shape shape, DType dtype);
 
-  /// All elements equal to `value` converted to `dtype`.
+  /// All elements `value` in `dtype`; ValueError outside its range (torch.full's rule).
   static TensorData full(Shape shape, double value, DType dtype);
 
   const Shape& shape() const { return shape_; }

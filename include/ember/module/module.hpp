@@ -609,7 +609,7 @@ LoadReport load_state_dict(M& m, const store::NamedTensors& file, const LoadOpti
 
 /// Saves the Params and Buffers as safetensors at `path` (atomic: a temp file renamed into
 /// place), PyTorch's key names and layouts; `metadata` goes to the header's __metadata__
-/// (put the model config there as JSON under "config"). Throws IoError.
+/// (the config as JSON under "config"). Throws IoError; ValueError for a .pt/.pth/.bin path.
 template <class M>
 void save(const M& m, const std::filesystem::path& path,
           const std::map<std::string, std::string>& metadata = {}) {
@@ -621,8 +621,8 @@ void save(const M& m, const std::filesystem::path& path,
 /// unchanged. The file is streamed (store::WeightsReader): keys, shapes, dtypes and the
 /// file's structure are all checked first, then each tensor is read (a safetensors file
 /// through mmap) and set in turn, so the load needs memory for one tensor beyond the model
-/// and reuses the buffers of the values it replaces. Only a failure in the data itself (a
-/// PyTorch storage failing its CRC check, a disk error) can leave the module partly loaded.
+/// and reuses the buffers of the values it replaces. A PyTorch file's storages pass their CRC
+/// check before the first is set; only a disk error mid-load can leave the module partial.
 template <class M>
 LoadReport load(M& m, const std::filesystem::path& path, const LoadOptions& options = {}) {
   store::WeightsReader file(path,

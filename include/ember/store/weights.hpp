@@ -13,9 +13,9 @@ namespace ember::store {
 
 enum class WeightsFormat { Safetensors, PyTorch };
 
-/// The format of `path`: ".safetensors" is safetensors, ".pt" and ".pth" are PyTorch;
-/// any other extension is sniffed from the first bytes (zip magic "PK\3\4" or a legacy
-/// pickle -> PyTorch; an 8-byte length followed by '{' -> safetensors).
+/// The format of `path` from its first bytes, whatever the extension (zip magic "PK\3\4" or
+/// a legacy pickle -> PyTorch; an 8-byte length then '{' -> safetensors); when they are
+/// neither, ".safetensors" / ".pt" / ".pth" pick the reader that then names the damage.
 /// Throws IoError if the file cannot be opened ("[detect_format] '<path>' is a directory" for
 /// a folder), or, for another extension, when the content is neither.
 WeightsFormat detect_format(const std::filesystem::path& path);
@@ -44,8 +44,8 @@ class LazyTensors;
 /// and `remap` applied to the names, with read_weights' errors), and read(i, out) then
 /// copies one tensor's bytes into `out`, whose buffer is reused from call to call. A
 /// safetensors file is mapped into memory (mmap) and each tensor copied from the page
-/// cache; a PyTorch tensor that is its whole storage (the usual state dict) is read
-/// straight into `out`.
+/// cache; a PyTorch tensor that is its whole storage is read straight into `out`, and the
+/// first read() checks every storage's CRC (one pass, nothing kept) before it returns.
 class WeightsReader {
  public:
   /// Throws what read_weights throws, except errors in the tensor data itself (read()).
