@@ -351,11 +351,9 @@ void ProcessGroup::all_reduce(TensorData& data, ReduceOp op) {
   if (world_size_ == 1 || n == 0) return;
   try {
     if (dt == DType::I32) {
-      run_all_reduce(impl_->context, reinterpret_cast<std::int32_t*>(bytes), n, op,
-                     timeout_);
+      run_all_reduce(impl_->context, reinterpret_cast<std::int32_t*>(bytes), n, op, timeout_);
     } else {
-      run_all_reduce(impl_->context, reinterpret_cast<std::int64_t*>(bytes), n, op,
-                     timeout_);
+      run_all_reduce(impl_->context, reinterpret_cast<std::int64_t*>(bytes), n, op, timeout_);
     }
   } catch (const std::exception& e) {
     fail_collective("all_reduce", e);
