@@ -18,6 +18,9 @@ PACKAGES+=(libvulkan-dev mesa-vulkan-drivers libshaderc-dev glslang-dev spirv-to
 # ONNX import (ember::onnx): Debian's libonnx-dev (the protobuf classes generated from
 # onnx.proto, libonnx_proto) and protobuf's headers.
 PACKAGES+=(libonnx-dev libprotobuf-dev)
+# Distributed training (ember::dist): Gloo's collectives over TCP; Debian's package also
+# pulls in hiredis and ibverbs headers, which Ember does not use.
+PACKAGES+=(libgloo-dev)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

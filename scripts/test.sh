@@ -39,6 +39,9 @@ run "$T/ember_train_tests"
 # The ember tool end to end (train/eval/infer/summary, errors) and SIGKILL + --resume; the
 # examples for one epoch on a subset.
 run "$T/ember_tools_tests"
+# Distributed: collectives over 2 and 3 local processes (Gloo), timeouts, a killed and a
+# missing rank; data-parallel `ember train --nproc 2` against one process; the launcher.
+run "$T/ember_dist_tests"
 # The kernel language: every IR feature on the CPU target, through NVRTC (when a CUDA toolkit
 # is installed) and on Vulkan (llvmpipe without a GPU); CUDA devices when present. Counts per
 # target (printed by the test binary after GoogleTest's summary), then the custom-kernel

@@ -208,8 +208,10 @@ StartPoint Session::begin(const EpochSizes& sizes) {
   sizes_ = sizes;
   const fs::path& dir = options_.run_dir;
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) ember::detail::fail<IoError>(op, "cannot create '", dir.string(), "': ", ec.message());
+  if (options_.write_files) {
+    fs::create_directories(dir, ec);
+    if (ec) ember::detail::fail<IoError>(op, "cannot create '", dir.string(), "': ", ec.message());
+  }
 
   StartPoint sp;
   std::string note;
@@ -276,11 +278,11 @@ StartPoint Session::begin(const EpochSizes& sizes) {
                                      "' is damaged: ", e.what());
       }
       note = "Resuming from " + folder.string();
-      history_.write_logs(dir);
+      if (options_.write_files) history_.write_logs(dir);
     } else {
       note = "No checkpoint in " + store_.dir().string() + ": starting at epoch 1";
     }
-  } else if (holds_run(dir)) {
+  } else if (options_.write_files && holds_run(dir)) {
     if (!options_.overwrite) {
       ember::detail::fail<ValueError>(op, "'", dir.string(),
                                       "' already holds a run (checkpoints or logs); resume it, "
@@ -419,6 +421,7 @@ void Session::save_checkpoint(const CheckpointId& id, bool train_done,
       {"seed", options_.seed ? nlohmann::json(*options_.seed) : nlohmann::json()},
       {"scheduler", scheduler_state},
       {"history", history_.to_json()}};
+  if (!options_.write_files) return;
   if (id.partial && !train_done) {
     nlohmann::json ms = nlohmann::json::object();
     for (const auto& m : train_metrics_) ms[m->name()] = m->state();
@@ -440,7 +443,7 @@ void Session::save_checkpoint(const CheckpointId& id, bool train_done,
 }
 
 bool Session::end_epoch(std::size_t epoch) {
-  history_.write_logs(options_.run_dir);
+  if (options_.write_files) history_.write_logs(options_.run_dir);
   if (!options_.early_stopping) return false;
   const auto& es = *options_.early_stopping;
   const Direction d =
@@ -484,8 +487,10 @@ void Session::finish(StopReason reason) {
   }
   std::exception_ptr error;
   try {
-    history_.write_logs(options_.run_dir);
-    summary_.save(options_.run_dir);
+    if (options_.write_files) {
+      history_.write_logs(options_.run_dir);
+      summary_.save(options_.run_dir);
+    }
   } catch (...) {
     error = std::current_exception();
   }

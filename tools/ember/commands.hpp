@@ -42,6 +42,7 @@ struct TrainArgs {
   int threads = 0;
   std::size_t keep = 2;
   bool no_tui = false;
+  int nproc = 1;  // > 1: run through `ember launch` with this many processes
 };
 
 /// Options of `ember eval`.
@@ -89,6 +90,10 @@ CLI::Validator non_negative_number();
 CLI::Validator number_in(double low, double high, bool high_included);
 /// A whole number >= 0 (unsigned options: CLI11 would wrap "-1" around).
 CLI::Validator whole_number();
+
+/// The tool's command line as main received it (`ember train --nproc` relaunches it).
+void set_command_line(int argc, char** argv);
+const std::vector<std::string>& command_line();
 
 /// Device::parse with a CliError for a bad string.
 Device parse_device(const std::string& text);

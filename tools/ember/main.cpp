@@ -5,6 +5,7 @@
 //   ember infer RUN_DIR IMAGE...                     classify image files
 //   ember summary RUN_DIR                            settings, metrics, checkpoints of a run
 //   ember onnx inspect|run|convert MODEL ...          ONNX models (tools/ember/onnx.cpp)
+//   ember launch --nproc N -- ember train ...        data-parallel processes (launch.cpp)
 //
 // Exit status: 0 on success, 1 when the command failed (one line on stderr saying why), 2 for
 // bad command-line arguments.
@@ -16,6 +17,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "launch.hpp"
 #ifdef EMBER_HAVE_ONNX
 #include "onnx_command.hpp"
 #endif
@@ -42,6 +44,7 @@ void prefer_passive_openmp_waits(int argc, char** argv) {
 int main(int argc, char** argv) {
   using namespace ember::cli;
   prefer_passive_openmp_waits(argc, argv);
+  set_command_line(argc, argv);
   CLI::App app{
       "ember: train, evaluate and run image classifiers with Ember (Fashion-MNIST by default)",
       "ember"};
@@ -55,6 +58,8 @@ int main(int argc, char** argv) {
   CLI::App* eval = add_eval_command(app, eval_args);
   CLI::App* infer = add_infer_command(app, infer_args);
   CLI::App* summary = add_summary_command(app, summary_args);
+  LaunchArgs launch_args;
+  CLI::App* launch = add_launch_command(app, launch_args);
 #ifdef EMBER_HAVE_ONNX
   OnnxArgs onnx_args;
   CLI::App* onnx = add_onnx_command(app, onnx_args);
@@ -86,6 +91,10 @@ int main(int argc, char** argv) {
     if (infer->parsed()) {
       where = "ember infer";
       return run_infer(infer_args);
+    }
+    if (launch->parsed()) {
+      where = "ember launch";
+      return run_launch(launch_args);
     }
     if (summary->parsed()) {
       where = "ember summary";

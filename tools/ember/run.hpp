@@ -83,9 +83,13 @@ struct TrainSettings {
   std::uint64_t seed = 42;
   /// Epoch checkpoints kept besides the best (--keep); a resumed run keeps it unless given.
   std::size_t keep = 2;
+  /// Data-parallel processes (`--nproc`, or WORLD_SIZE under `ember launch`); batch_size is
+  /// per process. A resumed run keeps it: a rank's batches depend on the world size.
+  std::size_t processes = 1;
 };
 EMBER_CONFIG(TrainSettings, epochs, batch_size, optimizer, lr, weight_decay, schedule,
-             warmup_epochs, step_epochs, step_gamma, augment, label_smoothing, seed, keep)
+             warmup_epochs, step_epochs, step_gamma, augment, label_smoothing, seed, keep,
+             processes)
 
 /// Everything that defines a run; saved as `<run>/run.json`.
 struct RunConfig {

@@ -15,7 +15,9 @@
 
 #include "commands.hpp"
 #include "ember/data/loader.hpp"
+#include "ember/dist/process_group.hpp"
 #include "ember/optim/optim.hpp"
+#include "launch.hpp"
 #include "optimizer.hpp"
 
 namespace ember::cli {
@@ -168,6 +170,11 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
       ->check(CLI::Range(std::size_t{1}, std::size_t{100000}))
       ->capture_default_str();
   sub->add_flag("--no-tui", a.no_tui, "Plain progress lines instead of the dashboard");
+  sub->add_option("--nproc", a.nproc,
+                  "Data-parallel processes on this machine (short for `ember launch --nproc N "
+                  "-- ember train ...`); --batch-size is per process")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
   return sub;
 }
 
@@ -403,6 +410,7 @@ struct Job {
   fs::path dir;
   Device device;
   std::vector<data::DatasetPtr<data::ImageU8>> parts;  // {train, valid}
+  std::shared_ptr<dist::ProcessGroup> pg;              // data parallel (null: one process)
 };
 
 template <class M>
@@ -412,11 +420,19 @@ int fit(M model, const Job& job) {
   const auto& parts = job.parts;
   const Device plain = job.device.without_autodiff();
 
+  const bool main_rank = !job.pg || job.pg->rank() == 0;
+  const std::size_t world = job.pg ? static_cast<std::size_t>(job.pg->world_size()) : 1;
+  const std::size_t rank = job.pg ? static_cast<std::size_t>(job.pg->rank()) : 0;
   auto train_builder =
       data::DataLoaderBuilder(NormalizingBatcher(job.device, cfg.data.mean, cfg.data.std))
           .batch_size(t.batch_size)
-          .shuffle(t.seed)
           .num_workers(job.args.workers);
+  if (job.pg) {
+    // Each rank reads its shard of the epoch's shuffle (data::DistributedSampler).
+    train_builder.sampler({.num_replicas = world, .rank = rank, .shuffle = true, .seed = t.seed});
+  } else {
+    train_builder.shuffle(t.seed);
+  }
   if (t.augment == "crop-flip") {
     const auto size = static_cast<std::size_t>(cfg.data.size);
     train_builder.augment(
@@ -432,24 +448,31 @@ int fit(M model, const Job& job) {
     throw CliError("unknown augmentation '" + t.augment + "' (none, flip, crop-flip)");
   }
   auto train_loader = train_builder.build(parts[0]);
-  auto valid_loader =
+  auto valid_builder =
       data::DataLoaderBuilder(NormalizingBatcher(plain, cfg.data.mean, cfg.data.std))
           .batch_size(std::max<std::size_t>(t.batch_size, 256))
-          .num_workers(job.args.workers)
-          .build(parts[1]);
+          .num_workers(job.args.workers);
+  if (job.pg) valid_builder.sampler({.num_replicas = world, .rank = rank, .shuffle = false});
+  auto valid_loader = valid_builder.build(parts[1]);
 
   const std::size_t nb = train_loader.num_batches();
-  std::cout << "ember train: " << cfg.model.name << " (" << nn::num_params(model)
-            << " parameters) on " << cfg.data.name << ": " << parts[0]->len() << " train / "
-            << parts[1]->len() << " valid images, " << t.epochs << " epochs of " << nb
-            << " batches of " << t.batch_size << ", " << t.optimizer << " lr " << t.lr << " "
-            << t.schedule << (t.augment != "none" ? ", augment " + t.augment : std::string())
-            << (t.label_smoothing > 0
-                    ? ", label smoothing " + train::format_value(t.label_smoothing, "")
-                    : std::string())
-            << ", device " << job.device.to_string() << ", " << num_threads(job.device)
-            << " threads\n"
-            << "run directory: " << job.dir.string() << std::endl;
+  if (main_rank) {
+    std::cout << "ember train: " << cfg.model.name << " (" << nn::num_params(model)
+              << " parameters) on " << cfg.data.name << ": " << parts[0]->len() << " train / "
+              << parts[1]->len() << " valid images, " << t.epochs << " epochs of " << nb
+              << " batches of " << t.batch_size << ", " << t.optimizer << " lr " << t.lr << " "
+              << t.schedule << (t.augment != "none" ? ", augment " + t.augment : std::string())
+              << (t.label_smoothing > 0
+                      ? ", label smoothing " + train::format_value(t.label_smoothing, "")
+                      : std::string())
+              << ", device " << job.device.to_string() << ", " << num_threads(job.device)
+              << " threads"
+              << (job.pg ? ", " + std::to_string(world) + " processes (global batch " +
+                               std::to_string(world * t.batch_size) + ")"
+                         : std::string())
+              << "\n"
+              << "run directory: " << job.dir.string() << std::endl;
+  }
 
   using Batch = data::ImageBatch<>;
   auto learner =
@@ -472,6 +495,7 @@ int fit(M model, const Job& job) {
           .overwrite(job.args.overwrite)
           .model_config(cfg.model.to_json())
           .renderer(job.args.no_tui ? train::RendererKind::Text : train::RendererKind::Auto)
+          .process_group(job.pg)
           .build();
 
   const auto start = std::chrono::steady_clock::now();
@@ -479,6 +503,17 @@ int fit(M model, const Job& job) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
+  if (!main_rank) return 0;  // rank 0 writes the model and reports
+  if (job.pg && learner.allreduce_steps() > 0) {
+    // Includes waiting for the slowest rank to finish its backward pass.
+    std::ostringstream ms;
+    ms.setf(std::ios::fixed);
+    ms.precision(2);
+    ms << 1000.0 * learner.allreduce_seconds() / static_cast<double>(learner.allreduce_steps());
+    std::cout << "Gradient all-reduce: " << ms.str() << " ms per step over "
+              << learner.allreduce_steps() << " steps, waiting for the slowest rank included"
+              << std::endl;
+  }
   const auto reason = learner.stop_reason();
   const auto& history = learner.history();
   const std::size_t last = history.last_epoch();
@@ -506,7 +541,40 @@ int fit(M model, const Job& job) {
 
 }  // namespace
 
+/// `ember train --nproc N`: this command line without --nproc, run by `ember launch`.
+int relaunch(const TrainArgs& a) {
+  std::vector<std::string> cmd = {"/proc/self/exe"};
+  char self[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0) cmd[0] = std::string(self, static_cast<std::size_t>(n));
+  const auto& args = command_line();
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == "--nproc") {
+      ++i;  // and its value
+      continue;
+    }
+    if (args[i].rfind("--nproc=", 0) == 0) continue;
+    cmd.push_back(args[i]);
+  }
+  return launch_processes({.nproc = a.nproc}, cmd);
+}
+
+/// Rank r > 0 of a data-parallel run: once rank 0 prepared the run directory, the same run
+/// (read from its run.json), writing nothing.
+int run_train_replica(const TrainArgs& a, const fs::path& dir,
+                      std::shared_ptr<dist::ProcessGroup> pg, const Device& device) {
+  pg->barrier();  // rank 0 checked the options and wrote run.json
+  RunConfig cfg = RunConfig::load(dir);
+  auto parts = train_valid_split(cfg.data, cfg.train.seed);
+  cfg.data.train_items = parts[0]->len();
+  cfg.data.valid_items = parts[1]->len();
+  Dispatch::seed(cfg.train.seed);
+  const Job job{cfg, a, dir, device, std::move(parts), std::move(pg)};
+  return with_model(cfg.model, device, [&](auto model) { return fit(std::move(model), job); });
+}
+
 int run_train(const TrainArgs& a, const CLI::App& sub) {
+  if (a.nproc > 1 && !dist::ProcessGroupOptions::env_present()) return relaunch(a);
   if (a.dataset.empty()) throw CliError("--dataset needs a name");
   dataset_defaults(a.dataset[0]);  // rejects an unknown name before anything else
   const fs::path dir =
@@ -514,7 +582,24 @@ int run_train(const TrainArgs& a, const CLI::App& sub) {
   Device device = parse_device(a.device);
   if (!device.is_autodiff()) device = device.autodiff();
   set_threads(device, a.threads);
+  // Started by `ember launch` (WORLD_SIZE set): data parallel; rank 0 does what a single
+  // process does, the other ranks train along and write nothing.
+  std::shared_ptr<dist::ProcessGroup> pg;
+  if (dist::ProcessGroupOptions::env_present()) {
+    pg = dist::ProcessGroup::init_from_env();
+    if (pg->world_size() == 1) pg.reset();
+  }
+  if (pg && pg->rank() != 0) return run_train_replica(a, dir, pg, device);
   RunConfig cfg = prepare_run(a, sub, dir);
+  const std::size_t world = pg ? static_cast<std::size_t>(pg->world_size()) : 1;
+  std::error_code exists_ec;
+  if (a.resume && fs::exists(run_file(dir), exists_ec) && cfg.train.processes != world) {
+    throw CliError("cannot resume " + dir.string() + " with " + std::to_string(world) +
+                   " process(es): it was trained with " + std::to_string(cfg.train.processes) +
+                   " (run.json; each process's batches depend on their number): use --nproc " +
+                   std::to_string(cfg.train.processes));
+  }
+  cfg.train.processes = world;
   // Load the data before writing anything, so a missing dataset leaves no run behind.
   auto parts = train_valid_split(cfg.data, cfg.train.seed);
   cfg.data.train_items = parts[0]->len();
@@ -539,8 +624,9 @@ int run_train(const TrainArgs& a, const CLI::App& sub) {
   const bool had_run_file = fs::exists(run_file(dir), ec);
   cfg.save(dir);
   try {
+    if (pg) pg->barrier();           // the other ranks read run.json now
     Dispatch::seed(cfg.train.seed);  // the initial weights depend only on the seed
-    const Job job{cfg, a, dir, device, std::move(parts)};
+    const Job job{cfg, a, dir, device, std::move(parts), pg};
     return with_model(cfg.model, device, [&](auto model) { return fit(std::move(model), job); });
   } catch (...) {
     // A new run that failed before its first checkpoint or log (a bad setting, a model too

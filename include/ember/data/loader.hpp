@@ -39,6 +39,7 @@
 
 #include "ember/core/error.hpp"
 #include "ember/data/dataset.hpp"
+#include "ember/data/distributed.hpp"
 #include "ember/data/rng.hpp"
 #include "ember/data/scheduler.hpp"
 
@@ -71,6 +72,9 @@ struct LoaderOptions {
   std::size_t prefetch = 0;  // 0: 2 * num_workers (at least 1)
   bool drop_last = false;
   std::uint64_t augment_seed = 0;
+  /// Data-parallel sharding: each epoch reads sampler->indices(len, epoch) instead of the
+  /// whole dataset (exclusive with shuffle_seed; the sampler shuffles).
+  std::optional<DistributedSampler> sampler{};
 };
 
 template <class Item, class Batch>
@@ -231,6 +235,14 @@ class DataLoader {
     }
     if (options_.prefetch == 0)
       options_.prefetch = std::max<std::size_t>(2 * options_.num_workers, 1);
+    if (options_.sampler) {
+      options_.sampler->validate();
+      if (options_.shuffle_seed) {
+        ember::detail::fail<ValueError>("data_loader",
+                                        "shuffle and a DistributedSampler are exclusive (the "
+                                        "sampler shuffles with its own seed)");
+      }
+    }
   }
 
   /// Starts epoch `epoch`: computes its item order, starts the workers, and returns the
@@ -244,8 +256,10 @@ class DataLoader {
     state->augment_seed = options_.augment_seed;
     state->epoch = epoch;
     state->batch_size = options_.batch_size;
-    const std::size_t n = dataset_->len();
-    if (options_.shuffle_seed) {
+    const std::size_t n = items_per_epoch();
+    if (options_.sampler) {
+      state->order = options_.sampler->indices(dataset_->len(), epoch);
+    } else if (options_.shuffle_seed) {
       state->order = permutation(n, mix(*options_.shuffle_seed, epoch));
     } else {
       state->order.resize(n);
@@ -261,14 +275,15 @@ class DataLoader {
     return E(std::move(state));
   }
 
-  /// Batches per epoch: ceil(len / batch_size), or floor with drop_last.
+  /// Batches per epoch: ceil(n / batch_size), or floor with drop_last, where n is the
+  /// dataset's length or, with a sampler, its num_samples(len).
   std::size_t num_batches() const {
-    const std::size_t n = dataset_->len(), b = options_.batch_size;
+    const std::size_t n = items_per_epoch(), b = options_.batch_size;
     return options_.drop_last ? n / b : (n + b - 1) / b;
   }
-  /// Items per epoch (len, or num_batches * batch_size with drop_last).
+  /// Items per epoch (n, or num_batches * batch_size with drop_last).
   std::size_t num_items() const {
-    return options_.drop_last ? num_batches() * options_.batch_size : dataset_->len();
+    return options_.drop_last ? num_batches() * options_.batch_size : items_per_epoch();
   }
   /// The dataset's length.
   std::size_t dataset_len() const { return dataset_->len(); }
@@ -276,6 +291,11 @@ class DataLoader {
   const DatasetPtr<Item>& dataset() const { return dataset_; }
 
  private:
+  std::size_t items_per_epoch() const {
+    const std::size_t len = dataset_->len();
+    return options_.sampler ? options_.sampler->num_samples(len) : len;
+  }
+
   DatasetPtr<Item> dataset_;
   std::function<Batch(std::vector<Item>)> batcher_;
   std::function<Item(Item, Rng&)> augment_;
@@ -311,6 +331,13 @@ class DataLoaderBuilder {
   /// The most batches in flight (being built or ready) at once; default 2 * num_workers.
   DataLoaderBuilder& prefetch(std::size_t n) {
     options_.prefetch = n;
+    return *this;
+  }
+  /// Read only this rank's shard of the dataset each epoch (data-parallel training; see
+  /// DistributedSampler). Exclusive with shuffle(): build() throws ValueError when both are
+  /// set, or when the sampler's rank is not below its num_replicas.
+  DataLoaderBuilder& sampler(DistributedSampler sampler) {
+    options_.sampler = sampler;
     return *this;
   }
   /// Drop the last batch when it would be smaller than batch_size (default false).

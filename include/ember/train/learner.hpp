@@ -26,8 +26,19 @@
 // fit() returns. With resume, fit() continues from the latest checkpoint; with a seed and
 // loaders whose order depends only on the epoch, the resumed run computes exactly what an
 // uninterrupted run computes.
+//
+// Data parallel (PyTorch's DDP): with process_group(pg), every rank runs fit() on its shard
+// of the data (a loader with a data::DistributedSampler). At the start the parameters and
+// buffers are broadcast from rank 0; after each backward pass the gradients are averaged
+// across ranks (dist::all_reduce_gradients, in buckets, after backward); the metrics see the
+// global batch (every rank's outputs gathered); BatchNorm buffers are taken from rank 0
+// before each validation; stop requests are agreed by all ranks; only rank 0 writes
+// checkpoints, logs and the summary and shows progress. Resume reads the checkpoint on every
+// rank (the run directory must be visible to all of them).
 #pragma once
 
+#include <array>
+#include <chrono>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -37,6 +48,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <stop_token>
 #include <type_traits>
 #include <utility>
@@ -44,10 +56,12 @@
 
 #include "ember/backend/autodiff.hpp"
 #include "ember/dispatch/dispatch.hpp"
+#include "ember/dist/ddp.hpp"
 #include "ember/module/module.hpp"
 #include "ember/optim/gradients.hpp"
 #include "ember/optim/lr_scheduler.hpp"
 #include "ember/optim/record.hpp"
+#include "ember/train/distributed.hpp"
 #include "ember/train/loader.hpp"
 #include "ember/train/output.hpp"
 #include "ember/train/session.hpp"
@@ -107,6 +121,8 @@ class Learner {
     detail::Session& s = *session_;
     if (device_) model_ = nn::fork(model_, *device_);
     check_trainable();
+    allreduce_seconds_ = 0.0;
+    allreduce_steps_ = 0;
     s.set_device(model_device());
     try {
       run(s);
@@ -130,13 +146,18 @@ class Learner {
   /// The checkpoint folders of the run.
   const CheckpointStore& checkpoints() const { return session_->checkpoints(); }
   const LearnerOptions& options() const { return session_->options(); }
+  /// Data parallel: seconds spent averaging gradients across ranks, and the optimizer
+  /// steps they were averaged for (0 without a process group).
+  double allreduce_seconds() const { return allreduce_seconds_; }
+  std::size_t allreduce_steps() const { return allreduce_steps_; }
 
  private:
   friend class LearnerBuilder<M, O, TB, VB>;
 
   Learner(M model, O optim, optim::LrScheduler scheduler, BatchLoader<TB> train,
           BatchLoader<VB> valid, TrainStepFn train_step, ValidStepFn valid_step,
-          std::optional<Device> device, std::unique_ptr<detail::Session> session)
+          std::optional<Device> device, std::unique_ptr<detail::Session> session,
+          std::shared_ptr<dist::ProcessGroup> pg, std::size_t bucket_bytes)
       : model_(std::move(model)),
         optim_(std::move(optim)),
         scheduler_(std::move(scheduler)),
@@ -145,12 +166,15 @@ class Learner {
         train_step_(std::move(train_step)),
         valid_step_(std::move(valid_step)),
         device_(std::move(device)),
-        session_(std::move(session)) {}
+        session_(std::move(session)),
+        pg_(std::move(pg)),
+        bucket_bytes_(bucket_bytes) {}
 
   void run(detail::Session& s) {
     const detail::StartPoint start = s.begin(
         {train_.num_items(), train_.num_batches(), valid_.num_items(), valid_.num_batches()});
     if (start.checkpoint) load_checkpoint(*start.checkpoint, start.scheduler_state);
+    if (pg_) start_replicas(start);
     reason_ = StopReason::Completed;
     for (std::size_t e = start.epoch; e <= s.options().num_epochs; ++e) {
       const bool train_done = e == start.epoch && start.train_done;
@@ -167,7 +191,7 @@ class Learner {
         reason_ = StopReason::EarlyStopping;
         break;
       }
-      if (e < s.options().num_epochs && s.stop_requested()) {
+      if (e < s.options().num_epochs && stop_agreed()) {
         reason_ = StopReason::Interrupted;
         break;
       }
@@ -209,9 +233,54 @@ class Learner {
     }
   }
 
+  /// Data parallel: all ranks must start at the same point (they read the same checkpoint);
+  /// then every rank takes rank 0's parameters and buffers.
+  void start_replicas(const detail::StartPoint& start) {
+    const std::array<std::int64_t, 3> mine = {static_cast<std::int64_t>(start.epoch),
+                                              static_cast<std::int64_t>(start.skip_batches),
+                                              start.train_done ? 1 : 0};
+    std::array<std::int64_t, 3> root = mine;
+    pg_->broadcast(
+        std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(root.data()), sizeof root), 0);
+    if (root != mine) {
+      ember::detail::fail<dist::DistError>(
+          "Learner", "rank ", pg_->rank(), " would start at epoch ", mine[0], ", batch ", mine[1],
+          " but rank 0 at epoch ", root[0], ", batch ", root[1],
+          ": all ranks must see the same run directory (checkpoints)");
+    }
+    dist::broadcast_module(*pg_, model_, 0);
+  }
+
+  /// A stop request: this process's, or (data parallel) any rank's, agreed by all ranks.
+  bool stop_agreed() {
+    const bool local = session_->stop_requested();
+    return pg_ ? detail::any_rank(*pg_, local) : local;
+  }
+
+  /// The metric input of the global batch (data parallel) or this one, and the stop request
+  /// (agreed by all ranks in the same exchange).
+  detail::GatheredInput global_input(const MetricInput& input) {
+    const bool local = session_->stop_requested();
+    return pg_ ? detail::gather_metric_input(*pg_, input, local)
+               : detail::GatheredInput{input, local};
+  }
+
+  /// Averages the step's gradients across ranks (data parallel).
+  void average_gradients(optim::GradientsParams& grads) {
+    if (!pg_) return;
+    const auto t0 = std::chrono::steady_clock::now();
+    dist::all_reduce_gradients(*pg_, model_, grads, bucket_bytes_);
+    allreduce_seconds_ +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ++allreduce_steps_;
+  }
+
   void reseed(std::size_t epoch, std::size_t batch) {
     if (const auto& seed = session_->options().seed) {
-      Backend::seed(detail::mix_seed(*seed, epoch, batch));
+      // Rank 0 draws what a single process draws; other ranks draw other masks.
+      const std::uint64_t rank = pg_ ? static_cast<std::uint64_t>(pg_->rank()) : 0;
+      const std::uint64_t s = detail::mix_seed(*seed, epoch, batch);
+      Backend::seed(rank == 0 ? s : detail::mix_seed(s, rank, 0));
     }
   }
 
@@ -238,9 +307,11 @@ class Learner {
     while (auto batch = epoch.next()) {
       if (in_window == 0) lr = scheduler_.step();
       reseed(e, b);
-      auto [grads, input] = train_step_(model_, *batch);
+      auto [grads, local_input] = train_step_(model_, *batch);
       batch.reset();
       ++b;
+      average_gradients(grads);
+      const auto [input, stop] = global_input(local_input);
       if (accum == 1) {
         optim_.step(lr, model_, grads);
       } else {
@@ -251,14 +322,17 @@ class Learner {
         if (++in_window == accum) apply();
       }
       s.record(input, lr);
-      if (in_window == 0 && b < nb && s.stop_requested()) {
+      if (in_window == 0 && b < nb && (pg_ ? stop : s.stop_requested())) {
         save(CheckpointId{e, true, b}, false);
         return false;
       }
     }
     if (in_window > 0) apply();
     s.end_split();
-    if (s.stop_requested()) {
+    // Data parallel: the ranks' BatchNorm statistics differ (each saw its shard); validation
+    // and checkpoints use rank 0's on every rank.
+    if (pg_) broadcast_buffers();
+    if (stop_agreed()) {
       save(CheckpointId{e, true, nb}, true);
       return false;
     }
@@ -273,9 +347,9 @@ class Learner {
     const ValidModel vm = nn::valid(model_);
     auto epoch = valid_.iter(e - 1);
     while (auto batch = epoch.next()) {
-      MetricInput input = valid_step_(vm, *batch);
+      const auto [input, stop] = global_input(valid_step_(vm, *batch));
       s.record(input, std::numeric_limits<double>::quiet_NaN());
-      if (s.stop_requested()) {
+      if (pg_ ? stop : s.stop_requested()) {
         save(CheckpointId{e, true, train_.num_batches()}, true);
         return false;
       }
@@ -284,7 +358,21 @@ class Learner {
     return true;
   }
 
+  /// Every rank takes rank 0's buffers (BatchNorm running statistics).
+  void broadcast_buffers() {
+    nn::visit_mut(model_, [&](const std::string&, auto& leaf) {
+      using L = std::remove_cvref_t<decltype(leaf)>;
+      if constexpr (nn::is_buffer_v<L>) {
+        if (!leaf.has_value()) return;
+        TensorData data = leaf.val().into_data();
+        pg_->broadcast(data, 0);
+        leaf.set(L::Value::from_data(data, leaf.val().device()));
+      }
+    });
+  }
+
   void save(const CheckpointId& id, bool train_done) {
+    if (pg_ && pg_->rank() != 0) return;  // rank 0 writes the checkpoints
     const auto meta = session_->model_metadata(id);
     session_->save_checkpoint(
         id, train_done,
@@ -310,6 +398,10 @@ class Learner {
   ValidStepFn valid_step_;
   std::optional<Device> device_;
   std::unique_ptr<detail::Session> session_;
+  std::shared_ptr<dist::ProcessGroup> pg_;
+  std::size_t bucket_bytes_ = dist::kDefaultBucketBytes;
+  double allreduce_seconds_ = 0.0;
+  std::size_t allreduce_steps_ = 0;
   StopReason reason_ = StopReason::Completed;
 };
 
@@ -434,7 +526,8 @@ class LearnerBuilder {
     if (devices.size() > 1) {
       ember::detail::fail<UnsupportedError>(
           "Learner", "training on ", devices.size(),
-          " devices at once (data parallel) is not supported; give one device");
+          " devices at once in one process is not supported; give one device (for data "
+          "parallel training over processes, see process_group())");
     }
     if (devices.empty()) {
       device_.reset();
@@ -450,6 +543,16 @@ class LearnerBuilder {
       }
     }
     device_ = devices[0];
+    return *this;
+  }
+  /// Data-parallel training over `pg` (see the file comment): give each rank a train and a
+  /// valid loader with a data::DistributedSampler of this group, the same model config and
+  /// seed. Gradients are averaged in buckets of about `bucket_bytes`. A null group (or one of
+  /// a single process) trains as usual.
+  LearnerBuilder& process_group(std::shared_ptr<dist::ProcessGroup> pg,
+                                std::size_t bucket_bytes = dist::kDefaultBucketBytes) {
+    pg_ = std::move(pg);
+    bucket_bytes_ = bucket_bytes;
     return *this;
   }
   /// Reseed the backend before every batch from (seed, epoch, batch) (see LearnerOptions).
@@ -516,12 +619,19 @@ class LearnerBuilder {
       }
     }
     if (!train_ || !valid_) ember::detail::fail<ValueError>("Learner", "a loader is missing");
-    auto session = std::make_unique<detail::Session>(options_, std::move(train_metrics_),
-                                                     std::move(valid_metrics_), renderer_, stop_);
+    LearnerOptions options = options_;
+    std::shared_ptr<Renderer> renderer = renderer_;
+    if (pg_ && pg_->rank() != 0) {
+      options.write_files = false;  // rank 0 writes and shows progress
+      options.print_summary = false;
+      renderer = make_renderer(RendererKind::None, options.progress_interval);
+    }
+    auto session = std::make_unique<detail::Session>(options, std::move(train_metrics_),
+                                                     std::move(valid_metrics_), renderer, stop_);
     train_metrics_.clear();
     valid_metrics_.clear();
     return LearnerType(model_, optim_, scheduler_, train_, valid_, train_step_, valid_step_,
-                       device_, std::move(session));
+                       device_, std::move(session), pg_, bucket_bytes_);
   }
 
  private:
@@ -548,6 +658,8 @@ class LearnerBuilder {
   std::vector<std::unique_ptr<Metric>> train_metrics_, valid_metrics_;
   std::shared_ptr<Renderer> renderer_;
   std::stop_token stop_;
+  std::shared_ptr<dist::ProcessGroup> pg_;
+  std::size_t bucket_bytes_ = dist::kDefaultBucketBytes;
 };
 
 template <class M, class O, class TL, class VL>

@@ -75,6 +75,9 @@ struct LearnerOptions {
   nlohmann::json model_config{};
   /// Print the summary table to stdout at the end.
   bool print_summary = true;
+  /// Write checkpoints, logs and the summary (false on the ranks other than 0 of a
+  /// data-parallel run: they only read the run directory, to resume).
+  bool write_files = true;
 };
 
 namespace detail {
