@@ -294,33 +294,38 @@ void run_all_reduce(const std::shared_ptr<gloo::Context>& context, T* ptr, std::
 
 }  // namespace
 
-void ProcessGroup::all_reduce(std::span<float> data, ReduceOp op) {
-  check_usable("all_reduce");
-  if (world_size_ > 1 && !data.empty()) {
+namespace {
+
+/// all_reduce of `data` in place over `context` (world size `world`); `fail` turns a
+/// collective's exception into the group's DistError. Mean divides the sum afterwards.
+template <class T, class Fail>
+void all_reduce_values(const std::shared_ptr<gloo::Context>& context, std::span<T> data,
+                       ReduceOp op, std::chrono::milliseconds timeout, int world, Fail&& fail) {
+  if (world <= 1) return;
+  if (!data.empty()) {
     try {
-      run_all_reduce(impl_->context, data.data(), data.size(), op, timeout_);
+      run_all_reduce(context, data.data(), data.size(), op, timeout);
     } catch (const std::exception& e) {
-      fail_collective("all_reduce", e);
+      fail(e);
     }
   }
-  if (op == ReduceOp::Mean && world_size_ > 1) {
-    const auto w = static_cast<float>(world_size_);
-    for (float& x : data) x /= w;
+  if (op == ReduceOp::Mean) {
+    for (T& x : data) x /= static_cast<T>(world);
   }
+}
+
+}  // namespace
+
+void ProcessGroup::all_reduce(std::span<float> data, ReduceOp op) {
+  check_usable("all_reduce");
+  all_reduce_values(impl_->context, data, op, timeout_, world_size_,
+                    [&](const std::exception& e) { fail_collective("all_reduce", e); });
 }
 
 void ProcessGroup::all_reduce(std::span<double> data, ReduceOp op) {
   check_usable("all_reduce");
-  if (world_size_ > 1 && !data.empty()) {
-    try {
-      run_all_reduce(impl_->context, data.data(), data.size(), op, timeout_);
-    } catch (const std::exception& e) {
-      fail_collective("all_reduce", e);
-    }
-  }
-  if (op == ReduceOp::Mean) {
-    for (double& x : data) x /= static_cast<double>(world_size_);
-  }
+  all_reduce_values(impl_->context, data, op, timeout_, world_size_,
+                    [&](const std::exception& e) { fail_collective("all_reduce", e); });
 }
 
 void ProcessGroup::all_reduce(TensorData& data, ReduceOp op) {
