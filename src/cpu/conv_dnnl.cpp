@@ -8,7 +8,9 @@
 
 #ifdef EMBER_HAVE_DNNL
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <list>
@@ -357,6 +359,7 @@ struct ConvWeightPack::Impl {
     i64 offset = 0;
     dnnl::memory::desc kern;
     CpuTensor packed;
+    bool finite = true;  // the weight has no NaN or infinity
   };
   std::mutex mu;
   std::vector<Slot> slots;
@@ -456,6 +459,32 @@ bool winograd_wanted(const Shape& ws, const std::vector<i64>& s, const std::vect
          s[1] == 1 && d[0] == 1 && d[1] == 1;
 }
 
+/// Whether all `n` floats at `p` are finite: the largest exponent field is not all ones
+/// (an unsigned max reduction, which vectorises).
+bool all_finite(const float* p, std::size_t n) {
+  std::uint32_t m = 0;
+  const auto len = static_cast<std::int64_t>(n);
+  // Memory-bound: the threads oneDNN uses read it faster than one (large batches).
+#pragma omp parallel for reduction(max : m) num_threads(threads()) if (len > (1 << 18))
+  for (std::int64_t i = 0; i < len; ++i) {
+    std::uint32_t bits;
+    std::memcpy(&bits, p + i, sizeof bits);
+    m = std::max(m, bits & 0x7f800000u);
+  }
+  return m != 0x7f800000u;
+}
+
+bool all_finite(const CpuTensor& t) {
+  const CpuTensor c = contiguous(t);
+  return all_finite(static_cast<const float*>(c.raw()), static_cast<std::size_t>(c.numel()));
+}
+
+bool all_finite(const ConvOperand& v) {
+  if (v.index() == 0) return all_finite(std::get<0>(v));
+  const CpuTensor& buf = std::get<1>(v).buffer;  // padding lanes hold zeros
+  return all_finite(static_cast<const float*>(buf.raw()), static_cast<std::size_t>(buf.numel()));
+}
+
 }  // namespace
 
 std::optional<ConvOperand> conv_fused(const ConvOperand& x0, const CpuTensor& w0,
@@ -496,12 +525,27 @@ std::optional<ConvOperand> conv_fused(const ConvOperand& x0, const CpuTensor& w0
   const CpuTensor w = contiguous(w0);
   std::optional<CpuTensor> b;
   if (b0) b = contiguous(*b0);
+  // A NaN or an infinity among the inputs: Winograd's transforms would spread it over its
+  // whole output tile, and oneDNN's ReLU post-op maps NaN to 0. Such calls take the direct
+  // kernel with the ReLU applied afterwards, keeping NaN (as Conv then Relu one by one).
+  // The weight's check is done once per pack.
+  std::optional<bool> w_finite;
+  if (pack) {
+    std::lock_guard<std::mutex> lock(pack->impl().mu);
+    for (const auto& sl : pack->impl().slots) {
+      if (sl.src == w.storage && sl.offset == w.offset) w_finite = sl.finite;
+    }
+  }
+  if (!w_finite) w_finite = all_finite(w);
+  const bool exact =
+      !*w_finite || !all_finite(x0) || (b && !all_finite(*b)) || (r0 && !all_finite(*r0));
+  const bool relu_post = opt.relu && !exact;
   try {
     const int nt = threads();
     conv::OmpThreads omp(nt);
     std::ostringstream k;
-    const bool wino = winograd_wanted(ws, opt.stride, opt.dilation, g);
-    k << 'F' << nt << xs << ws << ys << (b ? 1 : 0) << g << (opt.relu ? 'r' : '-')
+    const bool wino = !exact && winograd_wanted(ws, opt.stride, opt.dilation, g);
+    k << 'F' << nt << xs << ws << ys << (b ? 1 : 0) << g << (relu_post ? 'r' : '-')
       << (r0 ? 's' : '-') << (wino ? 'w' : '-');
     for (auto v : opt.stride) k << ',' << v;
     for (auto v : opt.padding) k << ';' << v;
@@ -510,7 +554,7 @@ std::optional<ConvOperand> conv_fused(const ConvOperand& x0, const CpuTensor& w0
     auto e = conv::cache().get(key);
     if (!e) {
       e = conv::build(conv::Kind::Forward, xs, ws, ys, b.has_value(), opt.stride, opt.padding,
-                      opt.dilation, g, opt.relu, r0 != nullptr, wino);
+                      opt.dilation, g, relu_post, r0 != nullptr, wino);
       conv::cache().put(key, e);
     }
     // A blocked operand in the layout `md`, or nothing (then the plain tensor is used).
@@ -565,7 +609,7 @@ std::optional<ConvOperand> conv_fused(const ConvOperand& x0, const CpuTensor& w0
         if (!found) {
           wk = pack_now();
           if (im.slots.size() >= 4) im.slots.erase(im.slots.begin());
-          im.slots.push_back({w.storage, w.offset, e->kern[1], wk});
+          im.slots.push_back({w.storage, w.offset, e->kern[1], wk, *w_finite});
         }
       } else {
         wk = pack_now();
@@ -600,8 +644,17 @@ std::optional<ConvOperand> conv_fused(const ConvOperand& x0, const CpuTensor& w0
     }
     if (b) args.emplace(DNNL_ARG_BIAS, memory(e->k_bias, eng, b->raw()));
     e->prim.execute(st, args);
+    // The ReLU left out of the primitive: max(0, y) that keeps NaN.
+    const auto relu_after = [&](CpuTensor& t, std::size_t n) {
+      if (!opt.relu || relu_post) return;
+      float* p = static_cast<float*>(t.raw());
+      for (std::size_t i = 0; i < n; ++i) {
+        if (p[i] < 0.f) p[i] = 0.f;
+      }
+    };
     if (blocked_out) {
       st.wait();
+      relu_after(ybuf, static_cast<std::size_t>(ybuf.numel()));
       return ConvOperand(ConvActivation{ys, ybuf, std::make_shared<memory::desc>(e->kern[2])});
     }
     if (e->reo[2]) {
@@ -610,6 +663,7 @@ std::optional<ConvOperand> conv_fused(const ConvOperand& x0, const CpuTensor& w0
       e->reo[2]->execute(st, args.at(DNNL_ARG_DST), user);
     }
     st.wait();
+    relu_after(out, static_cast<std::size_t>(ys.numel()));
     return ConvOperand(out);
   } catch (const dnnl::error&) {
     return std::nullopt;

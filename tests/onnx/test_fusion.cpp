@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <utility>
 
@@ -310,6 +311,48 @@ TEST(OnnxFusion, WinogradSizedConvMatchesADoubleReference) {
       for (std::size_t i = 0; i < y.size(); ++i) d = std::max(d, std::fabs(y[i] - want[i]));
       EXPECT_LE(d, 4e-6 * scale) << "batch " << batch << " run " << rep << " scale " << scale;
     }
+  }
+}
+
+TEST(OnnxFusion, NonFiniteInputsGiveTheNodeByNodeResult) {
+  // A NaN and an infinity in x: Winograd would spread them over whole output tiles and
+  // oneDNN's ReLU post-op turns NaN into 0. The fast path must give what Conv then Relu give
+  // one by one: the same NaN and infinity positions, the same finite values.
+  const std::vector<std::int64_t> xd{2, 16, 12, 12}, wd{16, 16, 3, 3};
+  std::vector<float> xv = values(2 * 16 * 144, 51);
+  xv[2 * 12 + 3] = std::nanf("");                                 // x[0, 0, 2, 3]
+  xv[144 + 5 * 12 + 5] = std::numeric_limits<float>::infinity();  // x[0, 1, 5, 5]
+  const Value x = Value::from_data(ember::TensorData(xv, ember::Shape(xd)));
+  const Value w = Value::from_data(ember::TensorData(values(16 * 16 * 9, 52), ember::Shape(wd)));
+  const Value bias = Value::from_data(ember::TensorData(values(16, 53), ember::Shape({16})));
+  std::vector<Attribute> attrs(1);
+  attrs[0].name = "pads";
+  attrs[0].kind = Attribute::Kind::Ints;
+  attrs[0].ints = {1, 1, 1, 1};
+  const Value c = run_op("Conv", {x, w, bias}, attrs, 17, 1)[0];
+  const std::vector<double> want = run_op("Relu", {c}, {}, 17, 1)[0].to_doubles();
+  ember::cpu::ConvWeightPack pack;
+  ember::cpu::ConvFusedOptions o{{1, 1}, {1, 1}, {1, 1}, 1, true};
+  for (int rep = 0; rep < 2; ++rep) {
+    auto got = ember::cpu::conv_fused(cpu_of(x, 4), cpu_of(w, 4), cpu_of(bias, 1),
+                                      std::optional<ember::CpuTensor>{}, o, &pack);
+    if (!got) GTEST_SKIP() << "built without oneDNN";
+    const std::vector<double> y =
+        Value::from_tensor(ember::DTensor<4>(ember::dispatch::from_cpu_primitive<ember::Float>(
+                               *got, ember::Device::cpu())))
+            .to_doubles();
+    ASSERT_EQ(y.size(), want.size());
+    std::size_t nan = 0, inf = 0, wrong = 0;
+    for (std::size_t i = 0; i < y.size(); ++i) {
+      nan += std::isnan(want[i]);
+      inf += std::isinf(want[i]);
+      const bool same = std::isnan(want[i])   ? std::isnan(y[i])
+                        : std::isinf(want[i]) ? y[i] == want[i]
+                                              : std::fabs(y[i] - want[i]) <= 1e-5;
+      wrong += !same;
+    }
+    EXPECT_GT(nan, 0u);  // the NaN reaches 3x3 windows of every output channel
+    EXPECT_EQ(wrong, 0u) << "run " << rep << ": " << nan << " NaN, " << inf << " inf expected";
   }
 }
 
