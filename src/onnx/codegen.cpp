@@ -32,6 +32,32 @@ std::string ident(const std::string& s) {
   return out;
 }
 
+/// Names a generated identifier must not take: C++ keywords, the names the generated code
+/// uses itself (gen, Value, ember, B, dev, the struct's name) and the members EMBER_MODULE
+/// gives the struct. An ONNX value named `return` or `gen` becomes `return_2`, `gen_2`.
+std::set<std::string> reserved_names(const std::string& struct_name) {
+  std::set<std::string> r = {
+      // the generated struct and its body
+      "forward", "init", "load", "save", "device", "gen", "Value", "ember", "B", "dev", "std",
+      "model", "deep_copy", "ember_fields", "ember_fields2", "ember_module_tag", "fork", "freeze",
+      "is_training", "load_state_dict", "no_grad", "num_params", "set_training", "state_dict",
+      "to_device", "train", "unfreeze", "valid",
+      // C++20 keywords and alternative tokens
+      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break",
+      "case", "catch", "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept",
+      "const", "consteval", "constexpr", "constinit", "const_cast", "continue", "co_await",
+      "co_return", "co_yield", "decltype", "default", "delete", "do", "double", "dynamic_cast",
+      "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto",
+      "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
+      "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register",
+      "reinterpret_cast", "requires", "return", "short", "signed", "sizeof", "static",
+      "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local",
+      "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using",
+      "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq"};
+  r.insert(struct_name);
+  return r;
+}
+
 std::string camel(const std::string& s) {
   std::string out;
   bool up = true;
@@ -132,7 +158,7 @@ struct Field {
 std::string generate_header(const Model& model, const std::string& struct_name,
                             const std::string& name_space, const std::string& weights_file) {
   const Graph& g = model.graph;
-  std::set<std::string> used = {"forward", "init", "load", "save", "device"};
+  std::set<std::string> used = reserved_names(struct_name);
   std::map<std::string, std::string> names;  // ONNX value -> C++ expression
   auto unique = [&](std::string base) {
     std::string s = base;
@@ -289,7 +315,7 @@ ConvertResult convert(const Model& model, const std::string& out_dir,
                                            fs::path(r.weights).filename().string());
   // Weights keyed by field name (the same unique identifiers as the header's).
   store::NamedTensors nt;
-  std::set<std::string> used = {"forward", "init", "load", "save", "device"};
+  std::set<std::string> used = reserved_names(r.struct_name);
   auto unique = [&](std::string base) {
     std::string s = base;
     for (int k = 2; used.count(s); ++k) s = base + "_" + std::to_string(k);

@@ -12,6 +12,7 @@
 #include "fashion_cnn.hpp"
 #include "lstm.hpp"
 #include "mobilenet_v3_small.hpp"
+#include "names.hpp"
 #include "resnet18.hpp"
 #include "transformer_encoder.hpp"
 
@@ -60,3 +61,8 @@ TEST(OnnxGenerated, FashionCnn) {
 }
 
 }  // namespace
+TEST(OnnxGenerated, NamesThatAreKeywordsOrTheGeneratorsOwn) {
+  // Values named return, class, int, gen, Value, initializers dev, B, ember and the struct's
+  // own name Names: the header compiles (this file includes it) and computes the model.
+  check<model::Names<>>("names");
+}
