@@ -302,6 +302,7 @@ struct Inferer {
         node_fail<ShapeError>(n, "input ", dims_str(*a), " and weight ", dims_str(*w),
                               " must have the same rank >= 3");
       const std::int64_t group = attr_i(n, "group", 1);
+      if (group <= 0) node_fail<ValueError>(n, "group must be positive, got ", group);
       const Dim& c = a->shape[1];
       const Dim& wc = w->shape[1];
       if (c.known() && wc.known() && c.value != wc.value * group)

@@ -40,6 +40,10 @@ Spatial spatial_attrs_of(const OpContext& ctx, const Dims& xshape, const Describ
   s.begin.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(sp));
   s.end.assign(pads.begin() + static_cast<std::ptrdiff_t>(sp), pads.end());
   const std::string ap = ctx.attr_string("auto_pad", "NOTSET");
+  if (ap != "NOTSET" && ap != "SAME_UPPER" && ap != "SAME_LOWER" && ap != "VALID")
+    ctx.fail("auto_pad must be NOTSET, SAME_UPPER, SAME_LOWER or VALID, got \"", ap, "\"");
+  if (ap != "NOTSET" && ctx.attr("pads"))
+    ctx.fail("auto_pad ", ap, " and explicit pads cannot both be given");
   if (!transpose && (ap == "SAME_UPPER" || ap == "SAME_LOWER")) {
     for (std::size_t i = 0; i < sp; ++i) {
       const std::int64_t in = xshape[2 + i];
@@ -133,7 +137,31 @@ CpuTensor padded_view(CpuTensor t) {
 
 }  // namespace
 
+namespace {
+
+/// The checks of a Conv node that do not depend on the path it takes (ONNX's Conv schema).
+void check_conv_node(OpContext& ctx) {
+  if (ctx.num_inputs() > 3) ctx.fail("Conv takes 2 or 3 inputs (X, W, B), got ", ctx.num_inputs());
+  const Value& w = ctx.tensor(1);
+  const Dims wk(w.shape().begin() + std::min<std::size_t>(2, w.rank()), w.shape().end());
+  if (ctx.attr("kernel_shape") && ctx.attr_ints("kernel_shape") != wk)
+    ctx.fail<ShapeError>("kernel_shape ", Shape(ctx.attr_ints("kernel_shape")),
+                         " differs from the weight's spatial dims ", Shape(wk), " (weight ",
+                         w.describe(), ")");
+  if (ctx.attr_int("group", 1) <= 0)
+    ctx.fail("group must be positive, got ", ctx.attr_int("group", 1));
+  if (ctx.has(2)) {
+    const Value& b = ctx.tensor(2);
+    if (b.rank() != 1 || (w.rank() > 0 && b.shape()[0] != w.shape()[0]))
+      ctx.fail<ShapeError>("bias ", b.describe(), " must have shape [", w.rank() ? w.shape()[0] : 0,
+                           "] (one value per output channel of weight ", w.describe(), ")");
+  }
+}
+
+}  // namespace
+
 bool conv_fused(OpContext& ctx, const ConvFusion& f) {
+  check_conv_node(ctx);
   if (ctx.device.kind() != DeviceKind::Cpu || ctx.device.is_autodiff()) return false;
   if (ctx.num_inputs() < 2 || !ctx.has(1) || (!f.x_blocked && !ctx.has(0))) return false;
   const Value* x = f.x_blocked ? nullptr : ctx.inputs[0];
@@ -219,6 +247,7 @@ Value plain_value(const cpu::ConvActivation& a, const Device& device) {
 namespace {
 
 void op_Conv(OpContext& ctx) {
+  check_conv_node(ctx);
   // The CPU fast path when it applies, so that a Conv run alone (run_op, generated code)
   // computes exactly what the interpreter's fused nodes do (the same oneDNN kernels).
   if (fusion_enabled() && conv_fused(ctx, ConvFusion{})) return;

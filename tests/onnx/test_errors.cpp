@@ -193,4 +193,86 @@ TEST(OnnxErrors, RunTimeErrorsNameTheNode) {
   EXPECT_THROW(s.run(std::vector<Value>{x}), ember::ValueError);
 }
 
+/// Loading `m` and running it on x [1, 4, 6, 6] (and w [4, 4, 3, 3], b when the graph has
+/// them as inputs) fails with an ember::Error naming the node and containing `part`.
+void expect_conv_error(const ::onnx::ModelProto& m, const std::string& part) {
+  std::vector<Value> in;
+  in.push_back(
+      Value::from_data(ember::TensorData::full(ember::Shape{1, 4, 6, 6}, 0.5, ember::DType::F32)));
+  in.push_back(
+      Value::from_data(ember::TensorData::full(ember::Shape{4, 4, 3, 3}, 0.25, ember::DType::F32)));
+  for (int i = 2; i < m.graph().input_size(); ++i) {
+    std::vector<std::int64_t> d;
+    for (const auto& dim : m.graph().input(i).type().tensor_type().shape().dim())
+      d.push_back(dim.dim_value());
+    in.push_back(
+        Value::from_data(ember::TensorData::full(ember::Shape(d), 1.0, ember::DType::F32)));
+  }
+  try {
+    const Model model = parse_model(bytes(m));
+    Session s(model, {.device = ember::Device::cpu()});
+    s.run(in);
+    FAIL() << "no error; expected one mentioning " << part;
+  } catch (const ember::Error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("[onnx] node 'c' (Conv): "), std::string::npos) << msg;
+    EXPECT_NE(msg.find(part), std::string::npos) << "'" << part << "' not in: " << msg;
+  }
+}
+
+TEST(OnnxErrors, InvalidConvNodesAreRefused) {
+  // Each of these ran silently (found by the newcomer review of issue 16); onnxruntime
+  // refuses them all.
+  const auto conv_model = [](std::vector<std::string> ins) {
+    auto m = base();
+    auto* g = m.mutable_graph();
+    *g->mutable_input(0) = info("x", {1, 4, 6, 6});
+    *g->add_input() = info("w", {4, 4, 3, 3});
+    *g->mutable_output(0) = info("y", {});
+    g->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+    *g->mutable_node(0) = node("c", "Conv", std::move(ins), {"y"});
+    return m;
+  };
+  const auto with_ints = [](::onnx::ModelProto m, const std::string& name,
+                            std::vector<std::int64_t> v) {
+    auto* a = m.mutable_graph()->mutable_node(0)->add_attribute();
+    a->set_name(name);
+    a->set_type(::onnx::AttributeProto::INTS);
+    for (auto x : v) a->add_ints(x);
+    return m;
+  };
+  const auto with_string = [](::onnx::ModelProto m, const std::string& name, const std::string& v) {
+    auto* a = m.mutable_graph()->mutable_node(0)->add_attribute();
+    a->set_name(name);
+    a->set_type(::onnx::AttributeProto::STRING);
+    a->set_s(v);
+    return m;
+  };
+  expect_conv_error(with_ints(conv_model({"x", "w"}), "kernel_shape", {5, 5}),
+                    "kernel_shape [5, 5] differs from the weight's spatial dims [3, 3]");
+  expect_conv_error(with_string(conv_model({"x", "w"}), "auto_pad", "FOO"),
+                    "auto_pad must be NOTSET, SAME_UPPER, SAME_LOWER or VALID, got \"FOO\"");
+  expect_conv_error(with_ints(with_string(conv_model({"x", "w"}), "auto_pad", "SAME_UPPER"), "pads",
+                              {1, 1, 1, 1}),
+                    "auto_pad SAME_UPPER and explicit pads cannot both be given");
+  {
+    auto m = conv_model({"x", "w", "b"});
+    *m.mutable_graph()->add_input() = info("b", {4, 1});
+    expect_conv_error(m, "must have shape [4]");
+  }
+  {
+    auto m = conv_model({"x", "w", "b", "b"});
+    *m.mutable_graph()->add_input() = info("b", {4});
+    expect_conv_error(m, "Conv takes 2 or 3 inputs (X, W, B), got 4");
+  }
+  {
+    auto m = conv_model({"x", "w"});
+    auto* a = m.mutable_graph()->mutable_node(0)->add_attribute();
+    a->set_name("group");
+    a->set_type(::onnx::AttributeProto::INT);
+    a->set_i(0);
+    expect_conv_error(m, "group must be positive, got 0");
+  }
+}
+
 }  // namespace

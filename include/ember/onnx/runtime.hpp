@@ -32,6 +32,8 @@ class Session {
  public:
   /// Prepares `model` (kept by reference: it must outlive the session) on the device.
   explicit Session(const Model& model, SessionOptions options = {});
+  /// A temporary model would dangle: keep the Model in a variable that outlives the session.
+  Session(Model&&, SessionOptions = {}) = delete;
   ~Session();
   Session(Session&&) noexcept;
   Session& operator=(Session&&) noexcept;
