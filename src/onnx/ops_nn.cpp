@@ -263,6 +263,22 @@ void op_Conv(OpContext& ctx) {
   if (group <= 0 || x.shape()[1] != w.shape()[1] * group)
     ctx.fail<ShapeError>("input ", x.describe(), " has ", x.shape()[1], " channels but weight ",
                          w.describe(), " with group ", group, " expects ", w.shape()[1] * group);
+  // An empty batch or no output channels: the empty result of the right shape (as
+  // onnxruntime gives), not the kernels' reshape errors.
+  if ((x.shape()[0] == 0 || w.shape()[0] == 0) && x.type() == ElemType::Float) {
+    Dims out{x.shape()[0], w.shape()[0]};
+    for (std::size_t i = 0; i < sp; ++i) {
+      const std::int64_t span =
+          x.shape()[2 + i] + s.begin[i] + s.end[i] - ((kernel[i] - 1) * s.dilations[i] + 1);
+      if (span < 0)
+        ctx.fail<ShapeError>("the kernel ", Shape(kernel), " is larger than the padded input ",
+                             x.describe());
+      out.push_back(span / s.strides[i] + 1);
+    }
+    ctx.set(0,
+            Value::from_data(TensorData::full(Shape(out), 0.0, DType::F32), ctx.device, x.type()));
+    return;
+  }
   Value in = x;
   Dims pads = s.begin;
   if (s.begin != s.end) {

@@ -356,4 +356,23 @@ TEST(OnnxFusion, NonFiniteInputsGiveTheNodeByNodeResult) {
   }
 }
 
+TEST(OnnxFusion, EmptyConvGivesAnEmptyResult) {
+  // An empty batch and a weight with no output channels give empty results of the right
+  // shape (as onnxruntime), on the fast path's side and on the operator's.
+  std::vector<Attribute> attrs(1);
+  attrs[0].name = "pads";
+  attrs[0].kind = Attribute::Kind::Ints;
+  attrs[0].ints = {1, 1, 1, 1};
+  const Value x0 =
+      Value::from_data(ember::TensorData(std::vector<float>{}, ember::Shape({0, 4, 6, 6})));
+  const Value w =
+      Value::from_data(ember::TensorData(values(4 * 4 * 9, 61), ember::Shape({4, 4, 3, 3})));
+  EXPECT_EQ(run_op("Conv", {x0, w}, attrs, 17, 1)[0].shape(), (std::vector<std::int64_t>{0, 4, 6, 6}));
+  const Value x =
+      Value::from_data(ember::TensorData(values(4 * 36, 62), ember::Shape({1, 4, 6, 6})));
+  const Value w0 =
+      Value::from_data(ember::TensorData(std::vector<float>{}, ember::Shape({0, 4, 3, 3})));
+  EXPECT_EQ(run_op("Conv", {x, w0}, attrs, 17, 1)[0].shape(), (std::vector<std::int64_t>{1, 0, 6, 6}));
+}
+
 }  // namespace

@@ -37,10 +37,12 @@ CLI::App* add_onnx_command(CLI::App& app, OnnxArgs& args) {
                   "device: cpu, cpu+autodiff, ... (default: EMBER_DEVICE or the best)");
   run->add_option("--out-dir", args.out_dir, "folder for <output name>.npy files")
       ->capture_default_str();
-  run->add_option("--threads", args.threads, "CPU threads (default: all cores)");
+  run->add_option("--threads", args.threads, "CPU threads (default: all cores)")
+      ->check(CLI::NonNegativeNumber);
   run->add_option("--repeat", args.repeat,
                   "run N times (after one warm-up run) and print the mean and best time")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   run->callback([&args] { args.action = "run"; });
   CLI::App* convert =
       onnx->add_subcommand("convert", "Write a C++ EMBER_MODULE header and safetensors weights");
