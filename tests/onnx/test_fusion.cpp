@@ -367,12 +367,14 @@ TEST(OnnxFusion, EmptyConvGivesAnEmptyResult) {
       Value::from_data(ember::TensorData(std::vector<float>{}, ember::Shape({0, 4, 6, 6})));
   const Value w =
       Value::from_data(ember::TensorData(values(4 * 4 * 9, 61), ember::Shape({4, 4, 3, 3})));
-  EXPECT_EQ(run_op("Conv", {x0, w}, attrs, 17, 1)[0].shape(), (std::vector<std::int64_t>{0, 4, 6, 6}));
+  EXPECT_EQ(run_op("Conv", {x0, w}, attrs, 17, 1)[0].shape(),
+            (std::vector<std::int64_t>{0, 4, 6, 6}));
   const Value x =
       Value::from_data(ember::TensorData(values(4 * 36, 62), ember::Shape({1, 4, 6, 6})));
   const Value w0 =
       Value::from_data(ember::TensorData(std::vector<float>{}, ember::Shape({0, 4, 3, 3})));
-  EXPECT_EQ(run_op("Conv", {x, w0}, attrs, 17, 1)[0].shape(), (std::vector<std::int64_t>{1, 0, 6, 6}));
+  EXPECT_EQ(run_op("Conv", {x, w0}, attrs, 17, 1)[0].shape(),
+            (std::vector<std::int64_t>{1, 0, 6, 6}));
 }
 
 }  // namespace
