@@ -5,6 +5,7 @@
 #include <zip.h>
 
 #include <algorithm>
+#include <functional>
 #include <string>
 
 #include "ember/core/error.hpp"
@@ -165,13 +166,25 @@ void ZipReader::read_libzip(std::uint64_t index, const std::string& entry, std::
   }
 }
 
-void ZipReader::read_raw(std::uint64_t index, const Stat& st, std::uint8_t* dst) const {
-  // Two windows, so that neither is the whole entry (which would get libzip's CRC layer).
-  std::string error = read_window(archive_, index, 0, st.size - 1, dst);
-  if (error.empty()) error = read_window(archive_, index, st.size - 1, 1, dst + st.size - 1);
-  if (!error.empty()) {
-    detail::fail<IoError>(op_, "'", file_, "': corrupt zip entry '", st.name, "': ", error);
+std::uint32_t ZipReader::read_stored(std::uint64_t index, const Stat& st, std::uint64_t piece,
+                                     const std::function<std::uint8_t*(std::uint64_t)>& dst,
+                                     bool crc) const {
+  std::uint32_t sum = 0;
+  for (std::uint64_t at = 0; at < st.size; at += piece) {
+    const std::uint64_t n = std::min(piece, st.size - at);
+    std::uint8_t* p = dst(at);
+    // Never the whole entry in one window: libzip would add its (zlib) CRC layer to it.
+    const std::uint64_t first = n == st.size ? n - 1 : n;
+    std::string error = read_window(archive_, index, at, first, p);
+    if (error.empty() && first < n)
+      error = read_window(archive_, index, at + first, n - first, p + first);
+    if (!error.empty()) {
+      detail::fail<IoError>(op_, "'", file_, "': corrupt zip entry '", st.name, "': ", error);
+    }
+    if (crc)
+      sum = static_cast<std::uint32_t>(libdeflate_crc32(sum, p, static_cast<std::size_t>(n)));
   }
+  return sum;
 }
 
 void ZipReader::check_crc(const Stat& st, std::uint32_t crc) const {
@@ -188,8 +201,9 @@ void ZipReader::read_into(std::uint64_t index, std::vector<std::uint8_t>& out, b
     read_libzip(index, st.name, out.data(), st.size, true);
     return;
   }
-  read_raw(index, st, out.data());
-  if (check) check_crc(st, static_cast<std::uint32_t>(libdeflate_crc32(0, out.data(), out.size())));
+  const std::uint32_t crc = read_stored(
+      index, st, st.size, [&](std::uint64_t at) { return out.data() + at; }, check);
+  if (check) check_crc(st, crc);
 }
 
 void ZipReader::verify(std::uint64_t index) const {
@@ -198,24 +212,11 @@ void ZipReader::verify(std::uint64_t index) const {
     read_libzip(index, st.name, nullptr, st.size, false);
     return;
   }
-  // In cache-sized pieces: the bytes are checked, not kept.
-  constexpr std::uint64_t kChunk = std::uint64_t{1} << 20;
-  std::vector<std::uint8_t> chunk(static_cast<std::size_t>(std::min(kChunk, st.size)));
-  std::uint32_t crc = 0;
-  for (std::uint64_t at = 0; at < st.size; at += kChunk) {
-    const std::uint64_t n = std::min(kChunk, st.size - at);
-    // Never the whole entry in one window (see read_raw).
-    const std::uint64_t first = at == 0 && n == st.size ? n - 1 : n;
-    std::string error = read_window(archive_, index, at, first, chunk.data());
-    if (error.empty() && first < n) {
-      error = read_window(archive_, index, at + first, n - first, chunk.data() + first);
-    }
-    if (!error.empty()) {
-      detail::fail<IoError>(op_, "'", file_, "': corrupt zip entry '", st.name, "': ", error);
-    }
-    crc = libdeflate_crc32(crc, chunk.data(), static_cast<std::size_t>(n));
-  }
-  check_crc(st, crc);
+  // In cache-sized pieces into one buffer: the bytes are checked, not kept.
+  constexpr std::uint64_t kPiece = std::uint64_t{1} << 20;
+  std::vector<std::uint8_t> chunk(static_cast<std::size_t>(std::min(kPiece, st.size)));
+  check_crc(st, read_stored(
+                    index, st, kPiece, [&](std::uint64_t) { return chunk.data(); }, true));
 }
 
 }  // namespace ember::store::internal

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,7 +47,10 @@ class ZipReader {
   Stat stat(std::uint64_t index) const;
   void read_libzip(std::uint64_t index, const std::string& entry, std::uint8_t* dst,
                    std::uint64_t n, bool keep) const;
-  void read_raw(std::uint64_t index, const Stat& st, std::uint8_t* dst) const;
+  /// A stored entry read through partial windows of at most `piece` bytes, each into
+  /// dst(offset); returns the CRC-32 of the bytes (libdeflate) when `crc`, else 0.
+  std::uint32_t read_stored(std::uint64_t index, const Stat& st, std::uint64_t piece,
+                            const std::function<std::uint8_t*(std::uint64_t)>& dst, bool crc) const;
   void check_crc(const Stat& st, std::uint32_t crc) const;
 
   zip* archive_ = nullptr;

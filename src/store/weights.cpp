@@ -16,11 +16,11 @@ WeightsFormat detect_format(const std::filesystem::path& path) {
   // named format reports what is wrong with the file (truncated header, not a zip, ...).
   const std::string ext = path.extension().string();
   const bool known = ext == ".safetensors" || ext == ".pt" || ext == ".pth";
+  const WeightsFormat named =
+      ext == ".safetensors" ? WeightsFormat::Safetensors : WeightsFormat::PyTorch;
   std::error_code ec;
-  if (known && !std::filesystem::is_regular_file(path, ec)) {
-    // Missing, a folder, ...: the named format's reader says so in its own words.
-    return ext == ".safetensors" ? WeightsFormat::Safetensors : WeightsFormat::PyTorch;
-  }
+  // Missing, a folder, ...: the named format's reader says so in its own words.
+  if (known && !std::filesystem::is_regular_file(path, ec)) return named;
   std::ifstream in = open_for_reading(path, "detect_format");
   unsigned char head[9] = {};
   in.read(reinterpret_cast<char*>(head), 9);
@@ -32,7 +32,7 @@ WeightsFormat detect_format(const std::filesystem::path& path) {
   // Before the pickle check: a header length of 0x0180..0x0580 also starts with 0x80.
   if (n == 9 && head[8] == '{') return WeightsFormat::Safetensors;
   if (n >= 2 && head[0] == 0x80 && head[1] <= 5) return WeightsFormat::PyTorch;
-  if (known) return ext == ".safetensors" ? WeightsFormat::Safetensors : WeightsFormat::PyTorch;
+  if (known) return named;
   detail::fail<IoError>("detect_format", "'", path.string(),
                         "': unrecognised weights format (neither a safetensors file nor a "
                         "torch.save zip archive)");
