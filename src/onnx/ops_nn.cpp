@@ -247,10 +247,13 @@ Value plain_value(const cpu::ConvActivation& a, const Device& device) {
 namespace {
 
 void op_Conv(OpContext& ctx) {
-  check_conv_node(ctx);
   // The CPU fast path when it applies, so that a Conv run alone (run_op, generated code)
   // computes exactly what the interpreter's fused nodes do (the same oneDNN kernels).
-  if (fusion_enabled() && conv_fused(ctx, ConvFusion{})) return;
+  // conv_fused checks the node first, whether it applies or not.
+  if (!fusion_enabled())
+    check_conv_node(ctx);
+  else if (conv_fused(ctx, ConvFusion{}))
+    return;
   const Value& x = ctx.tensor(0);
   const Value& w = ctx.tensor(1);
   if (x.rank() < 3 || x.rank() > 5 || w.rank() != x.rank())
@@ -260,7 +263,7 @@ void op_Conv(OpContext& ctx) {
   const Dims kernel = ctx.attr_ints("kernel_shape", Dims(w.shape().begin() + 2, w.shape().end()));
   const Spatial s = spatial_attrs(ctx, x, kernel, false);
   const std::int64_t group = ctx.attr_int("group", 1);
-  if (group <= 0 || x.shape()[1] != w.shape()[1] * group)
+  if (x.shape()[1] != w.shape()[1] * group)
     ctx.fail<ShapeError>("input ", x.describe(), " has ", x.shape()[1], " channels but weight ",
                          w.describe(), " with group ", group, " expects ", w.shape()[1] * group);
   // An empty batch or no output channels: the empty result of the right shape (as
