@@ -274,8 +274,7 @@ StartPoint Session::begin(const EpochSizes& sizes) {
           sp.epoch = epoch + 1;
         }
       } catch (const nlohmann::json::exception& e) {
-        ember::detail::fail<IoError>("resume", "'", (folder / "state.json").string(),
-                                     "' is damaged: ", e.what());
+        damaged(e.what());
       }
       note = "Resuming from " + folder.string();
       if (options_.write_files) history_.write_logs(dir);

@@ -42,9 +42,9 @@ RunConfig RunConfig::from_json(const nlohmann::json& j, const std::string& sourc
     c.data = nn::config_from_json<DataSettings>(j.at("data"));
     c.train = nn::config_from_json<TrainSettings>(j.at("train"));
     // The bounds of the --keep option.
-    if (c.train.keep < 1 || c.train.keep > 100000) {
-      throw std::runtime_error("train.keep " + std::to_string(c.train.keep) +
-                               " is outside 1..100000");
+    if (c.train.keep < 1 || c.train.keep > TrainSettings::kMaxKeep) {
+      throw std::runtime_error("train.keep " + std::to_string(c.train.keep) + " is outside 1.." +
+                               std::to_string(TrainSettings::kMaxKeep));
     }
     return c;
   } catch (const std::exception& e) {

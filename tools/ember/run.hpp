@@ -81,8 +81,10 @@ struct TrainSettings {
   /// Label smoothing of the cross-entropy loss, in [0, 1) (0: plain cross-entropy).
   double label_smoothing = 0.0;
   std::uint64_t seed = 42;
-  /// Epoch checkpoints kept besides the best (--keep); a resumed run keeps it unless given.
+  /// Epoch checkpoints kept besides the best (--keep, 1..kMaxKeep); a resumed run keeps it
+  /// unless given.
   std::size_t keep = 2;
+  static constexpr std::size_t kMaxKeep = 100000;
   /// Data-parallel processes (`--nproc`, or WORLD_SIZE under `ember launch`); batch_size is
   /// per process. A resumed run keeps it: a rank's batches depend on the world size.
   std::size_t processes = 1;

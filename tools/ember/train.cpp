@@ -167,7 +167,7 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
                   "CPU kernel threads (default: EMBER_NUM_THREADS or all cores)")
       ->check(CLI::Range(1, 1024));
   sub->add_option("--keep", a.keep, "Epoch checkpoints to keep besides the best")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{100000}))
+      ->check(CLI::Range(std::size_t{1}, TrainSettings::kMaxKeep))
       ->capture_default_str();
   sub->add_flag("--no-tui", a.no_tui, "Plain progress lines instead of the dashboard");
   sub->add_option("--nproc", a.nproc,
