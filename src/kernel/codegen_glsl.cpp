@@ -370,10 +370,10 @@ std::string GlslEmitter::pure(const Inst& i, int l) {
       r = "ember_erf_f32(" + a + ")";
       break;
     case Op::Sin:
-      r = "sin(" + a + ")";
+      r = "ember_sin_f32(" + a + ")";
       break;
     case Op::Cos:
-      r = "cos(" + a + ")";
+      r = "ember_cos_f32(" + a + ")";
       break;
     case Op::Floor:
       r = "floor(" + a + ")";

@@ -115,7 +115,82 @@ float ember_erf_f32(float x) {
   precise float r = c * (p / q);
   return r;
 }
+// sin and cos: x = (q + f) * pi/2 with |f| <= 1/2 by Payne-Hanek reduction (the bits of 2/pi
+// as six 32-bit words, most significant last: x's 24-bit mantissa times them gives x * 2/pi
+// mod 4 with 62 fraction bits whatever |x|, as for sinf/cosf in C libraries), then Cephes'
+// f32 polynomials on [-pi/4, pi/4]. GLSL's own sin/cos are only specified to 2^-11 and go
+// wrong for large |x| (llvmpipe: sin(-1e30) = 1).
+const uint ember_2opi[6] = uint[6](0x3c439041u, 0xdb629599u, 0xf534ddc0u, 0xfc2757d1u,
+                                   0x4e441529u, 0xa2f9836eu);
+float ember_trig_reduce(float x, out uint quadrant) {
+  float ax = abs(x);
+  if (ax <= 0.785398163) { quadrant = 0u; return x; }
+  uint ix = floatBitsToUint(ax);
+  int e = int((ix >> 23) & 0xffu) - 150;
+  uint m = (ix & 0x7fffffu) | 0x800000u;
+  uint p[7];
+  uint carry = 0u;
+  for (int i = 0; i < 6; ++i) {
+    uint hi, lo;
+    umulExtended(ember_2opi[i], m, hi, lo);
+    lo += carry;
+    hi += lo < carry ? 1u : 0u;
+    p[i] = lo;
+    carry = hi;
+  }
+  p[6] = carry;
+  // The 64 bits from bit 130 - e: 2 integer bits (the quadrant), 62 fraction bits.
+  int b = 130 - e;
+  int wi = b >> 5, sh = b & 31;
+  uint lo = sh == 0 ? p[wi] : (p[wi] >> sh) | (p[wi + 1] << (32 - sh));
+  uint hi = sh == 0 ? p[wi + 1] : (p[wi + 1] >> sh) | (p[wi + 2] << (32 - sh));
+  uint q = hi >> 30;
+  uint fhi = hi & 0x3fffffffu;
+  float sign = 1.0;
+  if (fhi >= 0x20000000u) {  // f >= 1/2: the next quadrant, f - 1
+    q = (q + 1u) & 3u;
+    uint nlo = 0u - lo;
+    fhi = 0x40000000u - fhi - (nlo != 0u ? 1u : 0u);
+    lo = nlo;
+    sign = -1.0;
+  }
+  precise float f = sign * (float(fhi) * 9.31322574615478516e-10 + float(lo) * 2.16840434497100887e-19);
+  precise float r = f * 1.57079632679489662;
+  quadrant = x < 0.0 ? (0u - q) & 3u : q;
+  return x < 0.0 ? -r : r;
+}
+float ember_sin_poly(float r) {
+  precise float z = r * r;
+  precise float p = -1.9515295891e-4;
+  p = p * z + 8.3321608736e-3;
+  p = p * z - 1.6666654611e-1;
+  precise float s = r + r * z * p;
+  return s;
+}
+float ember_cos_poly(float r) {
+  precise float z = r * r;
+  precise float p = 2.443315711809948e-5;
+  p = p * z - 1.388731625493765e-3;
+  p = p * z + 4.166664568298827e-2;
+  precise float c = 1.0 - 0.5 * z + z * z * p;
+  return c;
+}
+float ember_sin_f32(float x) {
+  if (isinf(x) || isnan(x)) return ember_nan;
+  uint q;
+  float r = ember_trig_reduce(x, q);
+  float v = (q & 1u) == 0u ? ember_sin_poly(r) : ember_cos_poly(r);
+  return q >= 2u ? -v : v;
+}
+float ember_cos_f32(float x) {
+  if (isinf(x) || isnan(x)) return ember_nan;
+  uint q;
+  float r = ember_trig_reduce(x, q);
+  float v = (q & 1u) == 0u ? ember_cos_poly(r) : ember_sin_poly(r);
+  return (q == 1u || q == 2u) ? -v : v;
+}
 float ember_fmod_f32(float a, float b) {
+  if (isinf(b) && !isinf(a)) return a;  // fmod(a, +-inf) = a (NaN a stays NaN)
   float q = trunc(a / b);
   precise float r = fma(-b, q, a);
   if (r != 0.0 && (r < 0.0) != (a < 0.0)) r += (a < 0.0) == (b < 0.0) ? b : -b;
@@ -218,6 +293,8 @@ uint ember_shr_u8(uint a, uint b) { return b >= 8u ? 0u : a >> b; }
 
 constexpr const char* kFloat64Lib = R"(
 double ember_rem_f64(double a, double b) {
+  if (isinf(b) && !isinf(a) && !isnan(a))  // a - floor(a / b) * b with |b| infinite
+    return (a == 0.0lf || (a < 0.0lf) == (b < 0.0lf)) ? a : b;
   double q = trunc(a / b);
   precise double r = fma(-b, q, a);
   if (r != 0.0lf && (r < 0.0lf) != (a < 0.0lf)) r += (a < 0.0lf) == (b < 0.0lf) ? b : -b;
