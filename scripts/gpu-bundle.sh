@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the GPU test and benchmark programs here and gathers everything a GPU machine without
 # a package registry needs to run them into one folder (docs/gpu.md):
-#   bin/   ember_kernel_tests, custom-kernel, bench_kernel_gpu (stripped)
+#   bin/   ember_kernel_tests, custom-kernel, bench_kernel_gpu, ember_gpu_tests,
+#          ember_conformance_vulkan, ember_conformance_cuda (stripped)
 #   lib/   shared libraries they need that such a machine may lack (libgomp, libbenchmark)
 #   debs/  the Vulkan loader and what it needs (Debian packages, unpacked there)
 #   scripts/gpu-test.sh, benchmarks/gpu/side_by_side.py
@@ -12,12 +13,15 @@ OUT="${1:?usage: scripts/gpu-bundle.sh OUT_DIR [PRESET]}"
 PRESET="${2:-release}"
 
 cmake --preset "$PRESET" >/dev/null
-cmake --build "build/$PRESET" -j"${EMBER_JOBS:-2}" --target ember_kernel_tests custom-kernel bench_kernel_gpu
+cmake --build "build/$PRESET" -j"${EMBER_JOBS:-2}" --target ember_kernel_tests custom-kernel bench_kernel_gpu \
+  ember_gpu_tests ember_conformance_vulkan ember_conformance_cuda
 
 rm -rf "$OUT"
 mkdir -p "$OUT/bin" "$OUT/lib" "$OUT/debs" "$OUT/scripts" "$OUT/benchmarks/gpu"
 B="build/$PRESET"
-cp "$B/tests/kernel/ember_kernel_tests" "$B/custom-kernel" "$B/benchmarks/gpu/bench_kernel_gpu" "$OUT/bin/"
+cp "$B/tests/kernel/ember_kernel_tests" "$B/custom-kernel" "$B/benchmarks/gpu/bench_kernel_gpu" \
+  "$B/tests/gpu/ember_gpu_tests" "$B/tests/gpu/ember_conformance_vulkan" \
+  "$B/tests/gpu/ember_conformance_cuda" "$OUT/bin/"
 strip "$OUT"/bin/*
 for lib in libgomp.so.1 libbenchmark.so.1debian; do
   path=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ {print $NF; exit}')

@@ -37,6 +37,20 @@ grep -E "^\[ +(cuda|vulkan|cpu|nvrtc) \]|FAILED|Failure" "$OUT/kernel_tests.log"
 echo "== custom-kernel example"
 "$BUNDLE/bin/custom-kernel" 2>&1 | tee -a "$OUT/summary.txt" || status=1
 
+# The GPU backends: their own cases and the conformance suite, per backend (cuda, vulkan).
+for t in ember_gpu_tests ember_conformance_vulkan ember_conformance_cuda; do
+  [ -x "$BUNDLE/bin/$t" ] || continue
+  echo "== $t"
+  "$BUNDLE/bin/$t" --gtest_output="json:$OUT/$t.json" \
+    ${EMBER_GTEST_FILTER:+--gtest_filter=$EMBER_GTEST_FILTER} >"$OUT/$t.log" 2>&1 || status=1
+  for b in cuda vulkan; do
+    echo "$t $b: $(grep -c "^\[       OK \] .*/$b\." "$OUT/$t.log" 2>/dev/null || true) passed," \
+      "$(grep -c "^\[  FAILED  \] .*/$b\..*(" "$OUT/$t.log" 2>/dev/null || true) failed," \
+      "$(grep -c "^\[  SKIPPED \] .*/$b\." "$OUT/$t.log" 2>/dev/null || true) skipped"
+  done | tee -a "$OUT/summary.txt"
+  grep -E "^\[  FAILED  \]" "$OUT/$t.log" | head -40 | tee -a "$OUT/summary.txt"
+done
+
 if [ -z "${EMBER_GPU_TEST_SKIP_BENCH:-}" ]; then
   echo "== benchmarks"
   "$BUNDLE/bin/bench_kernel_gpu" --benchmark_out="$OUT/ember_bench.json" --benchmark_out_format=json \

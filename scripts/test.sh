@@ -49,6 +49,12 @@ run "$T/ember_dist_tests"
 echo "== $T/kernel/ember_kernel_tests"
 "$T/kernel/ember_kernel_tests" --gtest_brief=1 | sed -n '/^\[==========\]/,$p'
 "build/$PRESET/custom-kernel" | tail -n 4
+# The GPU backends (ember::Vulkan, ember::Cuda): their own cases, then the conformance suite
+# on them; Vulkan runs on llvmpipe without a GPU, CUDA is skipped (with the reason) there.
+if [ -x "$T/gpu/ember_gpu_tests" ]; then
+  run "$T/gpu/ember_gpu_tests"
+  run "$T/gpu/ember_conformance_vulkan"
+fi
 # ONNX import: the ONNX backend node tests (../shared/onnx-tests, skipped when absent), real
 # models against onnxruntime, bad models; the code `ember onnx convert` generated at build
 # time; a 20-second run of the loader fuzzer.

@@ -12,8 +12,21 @@
 #include "ember/dispatch/cpu.hpp"
 #include "ember/dispatch/dispatch.hpp"
 #include "ember/tensor/tensor.hpp"
+#ifdef EMBER_CONFORMANCE_GPU
+#include "ember/gpu/ops.hpp"
+#include "gpu_backends.hpp"
+#endif
 
 namespace ember::test {
+
+#ifdef EMBER_CONFORMANCE_GPU
+// ember_conformance_gpu (tests/gpu/): the same cases on the GPU backends (gpu_backends.hpp).
+using ConformanceBackends = GpuConformanceBackends;
+template <class F>
+void for_each_backend(F&& f) {
+  for_each_gpu_backend(f);
+}
+#else
 
 /// Dispatch runs on the default device (EMBER_DEVICE, else cpu): the ctest entry
 /// ember_conformance_dispatch_autodiff reruns its cases with EMBER_DEVICE=cpu+autodiff.
@@ -31,6 +44,7 @@ void for_each_backend(F&& f) {
   f.template operator()<ember::Dispatch>();
   f.template operator()<Checking<ember::Cpu>>();
 }
+#endif
 
 // ---- CPU storage of a primitive, for tests that build strided views by hand ----------------
 
@@ -40,6 +54,15 @@ template <class B>
 inline constexpr bool kCpuBacked =
     std::is_same_v<typename B::FloatTensor, CpuTensor> || std::is_same_v<B, ember::Dispatch> ||
     std::is_same_v<B, ember::Autodiff<ember::Cpu>>;
+
+/// True when tests can build strided views of B's tensors by hand (view_of / with_cpu): the
+/// CPU-backed backends and, in ember_conformance_vulkan/_cuda, the GPU backends.
+template <class B>
+inline constexpr bool kViewsBuildable = kCpuBacked<B>
+#ifdef EMBER_CONFORMANCE_GPU
+                                        || std::is_same_v<typename B::FloatTensor, GpuTensor>
+#endif
+    ;
 
 /// True when B's views and in-place reuse are observable as CPU storage sharing: Cpu-backed,
 /// and for Dispatch only on a plain cpu default device (an autodiff stack composes some
@@ -58,7 +81,12 @@ bool cpu_views_observable() {
 /// The CpuTensor behind primitive `p` (shares its data).
 template <class P>
 CpuTensor cpu_of(const P& p) {
-  if constexpr (std::is_same_v<P, CpuTensor>) {
+#ifdef EMBER_CONFORMANCE_GPU
+  if constexpr (std::is_same_v<P, GpuTensor>) {
+    return gpu::download(p);  // a copy
+  } else
+#endif
+      if constexpr (std::is_same_v<P, CpuTensor>) {
     return p;
   } else if constexpr (std::is_same_v<P, ember::autodiff::AdTensor<Cpu>>) {
     return p.inner;
@@ -67,10 +95,33 @@ CpuTensor cpu_of(const P& p) {
   }
 }
 
+/// An identity of the buffer behind primitive `p`, to see whether two tensors share one.
+template <class P>
+const void* storage_id(const P& p) {
+#ifdef EMBER_CONFORMANCE_GPU
+  if constexpr (std::is_same_v<P, GpuTensor>) return p.buffer.get();
+#endif
+  return cpu_of(p).storage.get();
+}
+
 /// A primitive of `like`'s type (and device) holding `t`.
 template <class P>
 P with_cpu(const P& like, CpuTensor t) {
-  if constexpr (std::is_same_v<P, CpuTensor>) {
+#ifdef EMBER_CONFORMANCE_GPU
+  // The same view (shape, strides, offset) over a device copy of t's whole storage.
+  if constexpr (std::is_same_v<P, GpuTensor>) {
+    CpuTensor whole = t;
+    whole.offset = 0;
+    whole.shape = Shape{static_cast<std::int64_t>(t.storage->bytes() / dtype_size(t.dtype))};
+    whole.strides = {1};
+    GpuTensor g = gpu::upload(whole, like.compute(), like.device);
+    g.shape = t.shape;
+    g.strides = t.strides;
+    g.offset = t.offset;
+    return g;
+  } else
+#endif
+      if constexpr (std::is_same_v<P, CpuTensor>) {
     return t;
   } else if constexpr (std::is_same_v<P, ember::autodiff::AdTensor<Cpu>>) {
     return P{std::move(t), nullptr, like.checkpointing};

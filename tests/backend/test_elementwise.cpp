@@ -43,7 +43,7 @@ P view(const P& base, Shape shape, std::vector<std::int64_t> strides, std::int64
 }
 template <class B>
 const void* buffer_of(const Tensor<B, 2>& t) {
-  return ember::test::cpu_of(t.primitive()).storage.get();
+  return ember::test::storage_id(t.primitive());
 }
 }  // namespace
 

@@ -32,7 +32,7 @@ Tensor<B, D> make(std::vector<float> v, Shape s, DType dt = DType::F32) {
 }
 
 // A view of `dense` ([.., A, B] row-major data) as its transpose [.., B, A] (Cpu only).
-CpuTensor transposed_view(const CpuTensor& dense) {
+[[maybe_unused]] CpuTensor transposed_view(const CpuTensor& dense) {
   CpuTensor t = dense;
   const std::size_t r = t.shape.rank();
   std::swap(t.shape.dims[r - 1], t.shape.dims[r - 2]);

@@ -1,0 +1,34 @@
+# ember::gpu: the GPU backends ember::Cuda and ember::Vulkan (Gpu<R> over the kernel runtimes;
+# include/ember/gpu/, src/gpu/, docs/gpu.md). Included from the top-level CMakeLists.txt after
+# cmake/EmberKernel.cmake: built when at least one GPU runtime is.
+if(NOT TARGET ember_vulkan AND NOT TARGET ember_cuda)
+  message(STATUS "ember: no GPU runtime; ember::gpu is not built")
+  return()
+endif()
+
+add_library(ember_gpu src/gpu/core.cpp src/gpu/map.cpp src/gpu/reduce.cpp src/gpu/matmul.cpp
+  src/gpu/fallback.cpp)
+add_library(ember::gpu ALIAS ember_gpu)
+set_target_properties(ember_gpu PROPERTIES EXPORT_NAME gpu OUTPUT_NAME ember_gpu)
+target_link_libraries(ember_gpu PUBLIC ember_kernel ember_cpu
+  PRIVATE $<BUILD_INTERFACE:ember_warnings>)
+set(EMBER_GPU_RUNTIMES "")
+if(TARGET ember_vulkan)
+  target_sources(ember_gpu PRIVATE src/gpu/runtime_vulkan.cpp)
+  target_link_libraries(ember_gpu PUBLIC ember_vulkan)
+  list(APPEND EMBER_GPU_RUNTIMES vulkan)
+endif()
+if(TARGET ember_cuda)
+  target_sources(ember_gpu PRIVATE src/gpu/runtime_cuda.cpp)
+  target_link_libraries(ember_gpu PUBLIC ember_cuda)
+  list(APPEND EMBER_GPU_RUNTIMES cuda)
+endif()
+message(STATUS "ember: GPU backends for ${EMBER_GPU_RUNTIMES}")
+install(TARGETS ember_gpu EXPORT emberTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+
+if(EMBER_BUILD_TESTS)
+  add_subdirectory(tests/gpu)
+endif()

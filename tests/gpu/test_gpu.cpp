@@ -1,0 +1,218 @@
+// The GPU backends' own cases: device kernels against the CPU backend (broadcast, strided
+// views, every native dtype), the host fallback, devices and errors. The conformance suite
+// (ember_conformance_gpu) covers the whole contract.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "ember/core/error.hpp"
+#include "ember/tensor/activation.hpp"
+#include "ember/tensor/tensor.hpp"
+#include "fixtures.hpp"
+#include "gpu_backends.hpp"
+
+using namespace ember;
+using ember::test::expect_approx;
+using ember::test::expect_eq;
+
+template <class B>
+class GpuTest : public ::testing::Test {};
+struct GpuNames {
+  template <class B>
+  static std::string GetName(int) {
+    return B::name();
+  }
+};
+TYPED_TEST_SUITE(GpuTest, ember::test::GpuConformanceBackends, GpuNames);
+
+namespace {
+
+/// n values spread over [lo, hi] with a fixed irregular pattern (no generator needed).
+std::vector<float> spread(std::size_t n, float lo, float hi) {
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = lo + (hi - lo) * std::fmod(0.618034f * (i + 1), 1.f);
+  return v;
+}
+
+template <class B, std::size_t D, class K = Float>
+Tensor<B, D, K> on(const TensorData& d) {
+  return Tensor<B, D, K>::from_data(d);
+}
+
+}  // namespace
+
+TYPED_TEST(GpuTest, DataRoundTripsInEveryDtype) {
+  using B = TypeParam;
+  for (DType dt : {DType::F32, DType::F16, DType::BF16, DType::F64}) {
+    const TensorData d = TensorData(spread(24, -3, 3), Shape{2, 3, 4}).convert(dt);
+    expect_eq(on<B, 3>(d).into_data(), d);
+  }
+  for (DType dt : {DType::I64, DType::I32, DType::I16, DType::I8, DType::U8}) {
+    const TensorData d =
+        TensorData(std::vector<std::int64_t>{1, 2, 3, 4, 5, 100}, Shape{2, 3}).convert(dt);
+    expect_eq(on<B, 2, Int>(d).into_data(), d);
+  }
+  const TensorData b(std::vector<bool>{true, false, true, true}, Shape{4});
+  expect_eq(on<B, 1, Bool>(b).into_data(), b);
+  // An empty tensor has a device and no values.
+  const TensorData e(std::vector<float>{}, Shape{0, 3});
+  expect_eq(on<B, 2>(e).into_data(), e);
+}
+
+TYPED_TEST(GpuTest, ElementwiseKernelsMatchTheCpuBackend) {
+  using B = TypeParam;
+  const TensorData a(spread(60, -2, 2), Shape{3, 4, 5});
+  const TensorData b(spread(5, 0.5, 3), Shape{1, 1, 5});  // broadcast along dims 0, 1
+  const TensorData c(spread(12, -1, 1), Shape{3, 4, 1});  // broadcast along dim 2
+  auto ga = on<B, 3>(a), gb = on<B, 3>(b), gc = on<B, 3>(c);
+  auto ca = on<Cpu, 3>(a), cb = on<Cpu, 3>(b), cc = on<Cpu, 3>(c);
+  // Vulkan allows 3 ulp for division and square root
+  // (docs/gpu.md, "Numerics"); CUDA agrees with the CPU bit for bit.
+  const Tolerance tol = Tolerance::rel_abs(1e-5, 1e-5);
+  expect_approx(ga.exp().into_data(), ca.exp().into_data(), tol);
+  expect_approx(ga.tanh().mul(gb).into_data(), ca.tanh().mul(cb).into_data(), tol);
+  expect_approx(ga.div(gb).sub(gc).into_data(), ca.div(cb).sub(cc).into_data(), tol);
+  expect_approx(gb.sqrt().add(ga.abs()).into_data(), cb.sqrt().add(ca.abs()).into_data(), tol);
+  expect_approx(ga.add_scalar(0.25).mul_scalar(-3).into_data(),
+                ca.add_scalar(0.25).mul_scalar(-3).into_data(), tol);
+  expect_eq(ga.greater(gc).into_data(), ca.greater(cc).into_data());
+  expect_eq(ga.lower_equal_elem(0.5).into_data(), ca.lower_equal_elem(0.5).into_data());
+  // A transposed (strided) input.
+  auto gt = ga.swap_dims(0, 2), ct = ca.swap_dims(0, 2);
+  expect_approx(gt.neg().into_data(), ct.neg().into_data(), tol);
+  expect_approx(gt.add(gt.exp()).into_data(), ct.add(ct.exp()).into_data(), tol);
+  // f16 computes in f32 with one rounding, as the CPU backend.
+  auto ha = ga.cast(DType::F16), hb = gb.cast(DType::F16);
+  expect_eq(ha.mul(hb).into_data(), ca.cast(DType::F16).mul(cb.cast(DType::F16)).into_data());
+}
+
+TYPED_TEST(GpuTest, IntegerAndBoolKernelsAreExact) {
+  using B = TypeParam;
+  const TensorData a(std::vector<std::int64_t>{-7, -3, 0, 5, 9, 2147483647}, Shape{2, 3});
+  const TensorData b(std::vector<std::int64_t>{2, -2, 3, -4, 5, 1}, Shape{2, 3});
+  for (DType dt : {DType::I64, DType::I32}) {
+    auto ga = on<B, 2, Int>(a.convert(dt)), gb = on<B, 2, Int>(b.convert(dt));
+    auto ca = on<Cpu, 2, Int>(a.convert(dt)), cb = on<Cpu, 2, Int>(b.convert(dt));
+    expect_eq(ga.div(gb).into_data(), ca.div(cb).into_data());              // floor division
+    expect_eq(ga.remainder(gb).into_data(), ca.remainder(cb).into_data());  // divisor's sign
+    expect_eq(ga.add_scalar(1).into_data(), ca.add_scalar(1).into_data());  // wraps in i32
+    expect_eq(ga.greater_elem(4).into_data(), ca.greater_elem(4).into_data());
+  }
+  const TensorData p(std::vector<bool>{true, false, true, false}, Shape{4});
+  const TensorData q(std::vector<bool>{true, true, false, false}, Shape{4});
+  auto gp = on<B, 1, Bool>(p), gq = on<B, 1, Bool>(q);
+  expect_eq(gp.bool_and(gq).into_data(), TensorData(std::vector<bool>{1, 0, 0, 0}, Shape{4}));
+  expect_eq(gp.bool_xor(gq).into_data(), TensorData(std::vector<bool>{0, 1, 1, 0}, Shape{4}));
+  expect_eq(gp.bool_not().into_data(), TensorData(std::vector<bool>{0, 1, 0, 1}, Shape{4}));
+}
+
+TYPED_TEST(GpuTest, OpsWithoutKernelsRunOnTheHostAndAreCounted) {
+  using B = TypeParam;
+  const auto before = gpu::fallback_counts();
+  const auto count = [](const std::map<std::string, std::uint64_t>& m, const char* k) {
+    auto it = m.find(k);
+    return it == m.end() ? std::uint64_t{0} : it->second;
+  };
+  auto a = Tensor<B, 2>::from_floats({{1, 2}, {3, 4}});
+  auto b = Tensor<B, 2>::from_floats({{5, 6}, {7, 8}});
+  expect_eq(a.cumsum(1).into_data(), TensorData(std::vector<float>{1, 3, 3, 7}, Shape{2, 2}));
+  expect_eq(a.add(b).into_data(), TensorData(std::vector<float>{6, 8, 10, 12}, Shape{2, 2}));
+  const auto after = gpu::fallback_counts();
+  EXPECT_GT(count(after, "float_cumsum"), count(before, "float_cumsum"));
+  EXPECT_EQ(count(after, "float_binary"), count(before, "float_binary"));  // add has a kernel
+  // i8 tensors live on the device; their ops run on the host.
+  const TensorData i8 =
+      TensorData(std::vector<std::int64_t>{-5, 3, 7}, Shape{3}).convert(DType::I8);
+  expect_eq(on<B, 1, Int>(i8).add_scalar(2).into_data(),
+            TensorData(std::vector<std::int64_t>{-3, 5, 9}, Shape{3}).convert(DType::I8));
+}
+
+TYPED_TEST(GpuTest, TheSameSeedGivesTheCpuValues) {
+  using B = TypeParam;
+  B::seed(42);
+  auto g = Tensor<B, 2>::random(Shape{16, 16}, Distribution::normal(0, 1));
+  Cpu::seed(42);
+  auto c = Tensor<Cpu, 2>::random(Shape{16, 16}, Distribution::normal(0, 1));
+  expect_eq(g.into_data(), c.into_data());
+}
+
+TYPED_TEST(GpuTest, DevicesAreNamedAndBadOnesRefused) {
+  using B = TypeParam;
+  auto t = Tensor<B, 1>::from_floats({1, 2, 3});
+  EXPECT_EQ(t.device().index, 0);
+  EXPECT_NE(B::device_name(t.device()).find(B::name() + ":0"), std::string::npos);
+  EMBER_EXPECT_THROW_MSG((Tensor<B, 1>::from_floats({1}, typename B::Device{1000})), DeviceError,
+                         "1000");
+}
+
+TYPED_TEST(GpuTest, ReductionKernelsMatchTheCpuBackend) {
+  using B = TypeParam;
+  // [3, 300, 5]: dims 0 and 1 reduce by a thread per output (inner > 1), dim 2 and the whole
+  // tensor by a workgroup per row (the 256-thread tree, with rows longer than a workgroup).
+  const TensorData a(spread(4500, -2, 2), Shape{3, 300, 5});
+  auto g = on<B, 3>(a);
+  auto c = on<Cpu, 3>(a);
+  const Tolerance tol = Tolerance::rel_abs(1e-5, 1e-4);
+  for (std::int64_t d = 0; d < 3; ++d) {
+    expect_approx(g.sum_dim(d).into_data(), c.sum_dim(d).into_data(), tol);
+    expect_approx(g.mean_dim(d).into_data(), c.mean_dim(d).into_data(), tol);
+    expect_eq(g.max_dim(d).into_data(), c.max_dim(d).into_data());
+    expect_eq(g.min_dim(d).into_data(), c.min_dim(d).into_data());
+  }
+  expect_approx(g.sum().into_data(), c.sum().into_data(), tol);
+  auto small = on<B, 2>(TensorData(std::vector<float>{1.5f, -2, 0.5f, 4, 1, -1}, Shape{2, 3}));
+  expect_approx(small.prod_dim(1).into_data(),
+                TensorData(std::vector<float>{-1.5f, -4}, Shape{2, 1}));
+  // NaN propagates through max (torch.amax).
+  auto nan = on<B, 1>(TensorData(std::vector<float>{1, NAN, 3}, Shape{3}));
+  EXPECT_TRUE(std::isnan(nan.max_dim(0).into_data().template to_vec<float>()[0]));
+  // Integers accumulate in i64 and wrap to their dtype like the CPU backend.
+  const TensorData i(std::vector<std::int64_t>{2000000000, 2000000000, -5, 7}, Shape{2, 2});
+  for (DType dt : {DType::I64, DType::I32}) {
+    auto gi = on<B, 2, Int>(i.convert(dt));
+    auto ci = on<Cpu, 2, Int>(i.convert(dt));
+    expect_eq(gi.sum_dim(0).into_data(), ci.sum_dim(0).into_data());
+    expect_eq(gi.max_dim(1).into_data(), ci.max_dim(1).into_data());
+  }
+}
+
+TYPED_TEST(GpuTest, MatmulKernelMatchesTheCpuBackend) {
+  using B = TypeParam;
+  // Sizes that are not multiples of the 16 x 16 tile; a broadcast batch; a transposed input.
+  const TensorData a(spread(2 * 37 * 29, -1, 1), Shape{2, 37, 29});
+  const TensorData b(spread(29 * 21, -1, 1), Shape{1, 29, 21});
+  auto ga = on<B, 3>(a), gb = on<B, 3>(b);
+  auto ca = on<Cpu, 3>(a), cb = on<Cpu, 3>(b);
+  const Tolerance tol = Tolerance::rel_abs(1e-4, 1e-5);
+  expect_approx(ga.matmul(gb).into_data(), ca.matmul(cb).into_data(), tol);
+  expect_approx(gb.swap_dims(1, 2).matmul(ga.swap_dims(1, 2)).into_data(),
+                cb.swap_dims(1, 2).matmul(ca.swap_dims(1, 2)).into_data(), tol);
+  // bf16 inputs accumulate in f32 and round once.
+  expect_approx(ga.cast(DType::BF16).matmul(gb.cast(DType::BF16)).into_data(),
+                ca.cast(DType::BF16).matmul(cb.cast(DType::BF16)).into_data(),
+                Tolerance::rel_abs(1e-2, 1e-2));
+}
+
+// docs/gpu.md's first example, on a smaller size: the same values as the CPU backend, and
+// only device kernels (no host fallback) on the way.
+TYPED_TEST(GpuTest, TheGuidesExampleRunsOnTheDevice) {
+  using B = TypeParam;
+  const typename B::Device dev{0};
+  const TensorData weights(spread(4 * 3, -1, 1), Shape{4, 3});
+  B::seed(3);
+  auto before = gpu::fallback_counts();
+  auto x = Tensor<B, 2>::random({5, 4}, Distribution::normal(0, 1), dev);
+  auto w = Tensor<B, 2>::from_data(weights, dev);
+  auto y = activation::relu(x.matmul(w) + 1.0).sum_dim(1);
+  const std::vector<float> v = y.template to_vec<float>();
+  Cpu::seed(3);
+  auto cx = Tensor<Cpu, 2>::random({5, 4}, Distribution::normal(0, 1));
+  auto cy = activation::relu(cx.matmul(Tensor<Cpu, 2>::from_data(weights)) + 1.0).sum_dim(1);
+  expect_approx(TensorData(v, Shape{5, 1}), cy.into_data(), Tolerance::rel_abs(1e-5, 1e-5));
+  // random() draws on the host (the shared generator); everything after it is native.
+  auto after = gpu::fallback_counts();
+  before.erase("float_random");
+  after.erase("float_random");
+  EXPECT_EQ(after, before);
+}
