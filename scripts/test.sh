@@ -32,6 +32,9 @@ run "$T/ember_autodiff_tests"
 run "$T/ember_autodiff_dispatch_tests"  # sets EMBER_DEVICE=cpu+autodiff itself
 # Modules, layers, losses, optimizers, schedulers and weights I/O against PyTorch fixtures.
 run "$T/ember_nn_tests"
+# Ember's own GEMM, what the WebAssembly build uses instead of OpenBLAS (scripts/test-wasm.sh
+# tests the WebAssembly build itself; it is not run here).
+run "$T/ember_gemm_portable_tests"
 # Datasets, data loader, IDX/CSV/image-folder sources, transforms (Fashion-MNIST when installed).
 run "$T/ember_data_tests"
 # Training: metrics, logs, checkpoints, resume, the Evaluator, and the dashboard in tmux.
