@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Installs what the WebAssembly build and its tests need (docs/architecture.md, "WebAssembly"):
-# Debian's emscripten (em++, with its clang, lld and binaryen) and chromium for the headless
-# browser test. Idempotent: runs apt-get only when something is missing. Run as root (or
-# with sudo available). scripts/build-wasm.sh and scripts/test-wasm.sh call it.
+# Installs what the WebAssembly build and its tests need (docs/architecture.md, "WebAssembly").
+# Idempotent: runs apt-get only when something is missing. Run as root (or with sudo
+# available). scripts/build-wasm.sh and scripts/test-wasm.sh call it.
 set -euo pipefail
 
-PACKAGES=(emscripten chromium)
+# The build tools and the one header-only library the wasm build shares with the native one
+# (scripts/setup.sh installs them too), emscripten (em++ with its clang 14, lld, binaryen;
+# nodejs), chromium for tests/wasm/browser_test.js, and the Fashion-MNIST test images.
+PACKAGES=(cmake ninja-build ccache nlohmann-json3-dev emscripten chromium dataset-fashion-mnist)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -21,5 +23,5 @@ if ((${#missing[@]})); then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 else
-  echo "setup-wasm: emscripten and chromium present"
+  echo "setup-wasm: all WebAssembly build and test dependencies present"
 fi
