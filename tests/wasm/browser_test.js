@@ -83,10 +83,20 @@ function launchChromium() {
     proc.stdio[3].write(JSON.stringify({id, method, params, sessionId}) + '\0');
   });
   const exited = new Promise((resolve) => proc.on('exit', resolve));
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  // Browser.close lets Chromium end its helper processes; a kill after 5 s if it does not.
   const close = async () => {
-    proc.kill();
-    await exited;
-    fs.rmSync(profile, {recursive: true, force: true, maxRetries: 5});
+    await Promise.race([send('Browser.close').catch(() => {}), sleep(5000)]);
+    const done = await Promise.race([exited.then(() => true), sleep(5000).then(() => false)]);
+    if (!done) {
+      proc.kill('SIGKILL');
+      await exited;
+    }
+    try {
+      fs.rmSync(profile, {recursive: true, force: true, maxRetries: 5, retryDelay: 200});
+    } catch (e) {
+      console.log(`note: could not remove ${profile}: ${e.message}`);
+    }
   };
   return {proc, send, on: (f) => listeners.push(f), close, stderr: () => stderr};
 }
