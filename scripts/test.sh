@@ -32,6 +32,8 @@ run "$T/ember_autodiff_tests"
 run "$T/ember_autodiff_dispatch_tests"  # sets EMBER_DEVICE=cpu+autodiff itself
 # Modules, layers, losses, optimizers, schedulers and weights I/O against PyTorch fixtures.
 run "$T/ember_nn_tests"
+# Ember's own GEMM, what the WebAssembly build uses instead of OpenBLAS.
+run "$T/ember_gemm_portable_tests"
 # Datasets, data loader, IDX/CSV/image-folder sources, transforms (Fashion-MNIST when installed).
 run "$T/ember_data_tests"
 # Training: metrics, logs, checkpoints, resume, the Evaluator, and the dashboard in tmux.
@@ -70,6 +72,10 @@ rm -rf "$EX" && mkdir -p "$EX"
   >custom-training-loop.log && echo "== examples/custom-training-loop: $(tail -n 1 custom-training-loop.log)")
 
 if [ "$PRESET" = "release" ]; then
+  # WebAssembly: emscripten and chromium from Debian, the module (about 2.5 minutes cold on 2
+  # cores), 100 Fashion-MNIST test images in node and through the page in headless Chromium
+  # against native Ember, the page's error messages, the size budget.
+  scripts/test-wasm.sh
   # find_package(ember) from another project, against the installed tree.
   rm -rf build/install build/cmake-consumer
   cmake --install build/release --prefix build/install >/dev/null

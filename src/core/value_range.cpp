@@ -3,6 +3,8 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <string>
 
@@ -58,8 +60,18 @@ std::string show(double v) {
   if (std::isfinite(v) && v == std::trunc(v) && std::fabs(v) < 9.2e18)
     return std::to_string(static_cast<long long>(v));
   char buf[64];
+#if defined(__cpp_lib_to_chars) && __cpp_lib_to_chars >= 201611L
   const auto r = std::to_chars(buf, buf + sizeof buf, v);
   return std::string(buf, r.ptr);
+#else
+  // libc++ 14 (emscripten) has no floating-point to_chars: the fewest digits that read back.
+  for (int digits = 1; digits < 17; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+    if (std::strtod(buf, nullptr) == v) return buf;
+  }
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+#endif
 }
 
 }  // namespace

@@ -9,6 +9,8 @@
 namespace ember::cpu {
 
 // The f32 kernels, compiled for AVX-512, AVX2+FMA and baseline x86-64; chosen at run time.
+// Off x86 (WebAssembly) only the baseline, vectorised from the compiler flags.
+#if EMBER_CPU_X86
 namespace simd_avx512 {
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512dq,avx512vl,avx2,fma")
@@ -21,6 +23,7 @@ namespace simd_avx2 {
 #include "activation_simd.inc"
 #pragma GCC pop_options
 }  // namespace simd_avx2
+#endif
 namespace simd_base {
 #include "activation_simd.inc"
 }  // namespace simd_base
@@ -29,6 +32,9 @@ namespace {
 
 enum class Isa { Base, Avx2, Avx512 };
 Isa isa() {
+#if !EMBER_CPU_X86
+  return Isa::Base;
+#else
   static const Isa v = [] {
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
@@ -38,24 +44,29 @@ Isa isa() {
     return Isa::Base;
   }();
   return v;
+#endif
 }
 
 bool unary_f32(Act act, const float* x, float* y, std::int64_t n, float a, float b) {
   switch (isa()) {
+#if EMBER_CPU_X86
     case Isa::Avx512:
       return simd_avx512::unary_f32(act, x, y, n, a, b);
     case Isa::Avx2:
       return simd_avx2::unary_f32(act, x, y, n, a, b);
+#endif
     default:
       return simd_base::unary_f32(act, x, y, n, a, b);
   }
 }
 void softmax_rows_f32(const float* x, float* y, std::int64_t rows, std::int64_t n, SoftmaxKind k) {
   switch (isa()) {
+#if EMBER_CPU_X86
     case Isa::Avx512:
       return simd_avx512::softmax_rows_f32(x, y, rows, n, k);
     case Isa::Avx2:
       return simd_avx2::softmax_rows_f32(x, y, rows, n, k);
+#endif
     default:
       return simd_base::softmax_rows_f32(x, y, rows, n, k);
   }
@@ -63,10 +74,12 @@ void softmax_rows_f32(const float* x, float* y, std::int64_t rows, std::int64_t 
 void softmax_cols_f32(const float* x, float* y, std::int64_t n, std::int64_t inner, std::int64_t c0,
                       std::int64_t w, SoftmaxKind k) {
   switch (isa()) {
+#if EMBER_CPU_X86
     case Isa::Avx512:
       return simd_avx512::softmax_cols_f32(x, y, n, inner, c0, w, k);
     case Isa::Avx2:
       return simd_avx2::softmax_cols_f32(x, y, n, inner, c0, w, k);
+#endif
     default:
       return simd_base::softmax_cols_f32(x, y, n, inner, c0, w, k);
   }
@@ -158,7 +171,9 @@ Split3 split3(const Shape& s, std::size_t dim) {
 }  // namespace
 
 CpuTensor ActivationOps::unary_activation(CpuTensor x, Act act, double a, double b) {
-  auto [src, out] = src_and_out(std::move(x));
+  // Named variables, not a structured binding: clang 14 (emscripten) cannot capture those.
+  auto [src_, out_] = src_and_out(std::move(x));
+  CpuTensor src = std::move(src_), out = std::move(out_);
   const std::int64_t n = src.numel();
   visit_dtype(src.dtype, [&]<class T>() {
     if constexpr (is_float(dtype_of<T>())) {
@@ -235,7 +250,8 @@ CpuTensor ActivationOps::float_glu(const CpuTensor& x, std::size_t dim) {
 }
 
 CpuTensor ActivationOps::softmax_family(const CpuTensor& x, std::size_t dim, SoftmaxKind kind) {
-  auto [src, out] = src_and_out(x);
+  auto [src_, out_] = src_and_out(x);
+  CpuTensor src = std::move(src_), out = std::move(out_);
   const Split3 s = split3(src.shape, dim);
   if (src.numel() == 0) return out;
   visit_dtype(src.dtype, [&]<class T>() {

@@ -1,12 +1,11 @@
 // CPU backend: fused nn kernels: layer/rms/group/batch norm, linear, embedding,
 // scaled dot-product attention and cross-entropy.
-#include <cblas.h>
-
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <vector>
 
+#include "blas.hpp"
 #include "ember/cpu/ops_activation.hpp"
 #include "ember/cpu/ops_core.hpp"
 #include "kernel.hpp"

@@ -2,8 +2,6 @@
 // typed GEMM over OpenBLAS, and dtype preparation (not installed).
 #pragma once
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -11,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "blas.hpp"
 #include "ember/cpu/ops_core.hpp"
 #include "kernel.hpp"
 

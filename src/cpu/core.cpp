@@ -14,6 +14,9 @@
 
 namespace ember::cpu {
 
+/// Bytes above which an allocation fails at once: 2^62 with a 64-bit size_t, 2^30 on wasm32.
+constexpr std::size_t kMaxBytes = std::size_t{1} << (sizeof(std::size_t) * 8 - 2);
+
 // ---- buffer pool ---------------------------------------------------------------------
 
 namespace {
@@ -32,7 +35,7 @@ std::size_t pool_limit() {
 
 /// Rounds up to 4 size classes per power of two (at most 25 % slack).
 std::size_t size_class(std::size_t n) {
-  if (n > (std::size_t{1} << 62)) throw std::bad_alloc();
+  if (n > kMaxBytes) throw std::bad_alloc();
   if (n < kPoolMin) return (n + kAlign - 1) / kAlign * kAlign;
   std::size_t p = 1;
   while (p * 2 <= n) p *= 2;
@@ -153,6 +156,9 @@ std::atomic<int> g_threads{0};
 }
 
 int threads() {
+#ifndef _OPENMP
+  return 1;  // built without OpenMP (WebAssembly): kernels run on the calling thread
+#endif
   int n = g_threads.load(std::memory_order_relaxed);
   if (n <= 0) {
     n = static_cast<int>(std::thread::hardware_concurrency());
@@ -164,6 +170,9 @@ int threads() {
 }
 
 Isa cpu_isa() {
+#if !EMBER_CPU_X86
+  return Isa::Base;
+#else
   static const Isa isa = [] {
     __builtin_cpu_init();
     Isa best = Isa::Base;
@@ -180,6 +189,7 @@ Isa cpu_isa() {
     return best;
   }();
   return isa;
+#endif
 }
 
 void CoreOps::set_num_threads(int n) {
@@ -196,7 +206,7 @@ CpuTensor alloc(const Shape& shape, DType dtype) {
   const std::int64_t n = checked_numel("alloc", shape);
   std::size_t bytes = 0;
   if (__builtin_mul_overflow(static_cast<std::size_t>(n), dtype_size(dtype), &bytes) ||
-      bytes > (std::size_t{1} << 62)) {
+      bytes > kMaxBytes) {
     detail::fail<OutOfMemoryError>("alloc", "a tensor of shape ", shape, " and dtype ", dtype,
                                    " needs more bytes than the CPU can address");
   }

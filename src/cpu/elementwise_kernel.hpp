@@ -131,6 +131,7 @@ template <class I, class O, class C, int SA, class F>
 void unary_loop(const I* a, O* o, std::int64_t n, F f) {
   EMBER_EW_UNARY_LOOP
 }
+#if EMBER_CPU_X86
 template <class I, class O, class C, int SA, class F>
 __attribute__((target("avx2,fma"))) void unary_loop_avx2(const I* a, O* o, std::int64_t n, F f) {
   EMBER_EW_UNARY_LOOP
@@ -140,10 +141,12 @@ __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma"))) void unar
     const I* a, O* o, std::int64_t n, F f) {
   EMBER_EW_UNARY_LOOP
 }
+#endif
 template <class I, class O, class C, int SA, int SB, class F>
 void binary_loop(const I* a, const I* b, O* o, std::int64_t n, F f) {
   EMBER_EW_BINARY_LOOP
 }
+#if EMBER_CPU_X86
 template <class I, class O, class C, int SA, int SB, class F>
 __attribute__((target("avx2,fma"))) void binary_loop_avx2(const I* a, const I* b, O* o,
                                                           std::int64_t n, F f) {
@@ -154,23 +157,28 @@ __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma"))) void bina
     const I* a, const I* b, O* o, std::int64_t n, F f) {
   EMBER_EW_BINARY_LOOP
 }
+#endif
 
 template <class I, class O, class C, int SA, class F>
 void unary_dispatch(const I* a, O* o, std::int64_t n, F f) {
+#if EMBER_CPU_X86
   if constexpr (kSimdType<I>) {
     const int lvl = simd_level();
     if (lvl == 2) return unary_loop_avx512<I, O, C, SA>(a, o, n, f);
     if (lvl == 1) return unary_loop_avx2<I, O, C, SA>(a, o, n, f);
   }
+#endif
   unary_loop<I, O, C, SA>(a, o, n, f);
 }
 template <class I, class O, class C, int SA, int SB, class F>
 void binary_dispatch(const I* a, const I* b, O* o, std::int64_t n, F f) {
+#if EMBER_CPU_X86
   if constexpr (kSimdType<I>) {
     const int lvl = simd_level();
     if (lvl == 2) return binary_loop_avx512<I, O, C, SA, SB>(a, b, o, n, f);
     if (lvl == 1) return binary_loop_avx2<I, O, C, SA, SB>(a, b, o, n, f);
   }
+#endif
   binary_loop<I, O, C, SA, SB>(a, b, o, n, f);
 }
 

@@ -1,8 +1,6 @@
 // Internal helpers for CPU kernels (not installed).
 #pragma once
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -10,6 +8,7 @@
 
 #include "ember/core/dtype.hpp"
 #include "ember/cpu/tensor.hpp"
+#include "omp.hpp"
 
 namespace ember::cpu {
 
@@ -24,6 +23,14 @@ void strided_copy(const CpuTensor& src, const CpuTensor& dst);
 
 /// Number of threads kernels use.
 int threads();
+
+/// 1 when kernels are compiled in AVX2 and AVX-512 variants besides the baseline (x86); 0
+/// elsewhere (the WebAssembly build: one variant, SIMD128 from the compiler flags).
+#if defined(__x86_64__) || defined(__i386__)
+#define EMBER_CPU_X86 1
+#else
+#define EMBER_CPU_X86 0
+#endif
 
 /// SIMD instruction sets kernels are compiled for (run-time dispatch, no -march=native).
 enum class Isa { Base = 0, Avx2 = 1, Avx512 = 2 };

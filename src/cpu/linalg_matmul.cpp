@@ -15,8 +15,6 @@
 // several small matrices, each thread computes whole matrices with single-threaded BLAS.
 // When the rhs is shared by every batch and the lhs batches are stacked rows, the whole
 // batch is one GEMM of (batch * m) rows.
-#include <cblas.h>
-
 #include <algorithm>
 #include <atomic>
 #include <climits>
@@ -24,6 +22,8 @@
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include "blas.hpp"
 
 #ifdef EMBER_HAVE_DNNL
 #include <oneapi/dnnl/dnnl.h>

@@ -198,6 +198,7 @@ EMBER_RD_INLINE std::int64_t row_arg_impl(const S* x, std::int64_t n) {
   return bi;
 }
 
+#if EMBER_CPU_X86
 #define EMBER_RD_TARGET_512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")))
 #define EMBER_RD_TARGET_256 __attribute__((target("avx2,fma")))
 
@@ -226,5 +227,13 @@ EMBER_RD_INLINE std::int64_t row_arg_impl(const S* x, std::int64_t n) {
         return name##_base<Tp...>(a...);              \
     }                                                 \
   }
+#else
+/// One variant off x86 (SIMD from the compiler flags).
+#define EMBER_RD_MULTIVERSION(name, impl) \
+  template <class... Tp, class... Args>   \
+  auto name(Args... a) {                  \
+    return impl<Tp...>(a...);             \
+  }
+#endif
 
 }  // namespace ember::cpu::rd

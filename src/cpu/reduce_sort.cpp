@@ -57,7 +57,8 @@ inline auto radix_key(C v) {
     constexpr U sign = U(1) << (sizeof(U) * 8 - 1);
     if (v != v) v = std::numeric_limits<C>::quiet_NaN();
     if (v == 0) v = 0;  // -0.0 -> +0.0
-    U bits = std::bit_cast<U>(v);
+    // __builtin_bit_cast: libc++ 14 (emscripten) has no std::bit_cast.
+    U bits = __builtin_bit_cast(U, v);
     return (bits & sign) ? U(~bits) : U(bits | sign);
   } else {
     using U = std::make_unsigned_t<C>;

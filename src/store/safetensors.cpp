@@ -108,7 +108,10 @@ Header parse_header(std::string_view text, std::uint64_t buffer_size, std::strin
   if (!j.is_object()) bad(file, "corrupt header: expected a JSON object, found ", json_type(j));
 
   Header h;
-  for (const auto& [key, v] : j.items()) {
+  for (const auto& item : j.items()) {
+    // Not a structured binding: clang 14 (emscripten) cannot capture those in lambdas.
+    const std::string& key = item.key();
+    const ojson& v = item.value();
     if (key == "__metadata__") {
       if (!v.is_object()) bad(file, "corrupt header: __metadata__ is ", json_type(v));
       for (const auto& [mk, mv] : v.items()) {

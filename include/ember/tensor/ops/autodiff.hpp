@@ -14,6 +14,14 @@
 
 namespace ember::detail {
 
+// The backend-dependent types of the constraints below, named through concepts so that they
+// are looked up only when the method is used: clang 14 (emscripten) substitutes B into a
+// member's requires-clause when the class is instantiated, and Cpu has no Gradients.
+template <class G, class B>
+concept GradientsOf = std::same_as<G, typename B::Gradients>;
+template <class T, class B, std::size_t D, class K>
+concept InnerTensorOf = std::same_as<T, Tensor<typename B::InnerBackend, D, K>>;
+
 template <class B, std::size_t D, class K>
 class AutodiffApi {
   const Tensor<B, D, K>& self() const { return static_cast<const Tensor<B, D, K>&>(*this); }
@@ -48,24 +56,24 @@ class AutodiffApi {
   /// The gradient of this leaf in `grads`, on the inner backend; nullopt when the tensor
   /// is not a leaf that requires grad or got no gradient.
   template <class G>
-  auto grad(const G& grads) const requires(
-      AutodiffBackend<B>&& std::same_as<K, Float>&& std::same_as<G, typename B::Gradients>) {
+  auto grad(const G& grads) const
+      requires(AutodiffBackend<B>&& std::same_as<K, Float>&& GradientsOf<G, B>) {
     using T = Tensor<typename B::InnerBackend, D, K>;
     auto g = B::float_grad(self().primitive(), grads);
     return g ? std::optional<T>(T(std::move(*g))) : std::nullopt;
   }
   /// The gradient as a tensor of this backend (tracked after backward(true): grad of grad).
   template <class G>
-  auto grad_graph(const G& grads) const requires(
-      AutodiffBackend<B>&& std::same_as<K, Float>&& std::same_as<G, typename B::Gradients>) {
+  auto grad_graph(const G& grads) const
+      requires(AutodiffBackend<B>&& std::same_as<K, Float>&& GradientsOf<G, B>) {
     using T = Tensor<B, D, K>;
     auto g = B::float_grad_graph(self().primitive(), grads);
     return g ? std::optional<T>(T(std::move(*g))) : std::nullopt;
   }
   /// Removes and returns this leaf's gradient.
   template <class G>
-  auto grad_remove(G& grads) const requires(
-      AutodiffBackend<B>&& std::same_as<K, Float>&& std::same_as<G, typename B::Gradients>) {
+  auto grad_remove(G& grads) const
+      requires(AutodiffBackend<B>&& std::same_as<K, Float>&& GradientsOf<G, B>) {
     using T = Tensor<typename B::InnerBackend, D, K>;
     auto g = B::float_grad_remove(self().primitive(), grads);
     return g ? std::optional<T>(T(std::move(*g))) : std::nullopt;
@@ -74,8 +82,7 @@ class AutodiffApi {
   /// differs from the tensor's, Error if the tensor does not require grad.
   template <class G, class T>
   void grad_replace(G& grads, const T& grad) const requires(
-      AutodiffBackend<B>&& std::same_as<K, Float>&& std::same_as<G, typename B::Gradients>&&
-          std::same_as<T, Tensor<typename B::InnerBackend, D, K>>) {
+      AutodiffBackend<B>&& std::same_as<K, Float>&& GradientsOf<G, B>&& InnerTensorOf<T, B, D, K>) {
     if (!(grad.shape() == self().shape())) {
       fail<ShapeError>("grad_replace", "gradient of shape ", grad.shape(),
                        " for a tensor of shape ", self().shape());
@@ -99,7 +106,7 @@ class AutodiffApi {
   /// A constant (untracked) tensor of this backend from one of the inner backend.
   template <class T>
   static Tensor<B, D, K> from_inner(const T& t) requires(
-      AutodiffBackend<B>&& std::same_as<T, Tensor<typename B::InnerBackend, D, K>>) {
+      AutodiffBackend<B>&& InnerTensorOf<T, B, D, K>) {
     if constexpr (std::same_as<K, Float>)
       return Tensor<B, D, K>(B::float_from_inner(t.primitive()));
     else if constexpr (std::same_as<K, Int>)

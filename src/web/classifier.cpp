@@ -1,0 +1,166 @@
+// web::Classifier: a built-in `ember train` model (tools/ember/models.hpp) on the CPU backend.
+#include "ember/web/classifier.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <utility>
+#include <variant>
+
+#include "ember/core/error.hpp"
+#include "ember/cpu/cpu.hpp"
+#include "ember/module/config.hpp"
+#include "ember/module/module.hpp"
+#include "ember/store/safetensors.hpp"
+#include "tools/ember/models.hpp"
+
+namespace ember::web {
+
+namespace {
+
+using B = Cpu;
+using Model = std::variant<cli::Cnn<B>, cli::Mlp<B>>;
+
+/// The JSON value at `key` of `j` as T, or a ValueError naming it.
+template <class T>
+T field(const nlohmann::json& j, const char* key) {
+  if (!j.contains(key)) ember::detail::fail<ValueError>("web", "run.json has no '", key, "'");
+  try {
+    return j.at(key).get<T>();
+  } catch (const nlohmann::json::exception&) {
+    ember::detail::fail<ValueError>("web", "run.json: '", key,
+                                    "' has the wrong type: ", j.at(key).dump());
+  }
+}
+
+}  // namespace
+
+struct Classifier::Impl {
+  cli::ModelSpec spec;
+  std::int64_t channels = 1, size = 28;
+  float mean = 0, inv_std = 1;
+  std::vector<std::string> classes;
+  std::int64_t num_classes = 0;
+  Model model;
+};
+
+Classifier::Classifier(std::span<const std::uint8_t> safetensors, std::string_view run_json) {
+  // run.json: {"format": "ember-run", "model": {"name", "config"}, "data": {...}, ...}.
+  nlohmann::json run;
+  try {
+    run = nlohmann::json::parse(run_json);
+  } catch (const nlohmann::json::exception& e) {
+    ember::detail::fail<ValueError>("web", "run.json is not JSON: ", e.what());
+  }
+  if (!run.is_object() || run.value("format", "") != "ember-run") {
+    ember::detail::fail<ValueError>("web",
+                                    "not a run.json of `ember train` (no \"format\": "
+                                    "\"ember-run\")");
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->spec = cli::ModelSpec::from_json(field<nlohmann::json>(run, "model"));
+  const auto data = field<nlohmann::json>(run, "data");
+  impl->channels = field<std::int64_t>(data, "channels");
+  impl->size = field<std::int64_t>(data, "size");
+  const auto mean = field<double>(data, "mean"), std = field<double>(data, "std");
+  if (impl->channels <= 0 || impl->size <= 0 || !(std > 0)) {
+    ember::detail::fail<ValueError>("web", "run.json: bad image shape or normalisation (channels ",
+                                    impl->channels, ", size ", impl->size, ", std ", std, ")");
+  }
+  // The same float arithmetic as `ember infer` (NormalizingBatcher).
+  impl->mean = static_cast<float>(mean);
+  impl->inv_std = static_cast<float>(1.0 / std);
+  if (data.contains("classes")) impl->classes = field<std::vector<std::string>>(data, "classes");
+
+  store::NamedTensors weights = store::read_safetensors(safetensors);
+  // `ember train` records the model's spec in the file: a file of another run is named as such.
+  if (const auto it = weights.metadata.find("config"); it != weights.metadata.end()) {
+    cli::ModelSpec stored;
+    bool ours = true;
+    try {
+      stored = cli::ModelSpec::from_json(nlohmann::json::parse(it->second));
+    } catch (const std::exception&) {
+      ours = false;  // not an `ember train` config: the load below checks keys and shapes
+    }
+    if (ours && (stored.name != impl->spec.name || stored.config != impl->spec.config)) {
+      ember::detail::fail<ValueError>("web", "the weights hold a '", stored.name, "' model ",
+                                      stored.config.dump(), " but run.json describes a '",
+                                      impl->spec.name, "' model ", impl->spec.config.dump(),
+                                      ": the files belong to different runs");
+    }
+  }
+  const auto load = [&](auto m) -> Model {
+    nn::load_state_dict(m, weights);
+    m.eval();
+    return m;
+  };
+  if (impl->spec.name == "cnn") {
+    const auto cfg = nn::config_from_json<cli::CnnConfig>(impl->spec.config);
+    impl->num_classes = cfg.num_classes;
+    impl->model = load(cfg.init<B>());
+  } else {
+    const auto cfg = nn::config_from_json<cli::MlpConfig>(impl->spec.config);
+    impl->num_classes = cfg.num_classes;
+    impl->model = load(cfg.init<B>());
+  }
+  for (auto c = static_cast<std::int64_t>(impl->classes.size()); c < impl->num_classes; ++c) {
+    impl->classes.push_back(std::to_string(c));
+  }
+  impl_ = std::move(impl);
+}
+
+Classifier::~Classifier() = default;
+Classifier::Classifier(Classifier&&) noexcept = default;
+Classifier& Classifier::operator=(Classifier&&) noexcept = default;
+
+std::vector<float> Classifier::predict(std::span<const float> pixels, std::size_t count) const {
+  const Impl& s = *impl_;
+  const auto per = static_cast<std::size_t>(s.channels * s.size * s.size);
+  if (count == 0 || pixels.size() != count * per) {
+    ember::detail::fail<ShapeError>("web", "expected ", count, " images of ", s.channels, "x",
+                                    s.size, "x", s.size, " = ", count * per, " values, got ",
+                                    pixels.size());
+  }
+  std::vector<float> x(pixels.size());
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = (pixels[i] - s.mean) * s.inv_std;
+  const auto n = static_cast<std::int64_t>(count);
+  const auto input =
+      Tensor<B, 4>::from_data(TensorData(std::move(x), Shape{n, s.channels, s.size, s.size}));
+  const auto logits = std::visit([&](const auto& m) { return m.forward(input); }, s.model);
+  const auto k = static_cast<std::size_t>(logits.dim(1));
+  const auto values = logits.into_data().template to_vec<float>();
+  std::vector<float> probs(values.size());
+  for (std::size_t i = 0; i < count; ++i) {
+    const float* row = values.data() + i * k;
+    if (!std::all_of(row, row + k, [](float v) { return std::isfinite(v); })) {
+      ember::detail::fail<ValueError>("web", "the model's outputs for image ", i,
+                                      " are not finite numbers (its training diverged)");
+    }
+    // Softmax in double, as `ember infer`.
+    const double mx = *std::max_element(row, row + k);
+    double sum = 0;
+    for (std::size_t c = 0; c < k; ++c) sum += std::exp(static_cast<double>(row[c]) - mx);
+    for (std::size_t c = 0; c < k; ++c) {
+      probs[i * k + c] = static_cast<float>(std::exp(static_cast<double>(row[c]) - mx) / sum);
+    }
+  }
+  return probs;
+}
+
+const std::string& Classifier::model_name() const {
+  return impl_->spec.name;
+}
+std::int64_t Classifier::channels() const {
+  return impl_->channels;
+}
+std::int64_t Classifier::size() const {
+  return impl_->size;
+}
+std::int64_t Classifier::num_classes() const {
+  return impl_->num_classes;
+}
+const std::vector<std::string>& Classifier::classes() const {
+  return impl_->classes;
+}
+
+}  // namespace ember::web

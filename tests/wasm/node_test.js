@@ -1,0 +1,131 @@
+// The WebAssembly module in node against native Ember (scripts/test-wasm.sh runs it):
+// the first COUNT Fashion-MNIST test images through src/web/ember.js, one per call, compared
+// with ember_web_reference's JSON (class identical, every probability within 1e-4); then the
+// errors (corrupt weights, weights of another architecture, a bad run.json, a wrong pixel
+// count) must be EmberErrors with Ember's messages. Exits 1 on any failure.
+//
+//   node --no-experimental-fetch tests/wasm/node_test.js WEB_DIR CNN_RUN MLP_RUN IDX_GZ REF_JSON
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const zlib = require('zlib');
+
+const [webDir, cnnRun, mlpRun, idxPath, refPath] = process.argv.slice(2);
+if (!refPath) {
+  console.error('usage: node_test.js WEB_DIR CNN_RUN MLP_RUN IDX_GZ REF_JSON');
+  process.exit(2);
+}
+const TOLERANCE = 1e-4;
+let passed = 0, failed = 0;
+function check(ok, what) {
+  if (ok) {
+    ++passed;
+  } else {
+    ++failed;
+    console.log(`FAIL: ${what}`);
+  }
+}
+
+/// The first `count` images of a gzipped IDX3 file as Float32Arrays in [0, 1].
+function readImages(file, count) {
+  const raw = zlib.gunzipSync(fs.readFileSync(file));
+  const rows = raw.readUInt32BE(8), cols = raw.readUInt32BE(12), per = rows * cols;
+  const images = [];
+  for (let i = 0; i < count; ++i) {
+    images.push(Float32Array.from(raw.subarray(16 + i * per, 16 + (i + 1) * per), (b) => b / 255));
+  }
+  return images;
+}
+
+function argmax(a) {
+  let best = 0;
+  for (let i = 1; i < a.length; ++i) if (a[i] > a[best]) best = i;
+  return best;
+}
+
+function expectError(f, kind, pattern, what) {
+  try {
+    f();
+    check(false, `${what}: no error`);
+  } catch (e) {
+    const ok = e.name === 'EmberError' && e.kind === kind && pattern.test(e.message);
+    check(ok, `${what}: got ${e.name} ${e.kind} "${e.message}"`);
+    if (ok) console.log(`  ${what}: ${e.kind}: ${e.message.split('\n')[0]}`);
+  }
+}
+
+(async () => {
+  const Ember = require(path.resolve(webDir, 'ember.js'));
+  const ref = JSON.parse(fs.readFileSync(refPath, 'utf8'));
+  const images = readImages(idxPath, ref.count);
+  const weights = fs.readFileSync(path.join(cnnRun, 'model.safetensors'));
+  const runJson = fs.readFileSync(path.join(cnnRun, 'run.json'), 'utf8');
+
+  const t0 = performance.now();
+  const ember = await Ember.init();
+  const model = ember.loadModel(weights, runJson);
+  model.predict(images[0]);
+  const firstMs = performance.now() - t0;
+
+  check(model.name === ref.model, `model name ${model.name}`);
+  check(model.classes.length === 10 && model.classes[9] === 'Ankle boot', 'class names');
+  let same = 0, maxDiff = 0;
+  const t1 = performance.now();
+  for (let i = 0; i < images.length; ++i) {
+    const p = model.predict(images[i]);
+    const want = ref.probs[i];
+    let diff = 0;
+    for (let c = 0; c < want.length; ++c) diff = Math.max(diff, Math.abs(p[c] - want[c]));
+    maxDiff = Math.max(maxDiff, diff);
+    const sameClass = argmax(p) === argmax(want);
+    if (sameClass) ++same;
+    check(sameClass && diff <= TOLERANCE && p.length === want.length,
+          `image ${i}: class ${argmax(p)} vs native ${argmax(want)}, max |dp| ${diff}`);
+  }
+  const msPerImage = (performance.now() - t1) / images.length;
+  // A batch gives the same probabilities as single images.
+  const batch = new Float32Array(4 * 784);
+  for (let i = 0; i < 4; ++i) batch.set(images[i], i * 784);
+  const pb = model.predict(batch);
+  let batchDiff = 0;
+  for (let i = 0; i < 4; ++i) {
+    for (let c = 0; c < 10; ++c) batchDiff = Math.max(batchDiff, Math.abs(pb[i * 10 + c] - ref.probs[i][c]));
+  }
+  check(pb.length === 40 && batchDiff <= TOLERANCE, `batch of 4: max |dp| ${batchDiff}`);
+  const top = model.top(model.predict(images[0]), 3);
+  check(top.length === 3 && top[0].label === argmax(ref.probs[0]) && top[0].prob >= top[1].prob,
+        'top(): most likely first');
+
+  console.log('errors:');
+  const truncated = weights.subarray(0, Math.floor(weights.length / 2));
+  expectError(() => ember.loadModel(truncated, runJson), 'IoError', /safetensors/,
+              'truncated model.safetensors');
+  expectError(() => ember.loadModel(new TextEncoder().encode('not a model'), runJson), 'IoError',
+              /safetensors/, 'text file as weights');
+  const mlpWeights = fs.readFileSync(path.join(mlpRun, 'model.safetensors'));
+  expectError(() => ember.loadModel(mlpWeights, runJson), 'ValueError', /'mlp' model.*'cnn' model/,
+              'mlp weights with the cnn run.json');
+  expectError(() => ember.loadModel(weights, '{"format": "other"}'), 'ValueError', /run\.json/,
+              'not a run.json');
+  expectError(() => ember.loadModel(weights, '{oops'), 'ValueError', /not JSON/, 'broken JSON');
+  expectError(() => model.predict(new Float32Array(100)), 'ShapeError', /784/,
+              '100 pixels for a 28x28 model');
+  // The MLP run loads with its own run.json and classifies too.
+  const mlp = ember.loadModel(mlpWeights, fs.readFileSync(path.join(mlpRun, 'run.json'), 'utf8'));
+  const pm = mlp.predict(images[0]);
+  check(mlp.name === 'mlp' && Math.abs(pm.reduce((a, b) => a + b, 0) - 1) < 1e-5, 'mlp run loads');
+  mlp.dispose();
+  model.dispose();
+  expectError(() => model.predict(images[0]), 'Error', /disposed/, 'predict after dispose');
+
+  const ratio = msPerImage / ref.ms_per_image;
+  console.log(`node: ${same}/${images.length} classes identical to native, max |dp| ` +
+              `${maxDiff.toExponential(2)}; first prediction ${firstMs.toFixed(0)} ms after ` +
+              `start; ${msPerImage.toFixed(3)} ms per image (native ${ref.ms_per_image.toFixed(3)} ` +
+              `ms, ratio ${ratio.toFixed(2)})`);
+  console.log(`node: ${passed} checks passed, ${failed} failed`);
+  process.exit(failed ? 1 : 0);
+})().catch((e) => {
+  console.error('FAIL:', e);
+  process.exit(1);
+});
