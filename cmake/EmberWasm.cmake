@@ -43,7 +43,6 @@ target_link_libraries(ember_nn PUBLIC ember_cpu ember_store PRIVATE ember_warnin
 # The JavaScript module: build/wasm/web/ember-web.js (+ .wasm); src/web/ember.js wraps it.
 add_executable(ember_web src/web/classifier.cpp src/web/bindings.cpp)
 target_link_libraries(ember_web PRIVATE ember_nn ember_warnings)
-target_include_directories(ember_web PRIVATE ${CMAKE_SOURCE_DIR})
 set_target_properties(ember_web PROPERTIES OUTPUT_NAME ember-web SUFFIX .js
                                            RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/web)
 target_link_options(ember_web PRIVATE ${EMBER_WASM_COMPILE} -sMODULARIZE=1

@@ -1,4 +1,5 @@
-// web::Classifier: a built-in `ember train` model (tools/ember/models.hpp) on the CPU backend.
+// web::Classifier: a built-in `ember train` model (ember/models/classifiers.hpp) on the CPU
+// backend.
 #include "ember/web/classifier.hpp"
 
 #include <algorithm>
@@ -9,17 +10,17 @@
 
 #include "ember/core/error.hpp"
 #include "ember/cpu/cpu.hpp"
+#include "ember/models/classifiers.hpp"
 #include "ember/module/config.hpp"
 #include "ember/module/module.hpp"
 #include "ember/store/safetensors.hpp"
-#include "tools/ember/models.hpp"
 
 namespace ember::web {
 
 namespace {
 
 using B = Cpu;
-using Model = std::variant<cli::Cnn<B>, cli::Mlp<B>>;
+using Model = std::variant<models::Cnn<B>, models::Mlp<B>>;
 
 /// The JSON value at `key` of `j` as T, or a ValueError naming it.
 template <class T>
@@ -36,7 +37,7 @@ T field(const nlohmann::json& j, const char* key) {
 }  // namespace
 
 struct Classifier::Impl {
-  cli::ModelSpec spec;
+  models::ModelSpec spec;
   std::int64_t channels = 1, size = 28;
   float mean = 0, inv_std = 1;
   std::vector<std::string> classes;
@@ -58,7 +59,7 @@ Classifier::Classifier(std::span<const std::uint8_t> safetensors, std::string_vi
                                     "\"ember-run\")");
   }
   auto impl = std::make_unique<Impl>();
-  impl->spec = cli::ModelSpec::from_json(field<nlohmann::json>(run, "model"));
+  impl->spec = models::ModelSpec::from_json(field<nlohmann::json>(run, "model"));
   const auto data = field<nlohmann::json>(run, "data");
   impl->channels = field<std::int64_t>(data, "channels");
   impl->size = field<std::int64_t>(data, "size");
@@ -75,10 +76,10 @@ Classifier::Classifier(std::span<const std::uint8_t> safetensors, std::string_vi
   store::NamedTensors weights = store::read_safetensors(safetensors);
   // `ember train` records the model's spec in the file: a file of another run is named as such.
   if (const auto it = weights.metadata.find("config"); it != weights.metadata.end()) {
-    cli::ModelSpec stored;
+    models::ModelSpec stored;
     bool ours = true;
     try {
-      stored = cli::ModelSpec::from_json(nlohmann::json::parse(it->second));
+      stored = models::ModelSpec::from_json(nlohmann::json::parse(it->second));
     } catch (const std::exception&) {
       ours = false;  // not an `ember train` config: the load below checks keys and shapes
     }
@@ -95,11 +96,11 @@ Classifier::Classifier(std::span<const std::uint8_t> safetensors, std::string_vi
     return m;
   };
   if (impl->spec.name == "cnn") {
-    const auto cfg = nn::config_from_json<cli::CnnConfig>(impl->spec.config);
+    const auto cfg = nn::config_from_json<models::CnnConfig>(impl->spec.config);
     impl->num_classes = cfg.num_classes;
     impl->model = load(cfg.init<B>());
   } else {
-    const auto cfg = nn::config_from_json<cli::MlpConfig>(impl->spec.config);
+    const auto cfg = nn::config_from_json<models::MlpConfig>(impl->spec.config);
     impl->num_classes = cfg.num_classes;
     impl->model = load(cfg.init<B>());
   }

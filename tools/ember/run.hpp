@@ -24,10 +24,19 @@
 #include "ember/data/dataset.hpp"
 #include "ember/data/image.hpp"
 #include "ember/data/mnist.hpp"
+#include "ember/models/classifiers.hpp"
 #include "ember/module/config.hpp"
-#include "models.hpp"
 
 namespace ember::cli {
+
+// The built-in models (ember/models/classifiers.hpp) under their short names.
+using models::Cnn;
+using models::CnnConfig;
+using models::Mlp;
+using models::MlpConfig;
+using models::model_names;
+using models::ModelSpec;
+using models::with_model;
 
 /// A problem the user can fix (bad arguments, missing files, a run of another model): main
 /// prints the message on one line and exits with status 1.

@@ -1,6 +1,7 @@
-// The `ember` tool's built-in image classifiers: an MLP and a CNN with batch norm, both
-// written with the module API (EMBER_MODULE) and configured by EMBER_CONFIG structs, plus
-// ModelSpec, the (name, config) pair a run directory records.
+// The built-in image classifiers of `ember train` (and of the WebAssembly classifier,
+// src/web/): an MLP and a CNN with batch norm, both written with the module API
+// (EMBER_MODULE) and configured by EMBER_CONFIG structs, plus ModelSpec, the (name, config)
+// pair a run directory records. Like Burn's example models, they sit above nn/.
 //
 // Inputs are normalised images [N, C, H, W] (Fashion-MNIST: [N, 1, 28, 28]); outputs are
 // logits [N, num_classes].
@@ -14,7 +15,7 @@
 
 #include "ember/nn.hpp"
 
-namespace ember::cli {
+namespace ember::models {
 
 /// Hidden layers of Linear -> ReLU -> Dropout on the flattened image, then a Linear head.
 template <Backend B = Dispatch>
@@ -176,4 +177,4 @@ inline ModelSpec ModelSpec::from_json(const nlohmann::json& j) {
   return s;
 }
 
-}  // namespace ember::cli
+}  // namespace ember::models
