@@ -6,19 +6,20 @@
 #   lib/   shared libraries they need that such a machine may lack (libgomp, libbenchmark)
 #   debs/  the Vulkan loader and what it needs (Debian packages, unpacked there)
 #   scripts/gpu-test.sh, benchmarks/gpu/side_by_side.py
-# Usage: scripts/gpu-bundle.sh OUT_DIR [PRESET]
+# Usage: scripts/gpu-bundle.sh OUT_DIR [PRESET]   (EMBER_BUILD_DIR=DIR: use that build folder)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT="${1:?usage: scripts/gpu-bundle.sh OUT_DIR [PRESET]}"
 PRESET="${2:-release}"
 
-cmake --preset "$PRESET" >/dev/null
-cmake --build "build/$PRESET" -j"${EMBER_JOBS:-2}" --target ember_kernel_tests custom-kernel bench_kernel_gpu \
+# EMBER_BUILD_DIR: an already configured build folder to use instead of the preset's.
+B="${EMBER_BUILD_DIR:-build/$PRESET}"
+if [ -z "${EMBER_BUILD_DIR:-}" ]; then cmake --preset "$PRESET" >/dev/null; fi
+cmake --build "$B" -j"${EMBER_JOBS:-2}" --target ember_kernel_tests custom-kernel bench_kernel_gpu \
   ember_gpu_tests ember_conformance_vulkan ember_conformance_cuda
 
 rm -rf "$OUT"
 mkdir -p "$OUT/bin" "$OUT/lib" "$OUT/debs" "$OUT/scripts" "$OUT/benchmarks/gpu"
-B="build/$PRESET"
 cp "$B/tests/kernel/ember_kernel_tests" "$B/custom-kernel" "$B/benchmarks/gpu/bench_kernel_gpu" \
   "$B/tests/gpu/ember_gpu_tests" "$B/tests/gpu/ember_conformance_vulkan" \
   "$B/tests/gpu/ember_conformance_cuda" "$OUT/bin/"
