@@ -3,7 +3,7 @@
 # a package registry needs to run them into one folder (docs/gpu.md):
 #   bin/   ember_kernel_tests, custom-kernel, bench_kernel_gpu, ember_gpu_tests,
 #          ember_conformance_vulkan, ember_conformance_cuda (stripped)
-#   lib/   shared libraries they need that such a machine may lack (libgomp, libbenchmark)
+#   lib/   the shared libraries they need but glibc's (oneDNN, OpenBLAS, libgomp, ...)
 #   debs/  the Vulkan loader and what it needs (Debian packages, unpacked there)
 #   scripts/gpu-test.sh, benchmarks/gpu/side_by_side.py
 # Usage: scripts/gpu-bundle.sh OUT_DIR [PRESET]   (EMBER_BUILD_DIR=DIR: use that build folder)
@@ -24,11 +24,16 @@ cp "$B/tests/kernel/ember_kernel_tests" "$B/custom-kernel" "$B/benchmarks/gpu/be
   "$B/tests/gpu/ember_gpu_tests" "$B/tests/gpu/ember_conformance_vulkan" \
   "$B/tests/gpu/ember_conformance_cuda" "$OUT/bin/"
 strip "$OUT"/bin/*
-for lib in libgomp.so.1 libbenchmark.so.1debian; do
-  path=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ {print $NF; exit}')
-  if [ -n "$path" ]; then cp -L "$path" "$OUT/lib/"; fi
-done
+# Every shared library the programs load except glibc's own (the machine's glibc runs them):
+# oneDNN, OpenBLAS, libgomp, Google Benchmark, ... that a GPU machine may lack.
+for b in "$OUT"/bin/*; do ldd "$b"; done | awk '/=> \//{print $3}' | sort -u |
+  grep -vE '/(libc|libm|libpthread|libdl|librt|ld-linux[^/]*)\.so' |
+  while read -r lib; do cp -L "$lib" "$OUT/lib/"; done
 cp scripts/gpu-test.sh "$OUT/scripts/"
+# The conformance programs read tests/fixtures at the path compiled in (this checkout's):
+# the bundle carries them and records that path for gpu-test.sh to link.
+cp -r tests/fixtures "$OUT/fixtures"
+echo "$PWD/tests/fixtures" >"$OUT/fixture-dir"
 cp benchmarks/gpu/side_by_side.py "$OUT/benchmarks/gpu/"
 
 # The Vulkan loader with GLVND (the NVIDIA ICD needs libGLX) for amd64, from Debian.

@@ -10,6 +10,11 @@ OUT="${2:?usage: scripts/gpu-test.sh BUNDLE_DIR OUT_DIR}"
 mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"
 export LD_LIBRARY_PATH="$BUNDLE/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# The test fixtures where the programs were compiled to look for them (gpu-bundle.sh).
+if [ -f "$BUNDLE/fixture-dir" ]; then
+  fx=$(cat "$BUNDLE/fixture-dir")
+  [ -e "$fx" ] || { mkdir -p "$(dirname "$fx")" && ln -sfn "$(cd "$BUNDLE" && pwd)/fixtures" "$fx"; }
+fi
 export EMBER_CACHE_DIR="${EMBER_CACHE_DIR:-${TMPDIR:-/tmp}/ember-gpu-cache}"
 
 # Vulkan: the loader from the bundle's Debian packages, the NVIDIA ICD of the driver.
