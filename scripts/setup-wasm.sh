@@ -9,19 +9,5 @@ set -euo pipefail
 # nodejs), chromium for tests/wasm/browser_test.js, and the Fashion-MNIST test images.
 PACKAGES=(cmake ninja-build ccache nlohmann-json3-dev emscripten chromium dataset-fashion-mnist)
 
-missing=()
-for p in "${PACKAGES[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$p")
-  fi
-done
-
-if ((${#missing[@]})); then
-  echo "setup-wasm: installing ${missing[*]}"
-  SUDO=""
-  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-else
-  echo "setup-wasm: all WebAssembly build and test dependencies present"
-fi
+. "$(dirname "$0")/apt-install.sh"
+ensure_packages setup-wasm "WebAssembly build and test" "${PACKAGES[@]}"

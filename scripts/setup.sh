@@ -22,19 +22,5 @@ PACKAGES+=(libonnx-dev libprotobuf-dev)
 # pulls in hiredis and ibverbs headers, which Ember does not use.
 PACKAGES+=(libgloo-dev)
 
-missing=()
-for p in "${PACKAGES[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$p")
-  fi
-done
-
-if ((${#missing[@]})); then
-  echo "setup: installing ${missing[*]}"
-  SUDO=""
-  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-else
-  echo "setup: all build dependencies present"
-fi
+. "$(dirname "$0")/apt-install.sh"
+ensure_packages setup build "${PACKAGES[@]}"
