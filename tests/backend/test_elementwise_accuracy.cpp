@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string_view>
 #include <vector>
 
 #include "backends.hpp"
@@ -61,11 +62,39 @@ std::vector<float> sweep() {
   return v;
 }
 
+/// False on a GPU device that may flush f32 subnormals to zero (NVIDIA's Vulkan driver):
+/// subnormal inputs and results are then left out of the tensor path's check, as in the
+/// kernel tests (docs/gpu.md, "Numerics").
+template <class B>
+bool keeps_subnormals() {
+  if constexpr (requires { typename B::Device::runtime_type; })
+    return B::Device::runtime_type::device(0).properties().denormals;
+  else
+    return true;
+}
+
+/// Extra ulp for the tensor path on Vulkan devices: Vulkan's f32 division is not correctly
+/// rounded (up to 3 ulp, docs/gpu.md "Numerics"), which the polynomials' quotients inherit
+/// (NVIDIA's driver: erf 7 ulp at x = 2.95).
+template <class B>
+std::int64_t driver_slack() {
+  if constexpr (requires { typename B::Device::runtime_type; })
+    return std::string_view(B::Device::runtime_type::name) == "vulkan" ? 2 : 0;
+  else
+    return 0;
+}
+
+bool subnormal(float f) {
+  return f != 0 && std::fabs(f) < std::numeric_limits<float>::min();
+}
+
 template <class B, class TensorFn, class ScalarFn, class RefFn>
 void check(TensorFn tfn, ScalarFn sfn, RefFn ref, std::int64_t max_ulp, float lo, float hi) {
+  const bool subnormals = keeps_subnormals<B>();
   std::vector<float> xs;
   for (float f : sweep())
-    if (std::isnan(f) || (f >= lo && f <= hi) || std::isinf(f)) xs.push_back(f);
+    if (std::isnan(f) || (f >= lo && f <= hi) || std::isinf(f))
+      if (subnormals || (!subnormal(f) && !subnormal(static_cast<float>(ref(f))))) xs.push_back(f);
   const auto n = static_cast<std::int64_t>(xs.size());
   auto t = Tensor<B, 1>::from_data(TensorData(xs, Shape{n}));
   const std::vector<float> got = tfn(t).template to_vec<float>();
@@ -80,7 +109,7 @@ void check(TensorFn tfn, ScalarFn sfn, RefFn ref, std::int64_t max_ulp, float lo
     }
     worst_s = std::max(worst_s, ulp_diff(sfn(xs[i]), want));
   }
-  EXPECT_LE(worst, max_ulp) << "tensor path, worst at x = " << worst_x;
+  EXPECT_LE(worst, max_ulp + driver_slack<B>()) << "tensor path, worst at x = " << worst_x;
   EXPECT_LE(worst_s, max_ulp) << "scalar path";
 }
 
