@@ -9,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include "ember/backend/views.hpp"
 #include "ember/cpu/ops_core.hpp"
 #include "kernel.hpp"
 
@@ -131,13 +132,7 @@ void buffer_pool_clear() {
 namespace ember {
 
 bool CpuTensor::is_contiguous() const {
-  std::int64_t expect = 1;
-  for (std::size_t i = shape.rank(); i-- > 0;) {
-    if (shape[i] == 1) continue;
-    if (strides[i] != expect) return false;
-    expect *= shape[i];
-  }
-  return true;
+  return views::is_contiguous(shape, strides);
 }
 
 bool CpuTensor::can_reuse() const {

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ember/backend/views.hpp"
 #include "ember/core/error.hpp"
 #include "ember/cpu/cpu.hpp"
 #include "ember/gpu/ops.hpp"
@@ -9,28 +10,12 @@
 namespace ember {
 
 bool GpuTensor::is_contiguous() const {
-  std::int64_t expect = 1;
-  for (std::size_t d = shape.dims.size(); d-- > 0;) {
-    if (shape.dims[d] == 1) continue;
-    if (strides[d] != expect) return false;
-    expect *= shape.dims[d];
-  }
-  return true;
+  return views::is_contiguous(shape, strides);
 }
 
 namespace gpu {
 
 namespace {
-
-std::vector<std::int64_t> contiguous_strides(const Shape& s) {
-  std::vector<std::int64_t> st(s.dims.size());
-  std::int64_t acc = 1;
-  for (std::size_t d = s.dims.size(); d-- > 0;) {
-    st[d] = acc;
-    acc *= std::max<std::int64_t>(s.dims[d], 1);
-  }
-  return st;
-}
 
 std::size_t byte_count(const Shape& s, DType d) {
   return static_cast<std::size_t>(s.numel()) * dtype_size(d);
@@ -74,7 +59,7 @@ bool native_dtype(DType d, const kernel::ComputeDevice& dev) {
     case DType::BF16:
       return p.bf16;
     case DType::F64:
-      return p.f64 && p.f64_math;
+      return p.f64;  // kernels with f64 exp, log, ... check f64_math (gpu::try_map)
     case DType::I64:
       return p.i64;
     case DType::U8:
@@ -89,7 +74,7 @@ GpuTensor empty(const Shape& shape, DType dtype, kernel::ComputeDevice& dev, int
   // Every tensor owns a buffer (an empty one a minimal one), so its device is always known.
   t.buffer = dev.alloc(std::max<std::size_t>(byte_count(shape, dtype), 16));
   t.shape = shape;
-  t.strides = contiguous_strides(shape);
+  t.strides = shape.contiguous_strides();
   t.dtype = dtype;
   t.device = index;
   return t;
@@ -111,9 +96,6 @@ GpuTensor upload(const CpuTensor& t, kernel::ComputeDevice& dev, int index) {
   return upload(cpu::CoreOps::into_data(t), dev, index);
 }
 
-namespace {
-
-/// The element range [lo, hi] a view addresses (hi < lo when it has no elements).
 std::pair<std::int64_t, std::int64_t> span_of(const GpuTensor& t) {
   std::int64_t lo = t.offset, hi = t.offset;
   if (t.numel() == 0) return {t.offset, t.offset - 1};
@@ -123,8 +105,6 @@ std::pair<std::int64_t, std::int64_t> span_of(const GpuTensor& t) {
   }
   return {lo, hi};
 }
-
-}  // namespace
 
 CpuTensor download(const GpuTensor& t) {
   const auto [lo, hi] = span_of(t);
@@ -152,8 +132,7 @@ TensorData into_data(const GpuTensor& t) {
   return cpu::CoreOps::into_data(download(t));
 }
 
-GpuTensor contiguous(const GpuTensor& t) {
-  if (t.is_contiguous()) return t;
+GpuTensor copy(const GpuTensor& t) {
   if (native_dtype(t.dtype, t.compute())) {
     MapSpec spec{"copy", t.dtype, {}, [](auto in, auto) { return in[0]; }};
     return map(spec, std::span<const GpuTensor>(&t, 1), t.shape);
@@ -161,20 +140,19 @@ GpuTensor contiguous(const GpuTensor& t) {
   return upload(download(t), t.compute(), t.device);
 }
 
+GpuTensor contiguous(const GpuTensor& t) {
+  return t.is_contiguous() ? t : copy(t);
+}
+
 GpuTensor packed(const GpuTensor& t) {
   const auto at = static_cast<std::size_t>(t.offset) * dtype_size(t.dtype);
-  if (t.is_contiguous() && at % 256 == 0) return t;
-  if (native_dtype(t.dtype, t.compute())) {
-    MapSpec spec{"copy", t.dtype, {}, [](auto in, auto) { return in[0]; }};
-    return map(spec, std::span<const GpuTensor>(&t, 1), t.shape);
-  }
-  return upload(download(t), t.compute(), t.device);
+  return t.is_contiguous() && at % 256 == 0 ? t : copy(t);
 }
 
 GpuTensor reshape(GpuTensor t, const Shape& shape) {
   GpuTensor c = contiguous(t);
   c.shape = shape;
-  c.strides = contiguous_strides(shape);
+  c.strides = shape.contiguous_strides();
   return c;
 }
 

@@ -129,16 +129,11 @@ std::optional<GpuTensor> try_map(const MapSpec& spec, std::span<const GpuTensor>
                                  const Shape& out_shape, std::span<const ScalarArg> scalars,
                                  unsigned reusable) {
   kernel::ComputeDevice& dev = inputs.front().compute();
-  GpuTensor out;
-  for (std::size_t i = 0; i < inputs.size() && !out.buffer; ++i) {
-    const GpuTensor& t = inputs[i];
-    if ((reusable >> i & 1u) && t.dtype == spec.out && t.shape == out_shape && t.offset == 0 &&
-        t.is_contiguous() && &t.compute() == &dev)
-      out = t;
-  }
-  if (!out.buffer) out = empty(out_shape, spec.out, dev, inputs.front().device);
+  for (const GpuTensor& t : inputs)
+    if (&t.compute() != &dev)
+      throw DeviceError("[gpu] " + spec.key + ": inputs on different devices");
   const std::uint32_t n = u32_of(out_shape.numel(), "element count");
-  if (n == 0) return out;
+  if (n == 0) return empty(out_shape, spec.out, dev, inputs.front().device);
   const bool is_flat = flat(inputs, out_shape);
   const auto rank = static_cast<std::uint32_t>(std::max<std::size_t>(out_shape.dims.size(), 1));
   if (rank > kernel::kMaxRank)
@@ -161,18 +156,23 @@ std::optional<GpuTensor> try_map(const MapSpec& spec, std::span<const GpuTensor>
     compiled_cache().put(key.str(), *compiled);
   }
 
+  // The result: a moved-in input's buffer when the caller allows it and it fits, else new.
+  GpuTensor out;
+  for (std::size_t i = 0; i < inputs.size() && !out.buffer; ++i) {
+    const GpuTensor& t = inputs[i];
+    if ((reusable >> i & 1u) && t.dtype == spec.out && t.shape == out_shape && t.offset == 0 &&
+        t.is_contiguous())
+      out = t;
+  }
+  if (!out.buffer) out = empty(out_shape, spec.out, dev, inputs.front().device);
+
   std::vector<std::uint32_t> shape(rank, 1);
   for (std::size_t d = 0; d < out_shape.dims.size(); ++d)
     shape[d] = u32_of(out_shape.dims[d], "dim");
   std::vector<Arg> args;
   for (const GpuTensor& t : inputs) {
-    if (&t.compute() != &dev)
-      throw DeviceError("[gpu] " + spec.key + ": inputs on different devices");
-    // The elements the kernel may address: the view's first through its last.
-    std::int64_t last = t.offset;
-    for (std::size_t d = 0; d < t.shape.dims.size(); ++d)
-      last += (t.shape.dims[d] - 1) * t.strides[d];
-    const std::uint64_t len = u32_of(last + 1, "view's last element");
+    // The elements the kernel may address: from the buffer's start to the view's last.
+    const std::uint64_t len = u32_of(span_of(t).second + 1, "view's last element");
     if (is_flat) {
       args.push_back(Arg::buf(t.buffer, 0, len));
       continue;

@@ -14,6 +14,18 @@
 
 namespace ember::views {
 
+/// Row-major contiguous: the strides of `shape` without gaps (size-1 dims may have any
+/// stride).
+inline bool is_contiguous(const Shape& shape, const std::vector<std::int64_t>& strides) {
+  std::int64_t expect = 1;
+  for (std::size_t d = shape.dims.size(); d-- > 0;) {
+    if (shape.dims[d] == 1) continue;
+    if (strides[d] != expect) return false;
+    expect *= shape.dims[d];
+  }
+  return true;
+}
+
 template <class T>
 T permute(T t, const std::vector<std::size_t>& axes) {
   Shape shape;

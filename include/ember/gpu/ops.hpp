@@ -8,6 +8,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ember/core/data.hpp"
@@ -38,6 +39,11 @@ CpuTensor download(const GpuTensor& t);
 TensorData into_data(const GpuTensor& t);
 /// `t` with `shape` (same numel): a view when `t` is contiguous, else a contiguous copy.
 GpuTensor reshape(GpuTensor t, const Shape& shape);
+/// A contiguous copy of any view of `t` (on the device; through the host for the dtypes
+/// without kernels).
+GpuTensor copy(const GpuTensor& t);
+/// The element range [lo, hi] the view `t` addresses in its buffer (hi < lo when empty).
+std::pair<std::int64_t, std::int64_t> span_of(const GpuTensor& t);
 /// `t` itself when contiguous, else a contiguous copy made on the device.
 GpuTensor contiguous(const GpuTensor& t);
 /// `t` itself when contiguous and starting at a byte offset that every runtime can bind (a
