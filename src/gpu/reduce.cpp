@@ -152,13 +152,23 @@ kernel::LruCache<kernel::CompiledPtr>& cache() {
   return c;
 }
 
+/// How a pass folds a dim of `len` values (`inner` apart): the rows kernel or the cols one,
+/// and the pieces (partials per output) it leaves; 1 piece: the pass gives the result.
+struct Split {
+  bool rows;
+  std::int64_t pieces;
+};
+Split split(std::int64_t len, std::int64_t inner) {
+  const bool rows = inner == 1 && len > kChunk;
+  const std::int64_t piece = rows ? kGroup * kPer : kChunk;
+  return {rows, std::max<std::int64_t>((len + piece - 1) / piece, 1)};  // len 0: 1 piece
+}
+
 /// Runs one pass over x ([outer, len, inner] in `in`) into a new buffer y of `out` elements.
 void pass(Reduce r, kernel::ComputeDevice& dev, const kernel::Buffer& x, std::uint64_t x_off,
           Elem in, const kernel::Buffer& y, Elem out, Elem acc, std::int64_t outer,
           std::int64_t len, std::int64_t inner, std::int64_t count, bool last) {
-  const bool rows = inner == 1 && len > kChunk;
-  const std::int64_t piece = rows ? kGroup * kPer : kChunk;
-  const std::int64_t pieces = std::max<std::int64_t>((len + piece - 1) / piece, 1);  // len 0: 1
+  const auto [rows, pieces] = split(len, inner);
   const std::int64_t n_out = outer * pieces * inner;
   const std::string key = std::to_string(reinterpret_cast<std::uintptr_t>(&dev)) + "|" +
                           reduce_name(r) + "|" + std::to_string(static_cast<int>(in)) + "|" +
@@ -226,9 +236,7 @@ GpuTensor reduce(Reduce r, const GpuTensor& x_in, std::int64_t dim) {
   Elem cur_elem = e;
   const std::int64_t count = len;
   for (;;) {
-    const bool rows = inner == 1 && len > kChunk;
-    const std::int64_t piece = rows ? kGroup * kPer : kChunk;
-    const std::int64_t pieces = std::max<std::int64_t>((len + piece - 1) / piece, 1);
+    const std::int64_t pieces = split(len, inner).pieces;
     if (pieces == 1) {
       pass(r, dev, cur, cur_off, cur_elem, out.buffer, e, acc, outer, len, inner, count, true);
       return out;
