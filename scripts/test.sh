@@ -12,9 +12,21 @@ cmake --build --preset "$PRESET"
 # Each test binary runs in one process (ctest --preset "$PRESET" runs the same cases one
 # process per case, ~10x slower). `set -o pipefail` makes a failing binary fail the script.
 T="build/$PRESET/tests"
+# A passing binary shows its summary; a failing one its whole output (--gtest_brief prints the
+# failures as they happen, not in the summary).
 run() {
   echo "== $*"
-  "$@" --gtest_brief=1 | tail -n 4
+  local log status=0
+  log="$(mktemp)"
+  "$@" --gtest_brief=1 >"$log" 2>&1 || status=$?
+  if [ "$status" -ne 0 ]; then
+    cat "$log"
+    echo "FAILED (exit $status): $*"
+  else
+    tail -n 4 "$log"
+  fi
+  rm -f "$log"
+  return "$status"
 }
 run "$T/ember_core_tests"
 # The op descriptions (ember::ir): registry, shape/dtype rules, the generated contract.
