@@ -10,6 +10,7 @@
 #include <gloo/transport/tcp/device.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -160,6 +161,16 @@ std::shared_ptr<ProcessGroup> ProcessGroup::init(const ProcessGroupOptions& o) {
   }
   if (o.timeout.count() <= 0) ember::detail::fail<ValueError>("init", "timeout must be > 0");
   if (o.master_addr.empty()) ember::detail::fail<ValueError>("init", "master address is empty");
+
+  // Gloo writes to its peers' sockets without MSG_NOSIGNAL: a write to a peer that died would
+  // end this process with SIGPIPE (seen on CI: a rank killed mid all_reduce took another
+  // with it) instead of the DistError below. Python ignores SIGPIPE, so PyTorch never meets
+  // this; a C++ program must. Only the default action is replaced: a handler the program
+  // installed itself stays.
+  struct sigaction current {};
+  if (::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) {
+    ::signal(SIGPIPE, SIG_IGN);
+  }
 
   auto impl = std::make_unique<Impl>();
   if (o.rank == 0)

@@ -94,7 +94,8 @@ class ProcessGroup {
   /// until all world_size ranks joined. Throws ValueError for bad options (world size 0, rank
   /// outside [0, world size), port outside 1..65535, timeout <= 0); DistError when the store
   /// cannot listen (port in use), the master cannot be reached, or a rank does not join
-  /// within the timeout.
+  /// within the timeout. Sets SIGPIPE to be ignored when it has its default action (a write
+  /// to a dead peer then fails with an error instead of ending the process, as in Python).
   static std::shared_ptr<ProcessGroup> init(const ProcessGroupOptions& options);
   /// init(ProcessGroupOptions::from_env()).
   static std::shared_ptr<ProcessGroup> init_from_env();
