@@ -7,6 +7,8 @@
 #include <cblas.h>
 #else
 
+#include <atomic>
+
 namespace ember::cpu {
 
 enum CBLAS_ORDER { CblasRowMajor = 101 };
@@ -21,11 +23,15 @@ void cblas_dgemm(CBLAS_ORDER order, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int 
                  double alpha, const double* a, int lda, const double* b, int ldb, double beta,
                  double* c, int ldc);
 
-/// One thread: Ember's GEMM runs on the calling thread.
+/// Threads Ember's GEMM may use (OpenBLAS's names): 1 in the single-threaded WebAssembly
+/// build; in the threaded one the kernels set it as they would OpenBLAS's pool size.
+inline std::atomic<int> g_portable_gemm_threads{1};
 inline int openblas_get_num_threads() {
-  return 1;
+  return g_portable_gemm_threads.load(std::memory_order_relaxed);
 }
-inline void openblas_set_num_threads(int) {}
+inline void openblas_set_num_threads(int n) {
+  g_portable_gemm_threads.store(n < 1 ? 1 : n, std::memory_order_relaxed);
+}
 
 }  // namespace ember::cpu
 

@@ -142,8 +142,7 @@ void conv_weight_backward_gemm(const T* x, const T* dy, T* dw, i64 N, i64 Cin, i
   }
   {
     conv::BlasThreads guard(1);
-#pragma omp parallel for num_threads(static_cast <int>(ranges)) schedule(static)
-    for (i64 r = 0; r < ranges; ++r) sum_range(r);
+    parallel_tasks(ranges, static_cast<int>(ranges), Schedule::Static, sum_range);
   }
   for (i64 r = 1; r < ranges; ++r) {
     const T* src = partial.data() + (r - 1) * wsize;

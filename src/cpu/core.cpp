@@ -151,8 +151,8 @@ std::atomic<int> g_threads{0};
 }
 
 int threads() {
-#ifndef _OPENMP
-  return 1;  // built without OpenMP (WebAssembly): kernels run on the calling thread
+#if !defined(_OPENMP) && !defined(__EMSCRIPTEN_PTHREADS__)
+  return 1;  // the single-threaded WebAssembly build: kernels run on the calling thread
 #endif
   int n = g_threads.load(std::memory_order_relaxed);
   if (n <= 0) {
@@ -161,6 +161,9 @@ int threads() {
     if (n <= 0) n = 1;
     g_threads.store(n);
   }
+#ifdef __EMSCRIPTEN_PTHREADS__
+  n = std::min(n, team::capacity());  // the threaded WebAssembly build: its team's size
+#endif
   return n;
 }
 

@@ -2,7 +2,9 @@
 // Row-major C = alpha op(A) op(B) + beta C, blocked over k and n so a strip of op(B) stays in
 // cache; 4 x 8 tiles of C are summed in registers from a packed panel of op(A), the edges
 // four rows (or one) at a time. Plain loops the compiler vectorises (WASM SIMD128 with
-// -msimd128). Single threaded.
+// -msimd128). Threaded WebAssembly builds split the rows of C (the columns for a few rows
+// times a transposed B) over openblas_get_num_threads() threads (team.hpp); each element is
+// summed in the same order whatever the split, so results do not depend on the thread count.
 #ifndef EMBER_HAVE_BLAS
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "blas.hpp"
+#include "team.hpp"
 
 #if defined(__wasm_simd128__)
 #include <wasm_simd128.h>
@@ -21,6 +24,18 @@ namespace {
 
 constexpr int kBlockK = 256;  // rows of op(B) per strip
 constexpr int kBlockN = 512;  // columns of op(B) per strip
+// Multiply-adds below which a GEMM (or a thread's share of one) is not split further. Waking
+// a Web Worker for a task costs ~80 us (node, the 2-core VM): with 2^16 or 2^20 the 28x28 CNN
+// ran a single image slower on 2 threads than on 1 (2.3 against 2.0 ms); at 2^22 its GEMMs
+// (at most 3.6M multiply-adds) stay whole, and batches gain from the other parallel loops.
+constexpr double kMinTaskWork = 1 << 22;
+
+/// How many parts `units` independent units of a GEMM of `work` multiply-adds are split into.
+int parts(double work, std::int64_t units) {
+  const int nt = openblas_get_num_threads();
+  const auto by_work = static_cast<std::int64_t>(work / kMinTaskWork);
+  return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>({nt, units, by_work})));
+}
 
 /// c_r[j] += a_r * b[j] for j < w, for up to four rows r sharing the loads of b.
 template <class T, int R>
@@ -120,13 +135,18 @@ void gemm(bool ta, bool tb, int m, int n, int k, T alpha, const T* a, int lda, c
   if (k <= 0 || alpha == T(0)) return;
   // A few rows times a transposed B (a Linear layer on a small batch): dot products of
   // contiguous rows, no transposed copy of B.
+  const double work = static_cast<double>(m) * n * k;
   if (tb && !ta && m <= 8) {
-    for (int i = 0; i < m; ++i) {
-      const T* ai = a + static_cast<std::int64_t>(i) * lda;
-      T* ci = c + static_cast<std::int64_t>(i) * ldc;
-      for (int j = 0; j < n; ++j)
-        ci[j] += alpha * dot(ai, b + static_cast<std::int64_t>(j) * ldb, k);
-    }
+    const int np = parts(work, n);
+    parallel_tasks(np, np, Schedule::Static, [&](std::int64_t t) {
+      const auto j0 = static_cast<int>(n * t / np), j1 = static_cast<int>(n * (t + 1) / np);
+      for (int i = 0; i < m; ++i) {
+        const T* ai = a + static_cast<std::int64_t>(i) * lda;
+        T* ci = c + static_cast<std::int64_t>(i) * ldc;
+        for (int j = j0; j < j1; ++j)
+          ci[j] += alpha * dot(ai, b + static_cast<std::int64_t>(j) * ldb, k);
+      }
+    });
     return;
   }
   // op(B) as a contiguous row-major [k, n] matrix.
@@ -146,37 +166,46 @@ void gemm(bool ta, bool tb, int m, int n, int k, T alpha, const T* a, int lda, c
     return alpha * (ta ? a[static_cast<std::int64_t>(p) * lda + i]
                        : a[static_cast<std::int64_t>(i) * lda + p]);
   };
-  std::vector<T> apack(static_cast<std::size_t>(kBlockK) * 4);
-  for (int p0 = 0; p0 < k; p0 += kBlockK) {
-    const int kc = std::min(k, p0 + kBlockK) - p0;
-    for (int j0 = 0; j0 < n; j0 += kBlockN) {
-      const int w = std::min(n, j0 + kBlockN) - j0, w8 = w / 8 * 8;
-      const T* bblock = bm + p0 * ldbm + j0;
-      int i = 0;
-      for (; i + 4 <= m; i += 4) {
-        // alpha * op(A)[i..i+4, p0..p0+kc) packed as [p][4].
-        for (int p = 0; p < kc; ++p) {
-          for (int r = 0; r < 4; ++r) apack[p * 4 + r] = A(i + r, p0 + p);
-        }
-        T* c0 = c + static_cast<std::int64_t>(i) * ldc + j0;
-        for (int j = 0; j < w8; j += 8) tile_4x8(apack.data(), bblock + j, ldbm, kc, c0 + j, ldc);
-        if (w8 < w) {
+  // Rows [i0, i1) of C; i0 is a multiple of 4, so rows go through the same 4-row tiles as in
+  // one piece.
+  const auto rows = [&](int i0, int i1) {
+    std::vector<T> apack(static_cast<std::size_t>(kBlockK) * 4);
+    for (int p0 = 0; p0 < k; p0 += kBlockK) {
+      const int kc = std::min(k, p0 + kBlockK) - p0;
+      for (int j0 = 0; j0 < n; j0 += kBlockN) {
+        const int w = std::min(n, j0 + kBlockN) - j0, w8 = w / 8 * 8;
+        const T* bblock = bm + p0 * ldbm + j0;
+        int i = i0;
+        for (; i + 4 <= i1; i += 4) {
+          // alpha * op(A)[i..i+4, p0..p0+kc) packed as [p][4].
           for (int p = 0; p < kc; ++p) {
-            const T* ap = apack.data() + p * 4;
-            rows_axpy<T, 4>(c0 + w8, c0 + ldc + w8, c0 + 2 * ldc + w8, c0 + 3 * ldc + w8,
-                            bblock + p * ldbm + w8, w - w8, ap[0], ap[1], ap[2], ap[3]);
+            for (int r = 0; r < 4; ++r) apack[p * 4 + r] = A(i + r, p0 + p);
+          }
+          T* c0 = c + static_cast<std::int64_t>(i) * ldc + j0;
+          for (int j = 0; j < w8; j += 8) tile_4x8(apack.data(), bblock + j, ldbm, kc, c0 + j, ldc);
+          if (w8 < w) {
+            for (int p = 0; p < kc; ++p) {
+              const T* ap = apack.data() + p * 4;
+              rows_axpy<T, 4>(c0 + w8, c0 + ldc + w8, c0 + 2 * ldc + w8, c0 + 3 * ldc + w8,
+                              bblock + p * ldbm + w8, w - w8, ap[0], ap[1], ap[2], ap[3]);
+            }
+          }
+        }
+        for (; i < i1; ++i) {
+          T* c0 = c + static_cast<std::int64_t>(i) * ldc + j0;
+          for (int p = 0; p < kc; ++p) {
+            rows_axpy<T, 1>(c0, nullptr, nullptr, nullptr, bblock + p * ldbm, w, A(i, p0 + p), T(0),
+                            T(0), T(0));
           }
         }
       }
-      for (; i < m; ++i) {
-        T* c0 = c + static_cast<std::int64_t>(i) * ldc + j0;
-        for (int p = 0; p < kc; ++p) {
-          rows_axpy<T, 1>(c0, nullptr, nullptr, nullptr, bblock + p * ldbm, w, A(i, p0 + p), T(0),
-                          T(0), T(0));
-        }
-      }
     }
-  }
+  };
+  const int quads = (m + 3) / 4, np = parts(work, quads);
+  parallel_tasks(np, np, Schedule::Static, [&](std::int64_t t) {
+    rows(static_cast<int>(quads * t / np) * 4,
+         std::min(m, static_cast<int>(quads * (t + 1) / np) * 4));
+  });
 }
 
 }  // namespace

@@ -361,21 +361,21 @@ CpuTensor IndexingOps::argwhere(const CpuTensor& mask, DType index_dtype) {
     b = n * c / nt;
     e = n * (c + 1) / nt;
   };
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-  for (int c = 0; c < nt; ++c) {
+  parallel_tasks(nt, nt, Schedule::Static, [&](std::int64_t ci) {
+    const int c = static_cast<int>(ci);
     std::int64_t b, e, k = 0;
     chunk(c, b, e);
     for (std::int64_t i = b; i < e; ++i) k += p[i] != 0;
     counts[static_cast<std::size_t>(c) + 1] = k;
-  }
+  });
   for (int c = 0; c < nt; ++c) counts[c + 1] += counts[c];
   const std::int64_t total = counts[static_cast<std::size_t>(nt)];
   CpuTensor out = alloc(Shape{total, static_cast<std::int64_t>(r)}, index_dtype);
   visit_dtype(index_dtype, [&]<class T>() {
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
       T* o = out.data<T>();
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-      for (int c = 0; c < nt; ++c) {
+      parallel_tasks(nt, nt, Schedule::Static, [&](std::int64_t ci) {
+        const int c = static_cast<int>(ci);
         std::int64_t b, e;
         chunk(c, b, e);
         std::int64_t row = counts[static_cast<std::size_t>(c)];
@@ -389,7 +389,7 @@ CpuTensor IndexingOps::argwhere(const CpuTensor& mask, DType index_dtype) {
           }
           ++row;
         }
-      }
+      });
     }
   });
   return out;

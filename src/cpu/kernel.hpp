@@ -9,6 +9,7 @@
 #include "ember/core/dtype.hpp"
 #include "ember/cpu/tensor.hpp"
 #include "omp.hpp"
+#include "team.hpp"
 
 namespace ember::cpu {
 
@@ -47,17 +48,22 @@ inline constexpr std::int64_t kParallelGrain = 32768;
 template <class F>
 void parallel_for(std::int64_t n, std::int64_t grain, F&& f) {
   if (n <= 0) return;
+#ifdef __EMSCRIPTEN_PTHREADS__
+  // Ember's team in the threaded WebAssembly build: waking a Web Worker costs ~80 us (node;
+  // more on a browser's main thread), against a few us for an OpenMP fork, so only loops 16
+  // times longer are split (a single 28x28 image then runs on one thread; batches split).
+  grain *= 16;
+#endif
   const int nt = threads();
   if (n < grain || nt <= 1 || omp_in_parallel()) {
     f(std::int64_t{0}, n);
     return;
   }
   const std::int64_t chunks = std::min<std::int64_t>(nt, (n + grain - 1) / grain);
-#pragma omp parallel for num_threads(static_cast <int>(chunks)) schedule(static)
-  for (std::int64_t c = 0; c < chunks; ++c) {
+  parallel_tasks(chunks, static_cast<int>(chunks), Schedule::Static, [&](std::int64_t c) {
     const std::int64_t b = n * c / chunks, e = n * (c + 1) / chunks;
     f(b, e);
-  }
+  });
 }
 
 /// The C++ type kernels compute in for a stored type: float for f16/bf16, else itself.

@@ -244,11 +244,10 @@ CpuTensor blas_matmul(CpuTensor a, CpuTensor b) {
     set_blas_threads(1);
     const int chunks = static_cast<int>(std::min<i64>(nt, g.count));
     // dynamic: on a loaded machine a descheduled thread does not hold up the others
-#pragma omp parallel for num_threads(chunks) schedule(dynamic, 1)
-    for (i64 i = 0; i < g.count; ++i) {
+    parallel_tasks(g.count, chunks, Schedule::Dynamic, [&](i64 i) {
       gemm<T>(la.trans, lb.trans, g.m, g.n, g.k, pa + g.loff[i], la.ld, pb + g.roff[i], lb.ld,
               c + i * mn, g.n);
-    }
+    });
     return out;
   }
   set_blas_threads(omp_in_parallel() ? 1 : nt);

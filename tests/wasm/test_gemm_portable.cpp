@@ -1,7 +1,8 @@
 // Ember's own GEMM (src/cpu/gemm_portable.cpp, what the WebAssembly build uses instead of
 // OpenBLAS), compiled natively without EMBER_HAVE_BLAS and checked against a plain triple
 // loop in double: both transposes, alpha, beta (0 ignores NaN in C), leading dimensions
-// wider than the matrices, edge tiles (sizes not multiples of 4 x 8), k beyond one block.
+// wider than the matrices, edge tiles (sizes not multiples of 4 x 8), k beyond one block;
+// split over threads, the same bits as on one.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -65,6 +66,42 @@ TEST(GemmPortable, MatchesTripleLoop) {
         check<float>(ta, tb, s[0], s[1], s[2], 1.0f, 0.0f);
         check<float>(ta, tb, s[0], s[1], s[2], 0.5f, 2.0f);
         check<double>(ta, tb, s[0], s[1], s[2], -1.5, 1.0);
+      }
+    }
+  }
+}
+
+// The threaded WebAssembly build splits C's rows (or, for a few rows times a transposed B,
+// its columns) over threads; here OpenMP's threads do the same. Every split must give C bit
+// for bit as one thread does, and still match the triple loop.
+TEST(GemmPortable, ThreadsGiveTheSameBitsAsOneThread) {
+  // Products above 2 x 2^22 multiply-adds: the GEMM splits (below that it stays whole).
+  const int sizes[][3] = {{256, 256, 256}, {1, 4096, 2304}, {130, 300, 400}, {7, 1000, 1300}};
+  for (const auto& s : sizes) {
+    for (const bool ta : {false, true}) {
+      for (const bool tb : {false, true}) {
+        const int m = s[0], n = s[1], k = s[2];
+        std::mt19937 rng(static_cast<unsigned>(m + n + k));
+        std::uniform_real_distribution<float> u(-1, 1);
+        std::vector<float> a(static_cast<std::size_t>(m * k)), b(static_cast<std::size_t>(k * n));
+        for (auto& v : a) v = u(rng);
+        for (auto& v : b) v = u(rng);
+        const auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
+        const int lda = ta ? m : k, ldb = tb ? k : n;
+        std::vector<std::vector<float>> c;
+        for (const int threads : {1, 2, 3, 5}) {
+          openblas_set_num_threads(threads);
+          EXPECT_EQ(openblas_get_num_threads(), threads);
+          c.emplace_back(static_cast<std::size_t>(m * n));
+          cblas_sgemm(CblasRowMajor, TA, TB, m, n, k, 1.0f, a.data(), lda, b.data(), ldb, 0.0f,
+                      c.back().data(), n);
+        }
+        openblas_set_num_threads(1);
+        for (std::size_t t = 1; t < c.size(); ++t) {
+          EXPECT_EQ(c[t], c[0]) << "threads variant " << t << ", m " << m << " n " << n << " k "
+                                << k << " ta " << ta << " tb " << tb;
+        }
+        check<float>(ta, tb, m, n, k, 1.0f, 0.0f);
       }
     }
   }
