@@ -6,6 +6,29 @@
 
 # JavaScript-based exceptions: Debian ships libc++ prebuilt for them (not for -fwasm-exceptions).
 set(EMBER_WASM_COMPILE -msimd128 -fexceptions)
+# EMBER_WASM_THREADS (preset wasm-threads): the kernels' parallel loops run on Ember's thread
+# team (src/cpu/team.cpp) over Web Workers. It needs SharedArrayBuffer, which browsers give only
+# to cross-origin isolated pages (served with COOP/COEP headers); src/web/ember.js loads this
+# build there and the single-threaded one elsewhere.
+option(EMBER_WASM_THREADS "Threaded WebAssembly build (pthreads on Web Workers)" OFF)
+if(EMBER_WASM_THREADS)
+  list(APPEND EMBER_WASM_COMPILE -pthread)
+  set(EMBER_WEB_NAME ember-web-threads)
+  set(EMBER_WEB_EXPORT EmberWasmThreads)
+  # The team's workers (cores - 1, at most 7; src/cpu/team.cpp computes the same) start with
+  # the module: a thread started later would need the event loop, which a waiting caller never
+  # returns to. Fixed memory: with shared memory, growth by a worker would leave ember.js's
+  # views of it stale.
+  set(EMBER_WEB_MEMORY_MIB 256)
+  set(EMBER_WEB_LINK
+      "-sPTHREAD_POOL_SIZE=Math.max(0,Math.min(8,_emscripten_num_logical_cores()||1)-1)"
+      -sINITIAL_MEMORY=${EMBER_WEB_MEMORY_MIB}MB -sALLOW_MEMORY_GROWTH=0)
+else()
+  set(EMBER_WEB_NAME ember-web)
+  set(EMBER_WEB_EXPORT EmberWasm)
+  set(EMBER_WEB_MEMORY_MIB 2048)  # emscripten's MAXIMUM_MEMORY with ALLOW_MEMORY_GROWTH
+  set(EMBER_WEB_LINK -sALLOW_MEMORY_GROWTH=1)
+endif()
 add_compile_options(${EMBER_WASM_COMPILE})
 add_library(ember_warnings INTERFACE)
 target_compile_options(ember_warnings INTERFACE -Wall -Wextra -Wno-unused-parameter
@@ -43,10 +66,11 @@ target_link_libraries(ember_nn PUBLIC ember_cpu ember_store PRIVATE ember_warnin
 # The JavaScript module: build/wasm/web/ember-web.js (+ .wasm); src/web/ember.js wraps it.
 add_executable(ember_web src/web/classifier.cpp src/web/bindings.cpp)
 target_link_libraries(ember_web PRIVATE ember_nn ember_warnings)
-set_target_properties(ember_web PROPERTIES OUTPUT_NAME ember-web SUFFIX .js
+target_compile_definitions(ember_web PRIVATE EMBER_WEB_MEMORY_MIB=${EMBER_WEB_MEMORY_MIB})
+set_target_properties(ember_web PROPERTIES OUTPUT_NAME ${EMBER_WEB_NAME} SUFFIX .js
                                            RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/web)
-target_link_options(ember_web PRIVATE ${EMBER_WASM_COMPILE} -sMODULARIZE=1
-  -sEXPORT_NAME=EmberWasm -sALLOW_MEMORY_GROWTH=1 -sFILESYSTEM=0 -sENVIRONMENT=web,worker,node
+target_link_options(ember_web PRIVATE ${EMBER_WASM_COMPILE} ${EMBER_WEB_LINK} -sMODULARIZE=1
+  -sEXPORT_NAME=${EMBER_WEB_EXPORT} -sFILESYSTEM=0 -sENVIRONMENT=web,worker,node
   -sEXPORTED_FUNCTIONS=@${CMAKE_SOURCE_DIR}/src/web/exports.txt
   -sEXPORTED_RUNTIME_METHODS=UTF8ToString,stringToUTF8,lengthBytesUTF8)
 add_custom_command(TARGET ember_web POST_BUILD

@@ -10,9 +10,21 @@
   let ember = null, model = null, firstPredictionMs = null;
   const pending = {weights: null, run: null};
 
+  /// An error on the page; the bars and time of an earlier image go, so that nothing stale
+  /// stands beside it.
   function showError(message) {
     $('error').textContent = message;
     $('error').hidden = false;
+    $('bars').replaceChildren();
+    $('time').textContent = '';
+  }
+  /// Runs f, showing what it throws on the page.
+  function guarded(f) {
+    try {
+      f();
+    } catch (e) {
+      showError(describe(e));
+    }
   }
   function clearError() {
     $('error').hidden = true;
@@ -55,7 +67,9 @@
       li.querySelector('.pct').textContent = `${(100 * t.prob).toFixed(1)} %`;
       return li;
     }));
-    $('time').textContent = `inference: ${ms.toFixed(2)} ms (WebAssembly, one thread)`;
+    const n = ember.threads;
+    $('time').textContent = `inference: ${ms.toFixed(2)} ms (WebAssembly, ` +
+                            `${n === 1 ? 'one thread' : `${n} threads`})`;
   }
 
   /// An image file: decoded, shown on the canvas, classified at the model's size. A file that
@@ -66,8 +80,9 @@
     try {
       bitmap = await createImageBitmap(file);
     } catch (e) {
-      throw new Error(`"${file.name}" is not an image this browser can decode ` +
-                      `(${file.type || 'unknown type'}); drop a PNG, JPEG, GIF, BMP or WebP`);
+      throw new Error(`"${file.name}" (${file.type || 'unknown type'}, ${file.size} bytes) could ` +
+                      'not be decoded as an image by this browser: not a PNG, JPEG, GIF, BMP or ' +
+                      `WebP, or too large to decode (${e && e.message ? e.message : e})`);
     }
     small.width = small.height = model.size;
     sctx.imageSmoothingEnabled = true;
@@ -131,11 +146,11 @@
     dctx.lineCap = dctx.lineJoin = 'round';
     dctx.lineTo(e.offsetX, e.offsetY);
     dctx.stroke();
-    try { classifyCanvas(); } catch (err) { showError(describe(err)); }
+    guarded(classifyCanvas);
   });
   draw.addEventListener('pointerup', () => { drawing = false; });
-  $('clear').addEventListener('click', () => { clearCanvas(); classifyCanvas(); });
-  $('invert').addEventListener('change', () => classifyCanvas());
+  $('clear').addEventListener('click', () => guarded(() => { clearCanvas(); classifyCanvas(); }));
+  $('invert').addEventListener('change', () => guarded(classifyCanvas));
 
   const drop = $('drop');
   for (const target of [drop, draw]) {
@@ -176,5 +191,6 @@
     handleFiles,
     firstPredictionMs: () => firstPredictionMs,
     error: () => ($('error').hidden ? '' : $('error').textContent),
+    threads: () => (ember ? ember.threads : 0),
   };
 })();

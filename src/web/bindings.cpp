@@ -11,8 +11,10 @@
 #include <string_view>
 
 #include "ember/core/error.hpp"
+#include "ember/cpu/cpu.hpp"
 #include "ember/web/classifier.hpp"
 
+using ember::Cpu;
 using ember::web::Classifier;
 
 namespace {
@@ -28,7 +30,6 @@ const char* kind_of(const std::exception& e) {
   if (dynamic_cast<const ember::UnsupportedError*>(&e)) return "UnsupportedError";
   if (dynamic_cast<const ember::OutOfMemoryError*>(&e)) return "OutOfMemoryError";
   if (dynamic_cast<const ember::Error*>(&e)) return "Error";
-  if (dynamic_cast<const std::bad_alloc*>(&e)) return "OutOfMemoryError";
   return "InternalError";
 }
 
@@ -39,6 +40,13 @@ R guarded(F&& f, R failed) {
     g_error.clear();
     g_kind.clear();
     return f();
+  } catch (const std::bad_alloc&) {
+    // what() would only say "std::bad_alloc".
+    g_error =
+        "[web] out of memory: this model or batch does not fit in the WebAssembly "
+        "module's memory (at most " +
+        std::to_string(EMBER_WEB_MEMORY_MIB) + " MiB)";
+    g_kind = "OutOfMemoryError";
   } catch (const std::exception& e) {
     g_error = e.what();
     g_kind = kind_of(e);
@@ -93,6 +101,15 @@ EMSCRIPTEN_KEEPALIVE const char* ember_class_name(const Classifier* c, int i) {
 }
 EMSCRIPTEN_KEEPALIVE void ember_free(Classifier* c) {
   delete c;
+}
+
+/// Threads the kernels use (1 in the single-threaded build), and a new count (clamped to
+/// 1..the team's size).
+EMSCRIPTEN_KEEPALIVE int ember_threads() {
+  return Cpu::num_threads();
+}
+EMSCRIPTEN_KEEPALIVE void ember_set_threads(int n) {
+  Cpu::set_num_threads(n);
 }
 
 /// The message of the last failure ("[op] ..."), and its kind ("IoError", "ValueError", ...).

@@ -34,6 +34,16 @@ T field(const nlohmann::json& j, const char* key) {
   }
 }
 
+/// An integer field: a ValueError for 0.5 or "28" instead of truncating or converting.
+std::int64_t int_field(const nlohmann::json& j, const char* key) {
+  const auto v = field<nlohmann::json>(j, key);
+  if (!v.is_number_integer()) {
+    ember::detail::fail<ValueError>("web", "run.json: '", key, "' must be an integer, got ",
+                                    v.dump());
+  }
+  return v.get<std::int64_t>();
+}
+
 }  // namespace
 
 struct Classifier::Impl {
@@ -61,12 +71,17 @@ Classifier::Classifier(std::span<const std::uint8_t> safetensors, std::string_vi
   auto impl = std::make_unique<Impl>();
   impl->spec = models::ModelSpec::from_json(field<nlohmann::json>(run, "model"));
   const auto data = field<nlohmann::json>(run, "data");
-  impl->channels = field<std::int64_t>(data, "channels");
-  impl->size = field<std::int64_t>(data, "size");
+  impl->channels = int_field(data, "channels");
+  impl->size = int_field(data, "size");
   const auto mean = field<double>(data, "mean"), std = field<double>(data, "std");
-  if (impl->channels <= 0 || impl->size <= 0 || !(std > 0)) {
-    ember::detail::fail<ValueError>("web", "run.json: bad image shape or normalisation (channels ",
-                                    impl->channels, ", size ", impl->size, ", std ", std, ")");
+  // Bounds keep channels * size * size (and a batch of it) far from 32-bit overflow.
+  constexpr std::int64_t kMaxSize = 4096, kMaxChannels = 64;
+  if (impl->channels <= 0 || impl->channels > kMaxChannels || impl->size <= 0 ||
+      impl->size > kMaxSize || !(std > 0) || !std::isfinite(std) || !std::isfinite(mean)) {
+    ember::detail::fail<ValueError>(
+        "web", "run.json: bad image shape or normalisation (data.channels ", impl->channels,
+        ", data.size ", impl->size, ", data.mean ", mean, ", data.std ", std, "; expected 1..",
+        kMaxChannels, " channels, a size of 1..", kMaxSize, ", finite mean and std > 0)");
   }
   // The same float arithmetic as `ember infer` (NormalizingBatcher).
   impl->mean = static_cast<float>(mean);
@@ -90,6 +105,16 @@ Classifier::Classifier(std::span<const std::uint8_t> safetensors, std::string_vi
                                       ": the files belong to different runs");
     }
   }
+  // The image that run.json's data section describes must be the one the model takes.
+  const auto check_input = [&](const char* what, std::int64_t want, const char* field_name,
+                               std::int64_t got) {
+    if (want != got) {
+      ember::detail::fail<ValueError>("web", "run.json describes images of ", impl->channels, "x",
+                                      impl->size, "x", impl->size, " (", what, " ", got,
+                                      ") but the '", impl->spec.name, "' model's config has ",
+                                      field_name, " = ", want);
+    }
+  };
   const auto load = [&](auto m) -> Model {
     nn::load_state_dict(m, weights);
     m.eval();
@@ -97,10 +122,14 @@ Classifier::Classifier(std::span<const std::uint8_t> safetensors, std::string_vi
   };
   if (impl->spec.name == "cnn") {
     const auto cfg = nn::config_from_json<models::CnnConfig>(impl->spec.config);
+    check_input("channels", cfg.in_channels, "in_channels", impl->channels);
+    check_input("size", cfg.image_size, "image_size", impl->size);
     impl->num_classes = cfg.num_classes;
     impl->model = load(cfg.init<B>());
   } else {
     const auto cfg = nn::config_from_json<models::MlpConfig>(impl->spec.config);
+    check_input("channels x size x size", cfg.d_input, "d_input",
+                impl->channels * impl->size * impl->size);
     impl->num_classes = cfg.num_classes;
     impl->model = load(cfg.init<B>());
   }
@@ -123,7 +152,14 @@ std::vector<float> Classifier::predict(std::span<const float> pixels, std::size_
                                     pixels.size());
   }
   std::vector<float> x(pixels.size());
-  for (std::size_t i = 0; i < x.size(); ++i) x[i] = (pixels[i] - s.mean) * s.inv_std;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    if (!std::isfinite(pixels[i])) {
+      ember::detail::fail<ValueError>("web", "pixel ", i % per, " of image ", i / per,
+                                      " is not a finite number (", pixels[i],
+                                      "): the input must hold values in [0, 1]");
+    }
+    x[i] = (pixels[i] - s.mean) * s.inv_std;
+  }
   const auto n = static_cast<std::int64_t>(count);
   const auto input =
       Tensor<B, 4>::from_data(TensorData(std::move(x), Shape{n, s.channels, s.size, s.size}));
@@ -134,8 +170,10 @@ std::vector<float> Classifier::predict(std::span<const float> pixels, std::size_
   for (std::size_t i = 0; i < count; ++i) {
     const float* row = values.data() + i * k;
     if (!std::all_of(row, row + k, [](float v) { return std::isfinite(v); })) {
-      ember::detail::fail<ValueError>("web", "the model's outputs for image ", i,
-                                      " are not finite numbers (its training diverged)");
+      ember::detail::fail<ValueError>(
+          "web", "the model's outputs for image ", i,
+          " are not finite numbers although its pixels are: the weights hold NaN or "
+          "infinity, or overflow (did its training diverge?)");
     }
     // Softmax in double, as `ember infer`.
     const double mx = *std::max_element(row, row + k);

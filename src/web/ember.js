@@ -1,18 +1,31 @@
 // Ember in the browser (and in node): image classifiers trained by `ember train`, run by
 // Ember's CPU backend compiled to WebAssembly (build/wasm/web/, scripts/build-wasm.sh).
 //
-//   <script src="ember-web.js"></script> <script src="ember.js"></script>
-//   const ember = await Ember.init();                        // compiles ember-web.wasm
+//   <script src="ember.js"></script>
+//   const ember = await Ember.init();   // loads and compiles the module; ember.threads threads
+//   const ember = await Ember.init({threads: false});        // the single-threaded build
 //   const model = ember.loadModel(safetensorsBytes, runJsonText);  // model.safetensors, run.json
 //   const probs = model.predict(pixels);   // Float32Array [C*size*size] in [0, 1] -> [classes]
 //   model.top(probs, 3);                   // [{label, name, prob}, ...], most likely first
 //   model.pixelsFromImageData(ctx.getImageData(0, 0, model.size, model.size), {invert: false});
 //   model.dispose();
 //
+// Two builds of the module sit beside this file: ember-web-threads.{js,wasm,worker.js} runs
+// the kernels on a team of Web Workers (one per core, at most 8) and needs SharedArrayBuffer,
+// which browsers give only to cross-origin isolated pages (served with the headers
+// Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: require-corp);
+// ember-web.{js,wasm} runs on the calling thread everywhere else. init() picks the threaded one
+// where it can (always in node), unless {threads: false}.
+//
 // Failures throw Ember.EmberError: `message` is Ember's ("[safetensors] ..."), `kind` its
 // error class ("IoError", "ValueError", "ShapeError", ...).
 (function (global) {
   'use strict';
+
+  // This script's own URL: the module's files are found next to it.
+  const scriptUrl = typeof document !== 'undefined' && document.currentScript
+                        ? document.currentScript.src
+                        : null;
 
   class EmberError extends Error {
     constructor(message, kind) {
@@ -40,12 +53,21 @@
     /// [0, 1] (light objects on dark) -> Float32Array [n * numClasses].
     predict(pixels) {
       const m = this._live();
-      if (!(pixels instanceof Float32Array)) pixels = Float32Array.from(pixels);
+      if (!(pixels instanceof Float32Array)) {
+        const arrayLike = pixels !== null && typeof pixels === 'object' &&
+                          typeof pixels.length === 'number';
+        if (!arrayLike) {
+          throw new EmberError(`[web] predict expects a Float32Array (or an array of numbers) ` +
+                               `of pixels, got ${describeValue(pixels)}`, 'ValueError');
+        }
+        pixels = Float32Array.from(pixels);
+      }
       const per = this.channels * this.size * this.size;
       const count = Math.max(1, Math.floor(pixels.length / per));
-      const inPtr = m._malloc(pixels.length * 4);
-      const outPtr = m._malloc(count * this.numClasses * 4);
+      const inPtr = alloc(m, pixels.length * 4, 'the pixels');
+      let outPtr = 0;
       try {
+        outPtr = alloc(m, count * this.numClasses * 4, 'the probabilities');
         m.HEAPF32.set(pixels, inPtr >> 2);
         if (m._ember_predict(this._h, inPtr, pixels.length, count, outPtr) !== 0) throwLast(m);
         return m.HEAPF32.slice(outPtr >> 2, (outPtr >> 2) + count * this.numClasses);
@@ -96,25 +118,71 @@
     }
   }
 
+  /// A short description of a JavaScript value for messages: its type, or its class.
+  function describeValue(v) {
+    if (v === null) return 'null';
+    if (typeof v !== 'object') return typeof v === 'string' ? 'a string' : typeof v;
+    const name = v.constructor && v.constructor.name;
+    return name ? `${/^[AEIOU]/.test(name) ? 'an' : 'a'} ${name}` : 'an object';
+  }
+
+  /// `bytes` of the module's memory, or EmberError (OutOfMemoryError) when it cannot grow.
+  function alloc(m, bytes, what) {
+    const p = m._malloc(Math.max(1, bytes));
+    if (!p) {
+      throw new EmberError(`[web] out of memory: ${bytes} bytes for ${what} do not fit in the ` +
+                           'WebAssembly module\'s memory (at most 2 GiB)', 'OutOfMemoryError');
+    }
+    return p;
+  }
+
   function throwLast(m) {
     throw new EmberError(m.UTF8ToString(m._ember_last_error()),
                          m.UTF8ToString(m._ember_last_error_kind()));
   }
 
   class Ember {
-    constructor(m) {
+    constructor(m, threaded) {
       this._m = m;
+      /// Whether this is the threaded build (Web Workers) or the single-threaded one.
+      this.threaded = threaded;
+    }
+    /// Threads the kernels use: 1 in the single-threaded build, else the team's size (the
+    /// cores, at most 8) unless set lower.
+    get threads() {
+      return this._m._ember_threads();
+    }
+    /// Uses at most n threads (1 .. the team's size) from now on.
+    setThreads(n) {
+      if (!Number.isInteger(n) || n < 1) {
+        throw new EmberError(`[web] setThreads expects an integer >= 1, got ${n}`, 'ValueError');
+      }
+      this._m._ember_set_threads(n);
     }
     /// A classifier from model.safetensors's bytes (Uint8Array or ArrayBuffer) and the text
     /// of the run's run.json. Throws EmberError for a corrupt file, JSON that is not a run
     /// configuration, or weights of another architecture.
     loadModel(safetensors, runJson) {
       const m = this._m;
-      const bytes = safetensors instanceof Uint8Array ? safetensors : new Uint8Array(safetensors);
+      let bytes;
+      if (safetensors instanceof Uint8Array) bytes = safetensors;
+      else if (safetensors instanceof ArrayBuffer) bytes = new Uint8Array(safetensors);
+      else if (ArrayBuffer.isView(safetensors)) {
+        bytes = new Uint8Array(safetensors.buffer, safetensors.byteOffset, safetensors.byteLength);
+      } else {
+        throw new EmberError('[web] loadModel expects the bytes of model.safetensors (a ' +
+                             `Uint8Array or ArrayBuffer), got ${describeValue(safetensors)}`,
+                             'ValueError');
+      }
+      if (typeof runJson !== 'string') {
+        throw new EmberError('[web] loadModel expects the text of run.json (a string), got ' +
+                             `${describeValue(runJson)}`, 'ValueError');
+      }
       const n = m.lengthBytesUTF8(runJson) + 1;
-      const bytesPtr = m._malloc(Math.max(1, bytes.length));
-      const jsonPtr = m._malloc(n);
+      const bytesPtr = alloc(m, bytes.length, 'model.safetensors');
+      let jsonPtr = 0;
       try {
+        jsonPtr = alloc(m, n, 'run.json');
         m.HEAPU8.set(bytes, bytesPtr);
         m.stringToUTF8(runJson, jsonPtr, n);
         const h = m._ember_load(bytesPtr, bytes.length, jsonPtr);
@@ -128,14 +196,63 @@
   }
 
   /// Compiles the module; `options` go to Emscripten's factory (locateFile, wasmBinary, ...).
+  /// Adds <script src=name> (next to this script) to the page; resolves once it ran.
+  function loadScript(name) {
+    return new Promise((resolve, reject) => {
+      const el = document.createElement('script');
+      el.src = new URL(name, scriptUrl || global.location.href).href;
+      el.onload = resolve;
+      el.onerror = () => reject(new EmberError(`[web] could not load ${el.src}`, 'IoError'));
+      document.head.appendChild(el);
+    });
+  }
+
+  /// Loads and compiles the module: the threaded build where the environment allows it (node;
+  /// a cross-origin isolated page) and options.threads is not false, else the single-threaded
+  /// one. options.threads may also be a number (at most that many threads). Other options go
+  /// to Emscripten's factory (locateFile, wasmBinary, ...). Under node the .wasm is read from
+  /// this file's folder (node's own fetch cannot read files).
   async function init(options = {}) {
-    const factory = typeof module === 'object' && module.exports ? require('./ember-web.js')
-                                                                 : global.EmberWasm;
-    if (typeof factory !== 'function') {
-      throw new EmberError('[web] ember-web.js is not loaded (include it before ember.js)',
-                           'Error');
+    const {threads = 'auto', ...factoryOptions} = options;
+    const wantThreads = threads !== false && threads !== 1;
+    const inNode = typeof module === 'object' && module.exports;
+    let factory = null, threaded = false, base = 'ember-web';
+    if (inNode) {
+      const fs = require('fs'), path = require('path');
+      if (wantThreads && fs.existsSync(path.join(__dirname, 'ember-web-threads.js'))) {
+        base = 'ember-web-threads';
+        threaded = true;
+      }
+      factory = require(`./${base}.js`);
+      if (!factoryOptions.wasmBinary && !factoryOptions.locateFile) {
+        factoryOptions.wasmBinary = fs.readFileSync(path.join(__dirname, `${base}.wasm`));
+      }
+    } else {
+      const isolated = global.crossOriginIsolated === true &&
+                       typeof SharedArrayBuffer === 'function' && typeof document !== 'undefined';
+      if (wantThreads && isolated) {
+        try {
+          if (typeof global.EmberWasmThreads !== 'function') await loadScript('ember-web-threads.js');
+          factory = global.EmberWasmThreads;
+          threaded = typeof factory === 'function';
+        } catch (e) {
+          factory = null;  // not deployed: the single-threaded build below
+        }
+      }
+      if (!threaded) {
+        if (typeof global.EmberWasm !== 'function' && typeof document !== 'undefined') {
+          await loadScript('ember-web.js');
+        }
+        factory = global.EmberWasm;
+      }
     }
-    return new Ember(await factory(options));
+    if (typeof factory !== 'function') {
+      throw new EmberError('[web] ember-web.js is not loaded (in a worker, importScripts it ' +
+                           'before ember.js)', 'Error');
+    }
+    const ember = new Ember(await factory(factoryOptions), threaded);
+    if (typeof threads === 'number') ember.setThreads(threads);
+    return ember;
   }
 
   const api = {init, EmberError};

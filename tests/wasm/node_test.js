@@ -4,7 +4,7 @@
 // errors (corrupt weights, weights of another architecture, a bad run.json, a wrong pixel
 // count) must be EmberErrors with Ember's messages. Exits 1 on any failure.
 //
-//   node --no-experimental-fetch tests/wasm/node_test.js WEB_DIR CNN_RUN MLP_RUN IDX_GZ REF_JSON
+//   node tests/wasm/node_test.js WEB_DIR CNN_RUN MLP_RUN IDX_GZ REF_JSON
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -61,12 +61,19 @@ function expectError(f, kind, pattern, what) {
   const weights = fs.readFileSync(path.join(cnnRun, 'model.safetensors'));
   const runJson = fs.readFileSync(path.join(cnnRun, 'run.json'), 'utf8');
 
+  // EMBER_WEB_THREADS=0: the single-threaded build; else the threaded one (Web Workers as
+  // node worker_threads), which must use one thread per core (at most 8).
+  const single = process.env.EMBER_WEB_THREADS === '0';
+  const label = single ? 'single-threaded build' : 'threaded build';
   const t0 = performance.now();
-  const ember = await Ember.init();
+  const ember = await Ember.init({threads: !single});
   const model = ember.loadModel(weights, runJson);
   model.predict(images[0]);
   const firstMs = performance.now() - t0;
 
+  const cores = require('os').cpus().length;
+  check(ember.threaded === !single && ember.threads === (single ? 1 : Math.min(8, cores)),
+        `${label}: ${ember.threads} threads on ${cores} cores`);
   check(model.name === ref.model, `model name ${model.name}`);
   check(model.classes.length === 10 && model.classes[9] === 'Ankle boot', 'class names');
   let same = 0, maxDiff = 0;
@@ -92,6 +99,20 @@ function expectError(f, kind, pattern, what) {
     for (let c = 0; c < 10; ++c) batchDiff = Math.max(batchDiff, Math.abs(pb[i * 10 + c] - ref.probs[i][c]));
   }
   check(pb.length === 40 && batchDiff <= TOLERANCE, `batch of 4: max |dp| ${batchDiff}`);
+  // All images as one batch; with threads the result must not depend on their number (the
+  // work is split by rows or columns of each GEMM, each element summed in the same order).
+  const all = new Float32Array(images.length * 784);
+  images.forEach((im, i) => all.set(im, i * 784));
+  const t2 = performance.now();
+  const pAll = model.predict(all);
+  const msPerImageBatched = (performance.now() - t2) / images.length;
+  const team = ember.threads;
+  ember.setThreads(1);
+  const pOne = model.predict(all);
+  ember.setThreads(team);
+  check(ember.threads === team, `setThreads(${team}) restores ${team} threads`);
+  check(pAll.every((v, i) => v === pOne[i]),
+        `batch of ${images.length} on ${team} threads equals 1 thread bit for bit`);
   const top = model.top(model.predict(images[0]), 3);
   check(top.length === 3 && top[0].label === argmax(ref.probs[0]) && top[0].prob >= top[1].prob,
         'top(): most likely first');
@@ -110,19 +131,59 @@ function expectError(f, kind, pattern, what) {
   expectError(() => ember.loadModel(weights, '{oops'), 'ValueError', /not JSON/, 'broken JSON');
   expectError(() => model.predict(new Float32Array(100)), 'ShapeError', /784/,
               '100 pixels for a 28x28 model');
+  // run.json's image must be the model's: a CNN of 28x28 described as 32x32 or 3 channels.
+  const withData = (patch) => {
+    const j = JSON.parse(runJson);
+    Object.assign(j.data, patch);
+    return JSON.stringify(j);
+  };
+  expectError(() => ember.loadModel(weights, withData({size: 32})), 'ValueError',
+              /images of 1x32x32 .*image_size = 28/, 'run.json size 32 for a 28x28 cnn');
+  expectError(() => ember.loadModel(weights, withData({channels: 3})), 'ValueError',
+              /images of 3x28x28 .*in_channels = 1/, 'run.json 3 channels for a 1-channel cnn');
+  expectError(() => ember.loadModel(weights, withData({size: 0.5})), 'ValueError',
+              /'size' must be an integer, got 0\.5/, 'run.json size 0.5');
+  expectError(() => ember.loadModel(weights, withData({size: 100000})), 'ValueError',
+              /data\.size 100000/, 'run.json size 100000');
+  const mlpRunJson = fs.readFileSync(path.join(mlpRun, 'run.json'), 'utf8');
+  const mlpData = JSON.parse(mlpRunJson);
+  mlpData.data.size = 27;
+  expectError(() => ember.loadModel(mlpWeights, JSON.stringify(mlpData)), 'ValueError',
+              /1x27x27 .*d_input = 784/, 'run.json size 27 for a 784-input mlp');
+  // Pixels that are not numbers name the input, not the model.
+  const nanImage = Float32Array.from(images[0]);
+  nanImage[5] = NaN;
+  expectError(() => model.predict(nanImage), 'ValueError', /pixel 5 of image 0 is not a finite/,
+              'a NaN pixel');
+  // Arguments of the wrong JavaScript type.
+  expectError(() => ember.loadModel(weights, null), 'ValueError', /text of run\.json.*got null/,
+              'run.json null');
+  expectError(() => ember.loadModel(weights, JSON.parse(runJson)), 'ValueError',
+              /text of run\.json.*got an Object/, 'run.json as an object');
+  expectError(() => ember.loadModel(null, runJson), 'ValueError',
+              /bytes of model\.safetensors.*got null/, 'weights null');
+  expectError(() => ember.loadModel('hello', runJson), 'ValueError',
+              /bytes of model\.safetensors.*got a string/, 'weights as a string');
+  expectError(() => model.predict(null), 'ValueError', /Float32Array.*got null/, 'predict(null)');
+  expectError(() => model.predict(7), 'ValueError', /Float32Array.*got number/, 'predict(7)');
+  // The model still works after all of these.
+  check(argmax(model.predict(images[0])) === argmax(ref.probs[0]), 'model intact after errors');
   // The MLP run loads with its own run.json and classifies too.
-  const mlp = ember.loadModel(mlpWeights, fs.readFileSync(path.join(mlpRun, 'run.json'), 'utf8'));
+  const mlp = ember.loadModel(mlpWeights, mlpRunJson);
   const pm = mlp.predict(images[0]);
   check(mlp.name === 'mlp' && Math.abs(pm.reduce((a, b) => a + b, 0) - 1) < 1e-5, 'mlp run loads');
   mlp.dispose();
   model.dispose();
   expectError(() => model.predict(images[0]), 'Error', /disposed/, 'predict after dispose');
 
+  expectError(() => ember.setThreads(0), 'ValueError', /integer >= 1/, 'setThreads(0)');
+
   const ratio = msPerImage / ref.ms_per_image;
-  console.log(`node: ${same}/${images.length} classes identical to native, max |dp| ` +
-              `${maxDiff.toExponential(2)}; first prediction ${firstMs.toFixed(0)} ms after ` +
-              `start; ${msPerImage.toFixed(3)} ms per image (native ${ref.ms_per_image.toFixed(3)} ` +
-              `ms, ratio ${ratio.toFixed(2)})`);
+  console.log(`node (${label}, ${team} threads): ${same}/${images.length} classes identical ` +
+              `to native, max |dp| ${maxDiff.toExponential(2)}; first prediction ` +
+              `${firstMs.toFixed(0)} ms after start; ${msPerImage.toFixed(3)} ms per image one ` +
+              `at a time (native ${ref.ms_per_image.toFixed(3)} ms, ratio ${ratio.toFixed(2)}), ` +
+              `${msPerImageBatched.toFixed(3)} ms per image in one batch of ${images.length}`);
   console.log(`node: ${passed} checks passed, ${failed} failed`);
   process.exit(failed ? 1 : 0);
 })().catch((e) => {
