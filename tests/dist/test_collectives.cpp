@@ -202,8 +202,8 @@ TEST(Dist, KilledPeerGivesEveryOtherRankAnError) {
   });
   EXPECT_EQ(res[1].signal, SIGKILL);
   for (int r : {0, 2}) {
-    EXPECT_EQ(res[r].exit_code, 1) << "rank " << r << " ended by signal " << res[r].signal << ": "
-                                   << res[r].message;
+    EXPECT_EQ(res[r].exit_code, 1)
+        << "rank " << r << " ended by signal " << res[r].signal << ": " << res[r].message;
     EXPECT_NE(res[r].message.find("[all_reduce] rank " + std::to_string(r) + " of 3"),
               std::string::npos)
         << res[r].message;
