@@ -18,11 +18,12 @@ if(EMBER_WASM_THREADS)
   # The team's workers (cores - 1, at most 7; src/cpu/team.cpp computes the same) start with
   # the module: a thread started later would need the event loop, which a waiting caller never
   # returns to. Fixed memory: with shared memory, growth by a worker would leave ember.js's
-  # views of it stale.
+  # views of it stale. ABORTING_MALLOC=0: a full heap makes malloc return null (bad_alloc, an
+  # OutOfMemoryError in JavaScript) instead of aborting the module.
   set(EMBER_WEB_MEMORY_MIB 256)
   set(EMBER_WEB_LINK
       "-sPTHREAD_POOL_SIZE=Math.max(0,Math.min(8,_emscripten_num_logical_cores()||1)-1)"
-      -sINITIAL_MEMORY=${EMBER_WEB_MEMORY_MIB}MB -sALLOW_MEMORY_GROWTH=0)
+      -sINITIAL_MEMORY=${EMBER_WEB_MEMORY_MIB}MB -sALLOW_MEMORY_GROWTH=0 -sABORTING_MALLOC=0)
 else()
   set(EMBER_WEB_NAME ember-web)
   set(EMBER_WEB_EXPORT EmberWasm)

@@ -118,13 +118,21 @@
   async function handleFiles(files) {
     try {
       clearError();
-      for (const f of files) {
-        if (/\.safetensors$/i.test(f.name)) pending.weights = f;
-        else if (/\.json$/i.test(f.name)) pending.run = f;
-        else await classifyFile(f);
+      // A model is the pair dropped together (or in two drops right after each other); a lone
+      // half is only kept until the next drop.
+      const weights = files.filter((f) => /\.safetensors$/i.test(f.name));
+      const runs = files.filter((f) => /\.json$/i.test(f.name));
+      if (weights.length > 1 || runs.length > 1) {
+        throw new Error('drop one model.safetensors and one run.json at a time');
       }
-      if (pending.weights && !pending.run) showError('model.safetensors received: drop its run.json too');
-      if (pending.run && !pending.weights) showError('run.json received: drop its model.safetensors too');
+      if (!weights.length && !runs.length) pending.weights = pending.run = null;
+      if (weights.length) pending.weights = weights[0];
+      if (runs.length) pending.run = runs[0];
+      for (const f of files) {
+        if (!weights.includes(f) && !runs.includes(f)) await classifyFile(f);
+      }
+      if (weights.length && !pending.run) showError(`${weights[0].name} received: drop its run.json too`);
+      if (runs.length && !pending.weights) showError(`${runs[0].name} received: drop its model.safetensors too`);
       await tryPendingModel();
     } catch (e) {
       showError(describe(e));

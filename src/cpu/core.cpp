@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <new>
@@ -203,7 +204,13 @@ CpuTensor alloc(const Shape& shape, DType dtype) {
   CpuTensor t;
   const std::int64_t n = checked_numel("alloc", shape);
   std::size_t bytes = 0;
-  if (__builtin_mul_overflow(static_cast<std::size_t>(n), dtype_size(dtype), &bytes) ||
+  // On 32-bit targets (WebAssembly) the element count itself may not fit in size_t: casting
+  // first would wrap it (2^33 elements -> 0 bytes).
+  bool too_big = false;
+  if constexpr (sizeof(std::size_t) < sizeof(std::int64_t)) {
+    too_big = static_cast<std::uint64_t>(n) > std::numeric_limits<std::size_t>::max();
+  }
+  if (too_big || __builtin_mul_overflow(static_cast<std::size_t>(n), dtype_size(dtype), &bytes) ||
       bytes > kMaxBytes) {
     detail::fail<OutOfMemoryError>("alloc", "a tensor of shape ", shape, " and dtype ", dtype,
                                    " needs more bytes than the CPU can address");

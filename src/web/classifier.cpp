@@ -74,7 +74,8 @@ Classifier::Classifier(std::span<const std::uint8_t> safetensors, std::string_vi
   impl->channels = int_field(data, "channels");
   impl->size = int_field(data, "size");
   const auto mean = field<double>(data, "mean"), std = field<double>(data, "std");
-  // Bounds keep channels * size * size (and a batch of it) far from 32-bit overflow.
+  // Bounds keep channels * size * size itself within 32 bits; tensors too large for the
+  // module's memory fail in alloc() with an OutOfMemoryError.
   constexpr std::int64_t kMaxSize = 4096, kMaxChannels = 64;
   if (impl->channels <= 0 || impl->channels > kMaxChannels || impl->size <= 0 ||
       impl->size > kMaxSize || !(std > 0) || !std::isfinite(std) || !std::isfinite(mean)) {
@@ -172,8 +173,8 @@ std::vector<float> Classifier::predict(std::span<const float> pixels, std::size_
     if (!std::all_of(row, row + k, [](float v) { return std::isfinite(v); })) {
       ember::detail::fail<ValueError>(
           "web", "the model's outputs for image ", i,
-          " are not finite numbers although its pixels are: the weights hold NaN or "
-          "infinity, or overflow (did its training diverge?)");
+          " are not finite numbers: NaN or infinity in the weights (did its training diverge?), or "
+          "pixels far outside [0, 1]");
     }
     // Softmax in double, as `ember infer`.
     const double mx = *std::max_element(row, row + k);

@@ -1,7 +1,7 @@
 // Ember in the browser (and in node): image classifiers trained by `ember train`, run by
 // Ember's CPU backend compiled to WebAssembly (build/wasm/web/, scripts/build-wasm.sh).
 //
-//   <script src="ember.js"></script>
+//   <script src="ember.js"></script>          (node: const Ember = require('.../ember.js'))
 //   const ember = await Ember.init();   // loads and compiles the module; ember.threads threads
 //   const ember = await Ember.init({threads: false});        // the single-threaded build
 //   const model = ember.loadModel(safetensorsBytes, runJsonText);  // model.safetensors, run.json
@@ -15,7 +15,8 @@
 // which browsers give only to cross-origin isolated pages (served with the headers
 // Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: require-corp);
 // ember-web.{js,wasm} runs on the calling thread everywhere else. init() picks the threaded one
-// where it can (always in node), unless {threads: false}.
+// where it can (always in node), unless {threads: false}. The threaded build's heap is fixed
+// at 256 MiB, the other's grows to 2 GiB; beyond them calls throw an OutOfMemoryError.
 //
 // Failures throw Ember.EmberError: `message` is Ember's ("[safetensors] ..."), `kind` its
 // error class ("IoError", "ValueError", "ShapeError", ...).
@@ -53,17 +54,35 @@
     /// [0, 1] (light objects on dark) -> Float32Array [n * numClasses].
     predict(pixels) {
       const m = this._live();
+      const per = this.channels * this.size * this.size;
       if (!(pixels instanceof Float32Array)) {
         const arrayLike = pixels !== null && typeof pixels === 'object' &&
-                          typeof pixels.length === 'number';
-        if (!arrayLike) {
-          throw new EmberError(`[web] predict expects a Float32Array (or an array of numbers) ` +
-                               `of pixels, got ${describeValue(pixels)}`, 'ValueError');
+                          Number.isSafeInteger(pixels.length) && pixels.length >= 0;
+        const integers = ArrayBuffer.isView(pixels) && !(pixels instanceof Float64Array);
+        if (!arrayLike || integers) {
+          throw new EmberError(
+              '[web] predict expects a Float32Array (or an array of numbers) of pixels in ' +
+              `[0, 1], got ${describeValue(pixels)}` +
+              (integers ? ' (bytes 0..255? divide by 255, or use pixelsFromImageData)' : ''),
+              'ValueError');
         }
-        pixels = Float32Array.from(pixels);
+        if (pixels.length > 0x10000000) {
+          throw new EmberError(`[web] ${pixels.length} pixels is more than the module can hold`,
+                               'OutOfMemoryError');
+        }
+        try {
+          pixels = Float32Array.from(pixels);
+        } catch (e) {
+          throw new EmberError(`[web] predict: the pixels are not numbers (${e.message})`,
+                               'ValueError');
+        }
       }
-      const per = this.channels * this.size * this.size;
-      const count = Math.max(1, Math.floor(pixels.length / per));
+      if (pixels.length === 0 || pixels.length % per !== 0) {
+        throw new EmberError(`[web] expected the pixels of whole images of ${this.channels}x` +
+                             `${this.size}x${this.size} (a multiple of ${per} values), got ` +
+                             `${pixels.length} values`, 'ShapeError');
+      }
+      const count = pixels.length / per;
       const inPtr = alloc(m, pixels.length * 4, 'the pixels');
       let outPtr = 0;
       try {
@@ -79,6 +98,12 @@
 
     /// The k most likely classes of one image's probabilities: [{label, name, prob}].
     top(probs, k = 3) {
+      if (probs === null || typeof probs !== 'object' || probs.length !== this.numClasses) {
+        throw new EmberError(`[web] top expects the ${this.numClasses} probabilities of one ` +
+                             `image, got ${describeValue(probs)}` +
+                             (probs && typeof probs.length === 'number'
+                                  ? ` of length ${probs.length}` : ''), 'ValueError');
+      }
       const order = Array.from(probs, (p, label) => ({label, name: this.classes[label], prob: p}));
       order.sort((a, b) => b.prob - a.prob || a.label - b.label);
       return order.slice(0, k);
@@ -88,6 +113,11 @@
     /// gray = (r + g + b) / 3 weighted by alpha over black, scaled to [0, 1]; `invert` for dark
     /// drawings on a light background. Throws EmberError for another size.
     pixelsFromImageData(image, {invert = false} = {}) {
+      if (image === null || typeof image !== 'object' || !image.data ||
+          image.data.length !== 4 * image.width * image.height) {
+        throw new EmberError('[web] pixelsFromImageData expects an ImageData (RGBA, width x ' +
+                             `height x 4 bytes), got ${describeValue(image)}`, 'ValueError');
+      }
       if (image.width !== this.size || image.height !== this.size) {
         throw new EmberError(`[web] expected a ${this.size}x${this.size} image, got ` +
                              `${image.width}x${image.height}`, 'ShapeError');
@@ -131,7 +161,8 @@
     const p = m._malloc(Math.max(1, bytes));
     if (!p) {
       throw new EmberError(`[web] out of memory: ${bytes} bytes for ${what} do not fit in the ` +
-                           'WebAssembly module\'s memory (at most 2 GiB)', 'OutOfMemoryError');
+                           'WebAssembly module\'s memory (2 GiB; 256 MiB in the threaded ' +
+                           'build)', 'OutOfMemoryError');
     }
     return p;
   }
@@ -152,10 +183,11 @@
     get threads() {
       return this._m._ember_threads();
     }
-    /// Uses at most n threads (1 .. the team's size) from now on.
+    /// Uses at most n threads from now on (more than the team's size means all of it).
     setThreads(n) {
       if (!Number.isInteger(n) || n < 1) {
-        throw new EmberError(`[web] setThreads expects an integer >= 1, got ${n}`, 'ValueError');
+        throw new EmberError('[web] setThreads expects an integer >= 1, got ' +
+                             `${typeof n === 'string' ? JSON.stringify(n) : n}`, 'ValueError');
       }
       this._m._ember_set_threads(n);
     }
@@ -195,7 +227,6 @@
     }
   }
 
-  /// Compiles the module; `options` go to Emscripten's factory (locateFile, wasmBinary, ...).
   /// Adds <script src=name> (next to this script) to the page; resolves once it ran.
   function loadScript(name) {
     return new Promise((resolve, reject) => {
@@ -213,7 +244,13 @@
   /// to Emscripten's factory (locateFile, wasmBinary, ...). Under node the .wasm is read from
   /// this file's folder (node's own fetch cannot read files).
   async function init(options = {}) {
-    const {threads = 'auto', ...factoryOptions} = options;
+    const {threads = 'auto', ...factoryOptions} = options || {};
+    if (!(threads === 'auto' || threads === true || threads === false ||
+          (Number.isInteger(threads) && threads >= 1))) {
+      throw new EmberError('[web] init: threads must be "auto", true, false or an integer >= 1, ' +
+                           `got ${typeof threads === 'string' ? JSON.stringify(threads) : threads}`,
+                           'ValueError');
+    }
     const wantThreads = threads !== false && threads !== 1;
     const inNode = typeof module === 'object' && module.exports;
     let factory = null, threaded = false, base = 'ember-web';
@@ -250,7 +287,14 @@
       throw new EmberError('[web] ember-web.js is not loaded (in a worker, importScripts it ' +
                            'before ember.js)', 'Error');
     }
-    const ember = new Ember(await factory(factoryOptions), threaded);
+    const m = await factory(factoryOptions);
+    if (inNode && threaded && m.PThread) {
+      // The team's worker_threads must not keep node running once the script is done.
+      for (const w of [...m.PThread.unusedWorkers, ...m.PThread.runningWorkers]) {
+        if (w && typeof w.unref === 'function') w.unref();
+      }
+    }
+    const ember = new Ember(m, threaded);
     if (typeof threads === 'number') ember.setThreads(threads);
     return ember;
   }

@@ -229,6 +229,9 @@ function argmax(a) {
                           {data: {channels: 1, size: 32, mean: 0.28, std: 0.35}}))], 'run.json')]`,
                       /images of 1x32x32 .*image_size = 28/, 'a run.json of 32x32 images with 28x28 weights');
 
+      // A lone model.safetensors: a hint; the next drop of an image is classified as usual.
+      await pageError(`[new File([${get('/model/model.safetensors')}], 'model.safetensors')]`,
+                      /model\.safetensors received: drop its run\.json too/, 'a lone model.safetensors');
       // The screenshot: the first test image (an ankle boot) classified, no error shown.
       await evaluate(`(async () => {
         const bytes = Uint8Array.from(atob('${images.slice(0, 1048)}'), (c) => c.charCodeAt(0));

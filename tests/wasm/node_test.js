@@ -166,6 +166,43 @@ function expectError(f, kind, pattern, what) {
               /bytes of model\.safetensors.*got a string/, 'weights as a string');
   expectError(() => model.predict(null), 'ValueError', /Float32Array.*got null/, 'predict(null)');
   expectError(() => model.predict(7), 'ValueError', /Float32Array.*got number/, 'predict(7)');
+  expectError(() => model.predict(new Uint8Array(784)), 'ValueError', /bytes 0\.\.255\?/,
+              'pixels as bytes');
+  expectError(() => model.predict(new Float32Array(1000)), 'ShapeError',
+              /multiple of 784 values\), got 1000/, '1000 pixels');
+  expectError(() => model.top(null), 'ValueError', /10 probabilities/, 'top(null)');
+  expectError(() => model.pixelsFromImageData(null), 'ValueError', /ImageData/,
+              'pixelsFromImageData(null)');
+  // Out of the module's memory: an OutOfMemoryError, and the module goes on working (the
+  // threaded build has a fixed 256 MiB heap, the other grows to 2 GiB).
+  expectError(() => model.predict(new Float32Array(20000 * 784)), 'OutOfMemoryError',
+              /\[alloc\] .*\[20000, /, 'a batch of 20000 images');
+  if (!single) {
+    expectError(() => model.predict(new Float32Array(1000 * 784).fill(0.3)), 'OutOfMemoryError',
+                /\[alloc\] out of memory allocating/, 'a batch of 1000 images in the threaded build');
+  }
+  // A model whose tensors cannot exist in 32-bit memory (a CNN of 4096x4096 images: fc1 has
+  // 2^33 weights) is refused cleanly, not built over wrapped sizes.
+  const header = Number(weights.readBigUInt64LE(0));
+  const meta = JSON.parse(weights.subarray(8, 8 + header).toString('utf8'));
+  delete meta.__metadata__;
+  const metaBytes = Buffer.from(JSON.stringify(meta), 'utf8');
+  const noConfig = Buffer.alloc(8 + metaBytes.length + weights.length - 8 - header);
+  noConfig.writeBigUInt64LE(BigInt(metaBytes.length), 0);
+  metaBytes.copy(noConfig, 8);
+  weights.copy(noConfig, 8 + metaBytes.length, 8 + header);
+  const huge = JSON.parse(runJson);
+  huge.model.config.image_size = 4096;
+  huge.data.size = 4096;
+  expectError(() => ember.loadModel(noConfig, JSON.stringify(huge)), 'OutOfMemoryError',
+              /alloc/, 'a 4096x4096 CNN');
+  try {
+    await Ember.init({threads: 'x'});
+    check(false, 'init({threads: "x"}): no error');
+  } catch (e) {
+    check(e.name === 'EmberError' && e.kind === 'ValueError' && /threads must be/.test(e.message),
+          `init({threads: "x"}): ${e.message}`);
+  }
   // The model still works after all of these.
   check(argmax(model.predict(images[0])) === argmax(ref.probs[0]), 'model intact after errors');
   // The MLP run loads with its own run.json and classifies too.
@@ -177,6 +214,14 @@ function expectError(f, kind, pattern, what) {
   expectError(() => model.predict(images[0]), 'Error', /disposed/, 'predict after dispose');
 
   expectError(() => ember.setThreads(0), 'ValueError', /integer >= 1/, 'setThreads(0)');
+
+  // A script that only initialises the module ends by itself (the threaded build's workers do
+  // not keep node alive).
+  const child = require('child_process').spawnSync(process.execPath, ['-e',
+      `require(${JSON.stringify(path.resolve(webDir, 'ember.js'))}).init({threads: ${!single}})` +
+      `.then((e) => console.log('threads ' + e.threads))`], {timeout: 30000, encoding: 'utf8'});
+  check(child.status === 0 && /threads \d/.test(child.stdout),
+        `node exits after init: status ${child.status} ${child.signal || ''} ${child.stdout}`);
 
   const ratio = msPerImage / ref.ms_per_image;
   console.log(`node (${label}, ${team} threads): ${same}/${images.length} classes identical ` +
