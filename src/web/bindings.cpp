@@ -112,6 +112,11 @@ EMSCRIPTEN_KEEPALIVE void ember_set_threads(int n) {
   Cpu::set_num_threads(n);
 }
 
+/// The most memory the module can have, in MiB (its build's EMBER_WEB_MEMORY_MIB).
+EMSCRIPTEN_KEEPALIVE int ember_memory_mib() {
+  return EMBER_WEB_MEMORY_MIB;
+}
+
 /// The message of the last failure ("[op] ..."), and its kind ("IoError", "ValueError", ...).
 EMSCRIPTEN_KEEPALIVE const char* ember_last_error() {
   return g_error.c_str();

@@ -161,8 +161,8 @@
     const p = m._malloc(Math.max(1, bytes));
     if (!p) {
       throw new EmberError(`[web] out of memory: ${bytes} bytes for ${what} do not fit in the ` +
-                           'WebAssembly module\'s memory (2 GiB; 256 MiB in the threaded ' +
-                           'build)', 'OutOfMemoryError');
+                           `WebAssembly module's memory (at most ${m._ember_memory_mib()} MiB)`,
+                           'OutOfMemoryError');
     }
     return p;
   }

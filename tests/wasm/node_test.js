@@ -180,6 +180,8 @@ function expectError(f, kind, pattern, what) {
   if (!single) {
     expectError(() => model.predict(new Float32Array(1000 * 784).fill(0.3)), 'OutOfMemoryError',
                 /\[alloc\] out of memory allocating/, 'a batch of 1000 images in the threaded build');
+    expectError(() => model.predict(new Float32Array(784 * 102400)), 'OutOfMemoryError',
+                /bytes for the pixels .*at most 256 MiB/, 'pixels beyond the 256 MiB heap');
   }
   // A model whose tensors cannot exist in 32-bit memory (a CNN of 4096x4096 images: fc1 has
   // 2^33 weights) is refused cleanly, not built over wrapped sizes.
