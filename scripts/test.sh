@@ -39,6 +39,8 @@ for isa in base avx2; do
   EMBER_CPU_ISA=$isa run "$T/ember_conformance" --gtest_filter='*/cpu.*:*/cpu_composite.*'
 done
 run "$T/ember_dispatch_tests"
+# Quantization: schemes, quantize/dequantize (PyTorch fixtures), the int8 VNNI linear, errors.
+run "$T/ember_quant_tests"
 # Gradients: finite differences and PyTorch fixtures, on Autodiff<Cpu> and on Dispatch.
 run "$T/ember_autodiff_tests"
 run "$T/ember_autodiff_dispatch_tests"  # sets EMBER_DEVICE=cpu+autodiff itself

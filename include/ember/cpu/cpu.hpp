@@ -18,6 +18,7 @@
 #include "ember/cpu/ops_layout.hpp"
 #include "ember/cpu/ops_linalg.hpp"
 #include "ember/cpu/ops_pool.hpp"
+#include "ember/cpu/ops_quant.hpp"
 #include "ember/cpu/ops_reduce.hpp"
 
 namespace ember {
@@ -25,7 +26,7 @@ namespace ember {
 namespace cpu {
 
 /// The CPU backend's functions (`ember::Cpu` adds the primitive types).
-struct Ops : ActivationOps, LinalgOps, ElementwiseOps {
+struct Ops : ActivationOps, LinalgOps, ElementwiseOps, QuantOps {
   EMBER_IR_TYPE_ALIASES(CpuTensor, CpuTensor, CpuTensor, CpuDevice);
 
   static std::string name() { return "cpu"; }
@@ -50,7 +51,8 @@ struct Ops : ActivationOps, LinalgOps, ElementwiseOps {
 
   // ---- optional fast paths (OPT / EXT rows) ------------------------------------------------
   // Activations, softmax family and the fused nn kernels come from ActivationOps; vector_norm
-  // and cosine_similarity from LinalgOps.
+  // and cosine_similarity from LinalgOps; quantize, dequantize and the int8 linear
+  // (ember/ir/quant.hpp, not yet registry rows) from QuantOps.
   static F float_sum(const F& x) { return ReduceOps::sum_all(x); }
   static I int_sum(const I& x) { return ReduceOps::sum_all(x); }
   static F float_max_dim(const F& x, i64 d) { return ReduceOps::max_dim(x, d); }

@@ -10,4 +10,9 @@ namespace ember {
 template <class B, std::size_t D, class K = Float>
 class Tensor;
 
+template <class B, std::size_t D>
+class QTensor;
+
+struct QuantScheme;
+
 }  // namespace ember

@@ -392,6 +392,11 @@ class Tensor : public detail::ElementwiseApi<B, D, K>,
       return Tensor(B::bool_to_device(prim_, device));
   }
 
+  /// Quantizes under `scheme` with scales from the values' min and max per group
+  /// (ember/tensor/quant.hpp, included at the end of this header): [shape] -> QTensor.
+  /// DTypeError for an Int or Bool tensor, ShapeError / ValueError as ember::quantize.
+  QTensor<B, D> quantize(const QuantScheme& scheme) const;
+
   // ---- helpers used by the mixins -----------------------------------------------------
   static void check_kind_dtype(const char* op, DType dtype) {
     if (!detail::dtype_matches_kind<K>(dtype)) {
@@ -488,3 +493,6 @@ std::ostream& operator<<(std::ostream& os, const Tensor<B, D, K>& t) {
 }
 
 }  // namespace ember
+
+// Quantized tensors (QTensor, Tensor::quantize) need the complete Tensor.
+#include "ember/tensor/quant.hpp"

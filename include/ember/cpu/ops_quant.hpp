@@ -1,0 +1,38 @@
+// CPU backend: quantization kernels (schemes in ember/core/quant.hpp, descriptions in
+// ember/ir/quant.hpp). Operands are checked by the front end (ember/tensor/quant.hpp).
+#pragma once
+
+#include <optional>
+#include <utility>
+
+#include "ember/core/quant.hpp"
+#include "ember/cpu/tensor.hpp"
+
+namespace ember::cpu {
+
+/// Quantize, dequantize and the int8 linear of `cpu::Ops` (src/cpu/quant*.cpp).
+struct QuantOps {
+  using P = CpuTensor;
+  using OptP = std::optional<CpuTensor>;
+
+  /// x (float) -> (scales [params_shape] f32 or f16, zero points [params_shape] i32) by
+  /// PyTorch's MinMaxObserver per group (torch.ao.quantization.observer, _calculate_qparams):
+  /// lo = min(min x, 0), hi = max(max x, 0); symmetric: scale = max(-lo, hi) / ((qmax - qmin)
+  /// / 2), zero point 0; affine: scale = (hi - lo) / (qmax - qmin), zero point = qmin -
+  /// round(lo / scale) clamped to [qmin, qmax]; scale at least f32 epsilon; computed in f32
+  /// (f16 scales are rounded before the zero point). NaN in x: ValueError naming the group
+  /// ("[quantize] the scale of group g is NaN").
+  static std::pair<P, P> float_quant_params(const P& x, const QuantScheme& scheme);
+  /// x (float, any strides) -> values [storage_shape]: i8, or u8 holding two int4 nibbles;
+  /// q = clamp(nearbyint(x * (1 / scale)) + zero_point, qmin, qmax) in f32 as ATen's
+  /// quantize_val (round half to even); NaN gives qmax (as torch 2.15 on x86), +-inf
+  /// the bound of its sign. Scales must be finite and positive (checked by the front end).
+  static P float_quantize(const P& x, const P& scales, const OptP& zero_points,
+                          const QuantScheme& scheme);
+  /// values [storage_shape(shape)] -> float [shape] of `dtype`: (q - zero_point) * scale in
+  /// f32 (torch's dequantize).
+  static P int_dequantize(const P& values, const P& scales, const OptP& zero_points,
+                          const QuantScheme& scheme, const Shape& shape, DType dtype);
+};
+
+}  // namespace ember::cpu

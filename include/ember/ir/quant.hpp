@@ -1,0 +1,52 @@
+// Op descriptions: quantization (schemes in ember/core/quant.hpp).
+//
+// Not yet rows of the registry (ember/ir/registry.hpp): the CPU backend defines these
+// functions and the front end (ember/tensor/quant.hpp) finds them with `requires`, as for
+// other fast paths that only the CPU has today. Rows (and Dispatch's forwarding) come with a
+// quantized primitive in the contract; the descriptions are already the one place of the
+// shape and dtype rules.
+#pragma once
+
+#include <optional>
+
+#include "ember/core/quant.hpp"
+#include "ember/ir/desc.hpp"
+
+namespace ember::ir {
+
+/// The scales and zero points of a float tensor x under `scheme` (PyTorch's MinMaxObserver
+/// rule per group, see QuantScheme). x -> (scales [params_shape] f32/f16, zero points
+/// [params_shape] i32, zeros when symmetric).
+struct QuantParams {
+  static constexpr const char* name = "quantize";
+  static constexpr Bound bound = Bound::Compute;
+  QuantScheme scheme;
+  EMBER_IR_FIELDS(scheme)
+  TensorTypes2 infer(const TensorType& x) const;
+};
+
+/// x (float) with scales (and zero points) of the scheme's params shape -> values
+/// [storage_shape]: i8 for int8, u8 holding two int4 nibbles for int4.
+struct Quantize {
+  static constexpr const char* name = "quantize";
+  static constexpr Bound bound = Bound::Memory;
+  QuantScheme scheme;
+  EMBER_IR_FIELDS(scheme)
+  TensorType infer(const TensorType& x, const TensorType& scales,
+                   const std::optional<TensorType>& zero_points) const;
+};
+
+/// Values [storage_shape(shape)] with their scales (and zero points) -> float [shape] of
+/// `dtype`.
+struct Dequantize {
+  static constexpr const char* name = "dequantize";
+  static constexpr Bound bound = Bound::Memory;
+  QuantScheme scheme;
+  Shape shape;
+  DType dtype = DType::F32;
+  EMBER_IR_FIELDS(scheme, shape, dtype)
+  TensorType infer(const TensorType& values, const TensorType& scales,
+                   const std::optional<TensorType>& zero_points) const;
+};
+
+}  // namespace ember::ir

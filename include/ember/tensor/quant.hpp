@@ -1,0 +1,177 @@
+// Quantized tensors in the front end (Burn's quantized float kind): QTensor<B, D> holds the
+// integer values of a float tensor with its scheme (ember/core/quant.hpp), scales and zero
+// points; `x.quantize(scheme)` / `q.dequantize()` convert.
+//
+// The checks are the descriptions' (ember/ir/quant.hpp); the kernels are the backend's
+// optional functions float_quant_params, float_quantize and int_dequantize (the CPU backend
+// has them; other backends get them with the quantized primitive of the contract, issue 17).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <utility>
+
+#include "ember/core/quant.hpp"
+#include "ember/ir/quant.hpp"
+#include "ember/tensor/tensor.hpp"
+
+namespace ember {
+
+namespace detail {
+template <class B>
+inline constexpr bool quant_always_false = false;
+
+/// ValueError unless every scale is finite and > 0 (read on the host: the scales are few).
+template <class B, std::size_t D>
+void check_scales(const char* op, const Tensor<B, D, Float>& scales) {
+  const auto v = scales.into_data().template to_vec<double>();
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (!(v[i] > 0.0) || !std::isfinite(v[i])) {
+      fail<ValueError>(op, "scale ", i, " of ", v.size(), " is ", v[i],
+                       "; scales must be finite and > 0");
+    }
+  }
+}
+}  // namespace detail
+
+/// A quantized tensor of logical shape `shape()`: values [scheme.storage_shape(shape)] (i8,
+/// or u8 with two int4 nibbles), scales and zero points [scheme.params_shape(shape)] (same
+/// rank, broadcastable to the shape for the tensor and channel levels). A handle: copies
+/// share data.
+template <class B, std::size_t D>
+class QTensor {
+ public:
+  /// From parts; checks them with ir::Dequantize's rule (ShapeError/DTypeError naming the
+  /// part) and the scales' values (ValueError for zero, negative or NaN scales).
+  QTensor(const QuantScheme& scheme, const Shape& shape, Tensor<B, D, Int> values,
+          Tensor<B, D, Float> scales, std::optional<Tensor<B, D, Int>> zero_points)
+      : scheme_(scheme),
+        shape_(shape),
+        values_(std::move(values)),
+        scales_(std::move(scales)),
+        zero_points_(std::move(zero_points)) {
+    std::optional<ir::TensorType> zt;
+    if (zero_points_) zt = ir::TensorType{zero_points_->shape(), zero_points_->dtype()};
+    ir::Dequantize{scheme_, shape_, DType::F32}.infer({values_.shape(), values_.dtype()},
+                                                      {scales_.shape(), scales_.dtype()}, zt);
+    detail::check_scales("quantize", scales_);
+  }
+
+  const QuantScheme& scheme() const { return scheme_; }
+  /// The logical (float) shape.
+  const Shape& shape() const { return shape_; }
+  std::int64_t numel() const { return shape_.numel(); }
+  const Tensor<B, D, Int>& values() const { return values_; }
+  const Tensor<B, D, Float>& scales() const { return scales_; }
+  const std::optional<Tensor<B, D, Int>>& zero_points() const { return zero_points_; }
+  typename B::Device device() const { return values_.device(); }
+  /// Bytes of values, scales and zero points (zero points counted as i32).
+  std::int64_t bytes() const {
+    std::int64_t n =
+        values_.numel() + scales_.numel() * static_cast<std::int64_t>(dtype_size(scales_.dtype()));
+    if (zero_points_) n += zero_points_->numel() * 4;
+    return n;
+  }
+
+  /// -> float [shape] of `dtype`: (q - zero_point) * scale (torch's dequantize).
+  Tensor<B, D, Float> dequantize(DType dtype = DType::F32) const {
+    if (!is_float(dtype)) {
+      detail::fail<DTypeError>("dequantize", "the result must be a float dtype, got ", dtype);
+    }
+    std::optional<typename B::IntTensor> zp;
+    if (zero_points_) zp = zero_points_->primitive();
+    if constexpr (requires {
+                    B::int_dequantize(values_.primitive(), scales_.primitive(), zp, scheme_, shape_,
+                                      dtype);
+                  }) {
+      return Tensor<B, D, Float>(
+          B::int_dequantize(values_.primitive(), scales_.primitive(), zp, scheme_, shape_, dtype));
+    } else {
+      static_assert(detail::quant_always_false<B>, "dequantize needs B::int_dequantize for now");
+    }
+  }
+
+ private:
+  QuantScheme scheme_;
+  Shape shape_;
+  Tensor<B, D, Int> values_;
+  Tensor<B, D, Float> scales_;
+  std::optional<Tensor<B, D, Int>> zero_points_;
+};
+
+/// Quantizes x under `scheme` with the given scales (and zero points, affine schemes) of
+/// shape scheme.params_shape(x.shape()): torch.quantize_per_tensor /
+/// quantize_per_channel's q = clamp(round_half_even(x * (1 / scale)) + zero_point, qmin,
+/// qmax). Throws DTypeError for a tensor that is not float (an Int or Bool tensor),
+/// ShapeError for a block size that does not divide the last dim or parameters of the wrong
+/// shape, ValueError for a scale that is zero, negative, infinite or NaN.
+template <class B, std::size_t D, class K>
+QTensor<B, D> quantize(const Tensor<B, D, K>& x, const QuantScheme& scheme,
+                       const Tensor<B, D, Float>& scales,
+                       const std::optional<Tensor<B, D, Int>>& zero_points = std::nullopt) {
+  std::optional<ir::TensorType> zt;
+  if (zero_points) zt = ir::TensorType{zero_points->shape(), zero_points->dtype()};
+  const ir::TensorType q =
+      ir::Quantize{scheme}.infer({x.shape(), x.dtype()}, {scales.shape(), scales.dtype()}, zt);
+  if constexpr (std::is_same_v<K, Float>) {
+    detail::check_scales("quantize", scales);
+    // Symmetric schemes keep no zero points (an all-zero tensor given for one is dropped).
+    std::optional<typename B::IntTensor> zp;
+    if (zero_points && scheme.mode == QuantMode::Affine) zp = zero_points->primitive();
+    if constexpr (requires { B::float_quantize(x.primitive(), scales.primitive(), zp, scheme); }) {
+      Tensor<B, D, Int> values(B::float_quantize(x.primitive(), scales.primitive(), zp, scheme));
+      std::optional<Tensor<B, D, Int>> z;
+      if (zp) z = Tensor<B, D, Int>(*zp);
+      (void)q;
+      return QTensor<B, D>(scheme, x.shape(), std::move(values), scales, std::move(z));
+    } else {
+      static_assert(detail::quant_always_false<B>, "quantize needs B::float_quantize for now");
+    }
+  } else {
+    detail::fail<DTypeError>("quantize", "only float tensors can be quantized");  // unreachable
+  }
+}
+
+/// Quantizes x under `scheme` with scales and zero points from x's minimum and maximum per
+/// group (PyTorch's MinMaxObserver rule, see cpu::QuantOps::float_quant_params). Throws as
+/// quantize(x, scheme, scales), and ValueError when a group holds NaN (its scale would be
+/// NaN) or its scale overflows.
+template <class B, std::size_t D, class K>
+QTensor<B, D> quantize(const Tensor<B, D, K>& x, const QuantScheme& scheme) {
+  ir::QuantParams{scheme}.infer({x.shape(), x.dtype()});
+  if constexpr (std::is_same_v<K, Float>) {
+    if constexpr (requires { B::float_quant_params(x.primitive(), scheme); }) {
+      auto [s, z] = B::float_quant_params(x.primitive(), scheme);
+      std::optional<Tensor<B, D, Int>> zp;
+      if (scheme.mode == QuantMode::Affine) zp = Tensor<B, D, Int>(std::move(z));
+      return quantize(x, scheme, Tensor<B, D, Float>(std::move(s)), zp);
+    } else {
+      static_assert(detail::quant_always_false<B>, "quantize needs B::float_quant_params for now");
+    }
+  } else {
+    detail::fail<DTypeError>("quantize", "only float tensors can be quantized");  // unreachable
+  }
+}
+
+template <class B, std::size_t D, class K>
+QTensor<B, D> Tensor<B, D, K>::quantize(const QuantScheme& scheme) const {
+  return ember::quantize(*this, scheme);
+}
+
+/// "QTensor { shape: [2, 3], scheme: int8 symmetric per-tensor f32, device: cpu, values:
+/// [[...]], scales: [...], zero_points: [...] }" (values are the stored integers; int4
+/// shows the packed bytes).
+template <class B, std::size_t D>
+std::ostream& operator<<(std::ostream& os, const QTensor<B, D>& q) {
+  os << "QTensor { shape: " << q.shape() << ", scheme: " << q.scheme()
+     << ", device: " << B::device_name(q.device())
+     << ", values: " << format_tensor_values(q.values().into_data())
+     << ", scales: " << format_tensor_values(q.scales().into_data());
+  if (q.zero_points())
+    os << ", zero_points: " << format_tensor_values(q.zero_points()->into_data());
+  return os << " }";
+}
+
+}  // namespace ember
