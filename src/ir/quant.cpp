@@ -58,4 +58,38 @@ TensorType Dequantize::infer(const TensorType& values, const TensorType& scales,
   return {shape, dtype};
 }
 
+TensorType QuantizedLinear::infer(const TensorType& x, const Shape& weight,
+                                  const std::optional<TensorType>& bias) const {
+  if (scheme.value != QuantValue::Int8 || scheme.mode != QuantMode::Symmetric ||
+      scheme.level == QuantLevel::Block ||
+      (scheme.level == QuantLevel::Channel && scheme.channel_dim(2) != 0)) {
+    detail::fail<UnsupportedError>(
+        name, "weights must be int8 symmetric, per tensor or per channel along axis 0, got ",
+        scheme.to_string());
+  }
+  if (weight.rank() != 2) {
+    detail::fail<ShapeError>(name, "expected a rank-2 weight [out, in], got shape ", weight);
+  }
+  if (weight[1] > kMaxQuantizedLinearIn) {
+    detail::fail<UnsupportedError>(name, "at most ", kMaxQuantizedLinearIn,
+                                   " inputs (exact i32 sums), got weight of shape ", weight);
+  }
+  if (x.dtype != DType::F32) {
+    detail::fail<DTypeError>(name, "input must be f32, got ", x.dtype);
+  }
+  if (x.shape.rank() == 0 || x.shape[x.shape.rank() - 1] != weight[1]) {
+    detail::fail<ShapeError>(name, "input of shape ", x.shape, " does not match weight of shape ",
+                             weight, " (last dim vs in)");
+  }
+  if (bias) {
+    if (bias->shape != Shape{weight[0]} || bias->dtype != DType::F32) {
+      detail::fail<ShapeError>(name, "bias ", *bias, " does not match weight of shape ", weight,
+                               " (expected [", weight[0], "] f32)");
+    }
+  }
+  TensorType y = x;
+  y.shape[y.shape.rank() - 1] = weight[0];
+  return y;
+}
+
 }  // namespace ember::ir

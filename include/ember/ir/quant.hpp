@@ -49,4 +49,21 @@ struct Dequantize {
                    const std::optional<TensorType>& zero_points) const;
 };
 
+/// The most inputs of QuantizedLinear: sums of `in` products of u8 and s8 stay exact in i32.
+inline constexpr std::int64_t kMaxQuantizedLinearIn = 65536;
+
+/// y = x W^T + b with W int8 and x quantized on the fly (per row, as
+/// torch.ao.quantization.quantize_dynamic's Linear): x [..., in] f32, weight (logical)
+/// [out, in] under `scheme` (int8 symmetric, per tensor or per channel along axis 0),
+/// bias [out] f32 -> [..., out] f32. UnsupportedError for other schemes or in >
+/// kMaxQuantizedLinearIn.
+struct QuantizedLinear {
+  static constexpr const char* name = "quantized_linear";
+  static constexpr Bound bound = Bound::Compute;
+  QuantScheme scheme;
+  EMBER_IR_FIELDS(scheme)
+  TensorType infer(const TensorType& x, const Shape& weight,
+                   const std::optional<TensorType>& bias) const;
+};
+
 }  // namespace ember::ir

@@ -1,10 +1,12 @@
 // Quantized tensors in the front end (Burn's quantized float kind): QTensor<B, D> holds the
 // integer values of a float tensor with its scheme (ember/core/quant.hpp), scales and zero
-// points; `x.quantize(scheme)` / `q.dequantize()` convert.
+// points; `x.quantize(scheme)` / `q.dequantize()` convert, and QuantizedLinear is the int8
+// Linear computed on the integers.
 //
 // The checks are the descriptions' (ember/ir/quant.hpp); the kernels are the backend's
-// optional functions float_quant_params, float_quantize and int_dequantize (the CPU backend
-// has them; other backends get them with the quantized primitive of the contract, issue 17).
+// optional functions float_quant_params, float_quantize, int_dequantize,
+// int_quantized_linear_pack and float_quantized_linear (the CPU backend has them; other
+// backends get them with the quantized primitive of the contract, issue 17).
 #pragma once
 
 #include <cmath>
@@ -173,5 +175,62 @@ std::ostream& operator<<(std::ostream& os, const QTensor<B, D>& q) {
     os << ", zero_points: " << format_tensor_values(q.zero_points()->into_data());
   return os << " }";
 }
+
+/// The int8 Linear computed on the integers (torch.ao.nn.quantized.dynamic.Linear): the
+/// weight [out, in] quantized int8 symmetric (per channel along axis 0 by default, or per
+/// tensor) and packed once for the backend's kernel; each forward quantizes the input per
+/// row to u8 and returns f32.
+template <class B>
+class QuantizedLinear {
+ public:
+  /// weight [out, in] f32, bias [out] f32 (optional). Throws UnsupportedError for another
+  /// scheme than int8 symmetric per tensor / per channel along axis 0, and quantize's
+  /// errors.
+  static QuantizedLinear from_float(
+      const Tensor<B, 2>& weight, std::optional<Tensor<B, 1>> bias = std::nullopt,
+      const QuantScheme& scheme = QuantScheme::int8().per_channel(0)) {
+    ir::QuantizedLinear{scheme}.infer(
+        {Shape{1, weight.shape()[1]}, DType::F32}, weight.shape(),
+        bias ? std::optional<ir::TensorType>(ir::TensorType{bias->shape(), bias->dtype()})
+             : std::nullopt);
+    return QuantizedLinear(weight.quantize(scheme), std::move(bias));
+  }
+  /// From a weight already quantized (int8 symmetric, per tensor or channel axis 0).
+  QuantizedLinear(QTensor<B, 2> weight, std::optional<Tensor<B, 1>> bias)
+      : weight_(std::move(weight)), bias_(std::move(bias)) {
+    std::optional<ir::TensorType> bt;
+    if (bias_) bt = ir::TensorType{bias_->shape(), bias_->dtype()};
+    ir::QuantizedLinear{weight_.scheme()}.infer({Shape{1, weight_.shape()[1]}, DType::F32},
+                                                weight_.shape(), bt);
+    if constexpr (requires { B::int_quantized_linear_pack(weight_.values().primitive()); }) {
+      packed_ = B::int_quantized_linear_pack(weight_.values().primitive());
+      scales_ = B::float_reshape(weight_.scales().primitive(), Shape{weight_.scales().numel()});
+    } else {
+      static_assert(detail::quant_always_false<B>,
+                    "QuantizedLinear needs B::int_quantized_linear_pack for now");
+    }
+  }
+
+  /// x [..., in] f32 -> [..., out] f32. ShapeError/DTypeError as ir::QuantizedLinear.
+  template <std::size_t D>
+  Tensor<B, D> forward(const Tensor<B, D>& x) const {
+    std::optional<ir::TensorType> bt;
+    if (bias_) bt = ir::TensorType{bias_->shape(), bias_->dtype()};
+    ir::QuantizedLinear{weight_.scheme()}.infer({x.shape(), x.dtype()}, weight_.shape(), bt);
+    std::optional<typename B::FloatTensor> b;
+    if (bias_) b = bias_->primitive();
+    return Tensor<B, D>(B::float_quantized_linear(x.primitive(), *packed_, *scales_, b,
+                                                  weight_.shape()[0], weight_.shape()[1]));
+  }
+
+  const QTensor<B, 2>& weight() const { return weight_; }
+  const std::optional<Tensor<B, 1>>& bias() const { return bias_; }
+
+ private:
+  QTensor<B, 2> weight_;
+  std::optional<Tensor<B, 1>> bias_;
+  std::optional<typename B::IntTensor> packed_;
+  std::optional<typename B::FloatTensor> scales_;
+};
 
 }  // namespace ember
