@@ -41,6 +41,7 @@ done
 run "$T/ember_dispatch_tests"
 # Quantization: schemes, quantize/dequantize (PyTorch fixtures), the int8 VNNI linear, errors.
 run "$T/ember_quant_tests"
+EMBER_CPU_AMX=0 run "$T/ember_quant_tests" --gtest_filter='QuantizedLinear.*'  # VNNI, no AMX
 EMBER_CPU_ISA=base run "$T/ember_quant_tests" --gtest_filter='QuantizedLinear.*'  # no VNNI
 # Gradients: finite differences and PyTorch fixtures, on Autodiff<Cpu> and on Dispatch.
 run "$T/ember_autodiff_tests"

@@ -3,12 +3,23 @@
 // zero-point compensation and scales in the epilogue.
 //
 // Packed weight (int_quantized_linear_pack): the output columns are padded to a multiple of
-// 64 (kPanel) and the inputs to a multiple of 4; panel p holds columns [64p, 64p + 64) as
-// Kq = Kp / 4 steps of 256 bytes, step kq being, for each of the 64 columns, its 4 weights
-// k = 4kq .. 4kq + 3. One vpdpbusd multiplies 4 u8 inputs (broadcast) with 16 columns x 4
+// 64 (kPanel) and the inputs to a multiple of 64 (one AMX tile row); panel p holds columns [64p,
+// 64p + 64) as Kq = Kp / 4 steps of 256 bytes, step kq being, for each of the 64 columns, its 4
+// weights k = 4kq .. 4kq + 3. One vpdpbusd multiplies 4 u8 inputs (broadcast) with 16 columns x 4
 // weights and adds the 16 sums of 4 products to 16 i32 lanes (no saturation). After the
 // panels come the column sums of W as i32 [Np]: sum_k qx[k] qw[k] - zx * colsum gives
 // sum_k (qx[k] - zx) qw[k] exactly.
+//
+// With AMX-INT8 (Sapphire Rapids and later; Linux grants the tile state on request), the
+// same layout feeds tdpbusd: a B tile is 16 kq steps of 16 columns (rows 256 bytes apart), an
+// A tile 16 rows of 64 inputs; 2 x 2 tiles of 16 x 16 sums per (32 rows, 32 columns).
+// Inputs of fewer than 32 rows, and EMBER_CPU_AMX=0, take the VNNI kernel (tests run both).
+#include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
 // GCC 12 warns that the intrinsics' own _mm512_undefined_*() operands are uninitialised
 // (GCC bug 105593, fixed in GCC 13).
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -40,11 +51,27 @@ struct Dims {
       : n(out),
         k(in),
         np((out + kPanel - 1) / kPanel * kPanel),
-        kp((in + 3) / 4 * 4),
-        kq((in + 3) / 4) {}
+        kp((in + 63) / 64 * 64),
+        kq((in + 63) / 64 * 16) {}
   std::int64_t panel_bytes() const { return kq * kPanel * 4; }
   std::int64_t packed_bytes() const { return np * kp + np * 4; }
 };
+
+/// AMX-INT8 usable: the CPU has it (CPUID 7.0 EDX bits 24, 25), the ISA cap allows AVX-512,
+/// EMBER_CPU_AMX is not 0, and Linux granted this process the tile data state
+/// (arch_prctl ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA).
+bool have_amx() {
+  static const bool v = [] {
+    if (cpu_isa() != Isa::Avx512) return false;
+    if (const char* e = std::getenv("EMBER_CPU_AMX"); e && std::string(e) == "0") return false;
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+    if (!(d & bit_AMX_TILE) || !(d & bit_AMX_INT8)) return false;
+    constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+    return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+  }();
+  return v;
+}
 
 bool have_vnni() {
   static const bool v = [] {
@@ -179,6 +206,54 @@ void rows_vnni(const std::uint8_t* a, std::int64_t lda, const std::int8_t* panel
   }
 }
 
+/// The tile configuration (palette 1): tiles 0-3 sums (16 x 16 i32), 4-5 rows of x (16 x 64
+/// u8), 6-7 weights (16 kq steps x 16 columns x 4).
+struct alignas(64) TileConfig {
+  std::uint8_t palette = 1, start_row = 0, reserved[14] = {};
+  std::uint16_t colsb[16] = {64, 64, 64, 64, 64, 64, 64, 64};
+  std::uint8_t rows[16] = {16, 16, 16, 16, 16, 16, 16, 16};
+};
+
+__attribute__((target("amx-tile,amx-int8"))) inline void amx_begin() {
+  static const TileConfig cfg;
+  __asm__ volatile("ldtilecfg %0" ::"m"(cfg));
+}
+__attribute__((target("amx-tile,amx-int8"))) inline void amx_end() {
+  __asm__ volatile("tilerelease" ::);
+}
+
+/// acc [32 rows x 64 columns] i32 = a [32 rows, kp] (u8, row stride lda) x the panel, by
+/// column halves of 32 (2 x 2 tiles each).
+__attribute__((target("amx-tile,amx-int8"))) void panel_kernel_amx(const std::uint8_t* a,
+                                                                   std::int64_t lda,
+                                                                   const std::int8_t* panel,
+                                                                   std::int64_t kq,
+                                                                   std::int32_t* acc) {
+  constexpr long kAccStride = kPanel * 4, kPanelStride = 256;
+  const long sa = static_cast<long>(lda);
+  for (int h = 0; h < 2; ++h) {
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    for (std::int64_t s = 0; s < kq; s += 16) {
+      _tile_loadd(4, a + s * 4, sa);
+      _tile_loadd(5, a + 16 * lda + s * 4, sa);
+      _tile_loadd(6, panel + s * 256 + (2 * h) * 64, kPanelStride);
+      _tile_loadd(7, panel + s * 256 + (2 * h + 1) * 64, kPanelStride);
+      _tile_dpbusd(0, 4, 6);
+      _tile_dpbusd(1, 4, 7);
+      _tile_dpbusd(2, 5, 6);
+      _tile_dpbusd(3, 5, 7);
+    }
+    std::int32_t* c = acc + 32 * h;
+    _tile_stored(0, c, kAccStride);
+    _tile_stored(1, c + 16, kAccStride);
+    _tile_stored(2, c + 16 * kPanel, kAccStride);
+    _tile_stored(3, c + 16 * kPanel + 16, kAccStride);
+  }
+}
+
 }  // namespace
 
 CpuTensor QuantOps::int_quantized_linear_pack(const CpuTensor& weight) {
@@ -217,7 +292,9 @@ CpuTensor QuantOps::float_quantized_linear(const CpuTensor& x, const CpuTensor& 
   ys[ys.rank() - 1] = out;
   CpuTensor y = alloc(ys, DType::F32);
   if (m == 0 || out == 0) return y;
-  const bool vnni = have_vnni();
+  // AMX computes rows 32 at a time: below 32 rows the VNNI kernel is faster (measured).
+  const bool amx = m >= 32 && have_amx();
+  const bool vnni = amx || have_vnni();
 
   // Per-tensor or per-channel weight scales, as `out` floats; the bias as `out` floats.
   const CpuTensor wsc = contiguous(weight_scales);
@@ -231,14 +308,19 @@ CpuTensor QuantOps::float_quantized_linear(const CpuTensor& x, const CpuTensor& 
   }
 
   // 1. The rows of x to u8, with their scale and zero point.
-  std::vector<std::uint8_t> qx(static_cast<std::size_t>(m * d.kp));
+  // AMX reads rows 32 at a time: the rows past m are zeros, their sums unused.
+  const std::int64_t mp = amx ? (m + 31) / 32 * 32 : m;
+  // Rows lda = kp + 64 bytes apart: a multiple of 4 KiB would put a tile's 16 rows in one L1
+  // set.
+  const std::int64_t lda = d.kp + 64;
+  std::vector<std::uint8_t> qx(static_cast<std::size_t>(mp * lda), 0);
   std::vector<float> sx(static_cast<std::size_t>(m));
   std::vector<std::int32_t> zx(static_cast<std::size_t>(m));
   const float* xv = xc.data<float>();
   parallel_for(m, std::max<std::int64_t>(1, kParallelGrain / std::max<std::int64_t>(1, in)),
                [&](std::int64_t b, std::int64_t e) {
                  for (std::int64_t r = b; r < e; ++r) {
-                   std::uint8_t* q = qx.data() + r * d.kp;
+                   std::uint8_t* q = qx.data() + r * lda;
                    const auto [s, z] = vnni ? quantize_row_avx512(xv + r * in, in, d.kp, q)
                                             : quantize_row_scalar(xv + r * in, in, d.kp, q);
                    sx[static_cast<std::size_t>(r)] = s;
@@ -261,17 +343,23 @@ CpuTensor QuantOps::float_quantized_linear(const CpuTensor& x, const CpuTensor& 
     alignas(64) std::int32_t acc[kRows * kPanel];
     const std::int64_t r_begin = mb * kRows, r_end = std::min(m, r_begin + kRows);
     const std::int64_t cols = std::min(kPanel, out - p * kPanel);
+    if (amx) {
+      amx_begin();
+      for (std::int64_t r0 = r_begin; r0 < r_end; r0 += 32)
+        panel_kernel_amx(qx.data() + r0 * lda, lda, panel, d.kq, acc + (r0 - r_begin) * kPanel);
+      amx_end();
+    }
     // K in chunks whose panel slice and row slices stay in L1 while every row block runs.
-    for (std::int64_t s0 = 0; s0 < d.kq; s0 += kSteps) {
+    for (std::int64_t s0 = 0; !amx && s0 < d.kq; s0 += kSteps) {
       const std::int64_t steps = std::min(kSteps, d.kq - s0);
       for (std::int64_t r0 = r_begin; r0 < r_end; r0 += kMr) {
         const int mr = static_cast<int>(std::min<std::int64_t>(kMr, r_end - r0));
-        const std::uint8_t* a = qx.data() + r0 * d.kp + s0 * 4;
+        const std::uint8_t* a = qx.data() + r0 * lda + s0 * 4;
         std::int32_t* c = acc + (r0 - r_begin) * kPanel;
         if (vnni) {
-          rows_vnni(a, d.kp, panel + s0 * 256, steps, s0 == 0, mr, c);
+          rows_vnni(a, lda, panel + s0 * 256, steps, s0 == 0, mr, c);
         } else {
-          panel_kernel_scalar(a, d.kp, panel + s0 * 256, steps, s0 == 0, mr, c);
+          panel_kernel_scalar(a, lda, panel + s0 * 256, steps, s0 == 0, mr, c);
         }
       }
     }

@@ -35,15 +35,17 @@ struct QuantOps {
                           const QuantScheme& scheme, const Shape& shape, DType dtype);
 
   /// Int8 weight [out, in] (symmetric) -> the linear kernel's packed form: i8 of shape
-  /// [packed bytes] (blocks of 16 output columns x 4 inputs, zero padded) followed by the
-  /// per-column sums of the weight as i32 (the zero-point compensation).
+  /// [packed bytes] (panels of 64 output columns, steps of 4 inputs, zero padded to 64
+  /// columns and 64 inputs; layout in src/cpu/quant_linear.cpp) followed by the per-column
+  /// sums of the weight as i32 (the zero-point compensation).
   static P int_quantized_linear_pack(const P& weight);
   /// y [..., out] f32 = x [..., in] f32 @ W^T + bias: each row of x is quantized to u8
   /// (affine, [0, 255], MinMax rule of ChooseQuantizationParams), multiplied with the int8
   /// weight in exact i32 sums, and scaled: y = sx * sw[o] * (sum_k qx[k] qw[o, k] - zx *
   /// colsum[o]) + bias[o]. `packed` is int_quantized_linear_pack(W) for W [out, in];
-  /// `weight_scales` has `out` values (or 1, per tensor). AVX512-VNNI (vpdpbusd) when the
-  /// CPU has it, else a portable loop with the same integer sums.
+  /// `weight_scales` has `out` values (or 1, per tensor). AMX-INT8 tiles (tdpbusd) for 32 rows
+  /// or more when the CPU and the OS allow them, else AVX512-VNNI (vpdpbusd), else a portable
+  /// loop: the same integer sums in each.
   static P float_quantized_linear(const P& x, const P& packed, const P& weight_scales,
                                   const OptP& bias, std::int64_t out, std::int64_t in);
 };
