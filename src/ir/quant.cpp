@@ -18,6 +18,10 @@ void check_params(const char* op, const QuantScheme& s, const Shape& shape,
   if (s.mode == QuantMode::Affine && !zero_points) {
     detail::fail<ValueError>(op, "an affine scheme needs zero points (", s.to_string(), ")");
   }
+  if (s.mode == QuantMode::Symmetric && zero_points) {
+    detail::fail<ValueError>(op, "a symmetric scheme has no zero points (", s.to_string(),
+                             "); use an affine one");
+  }
   if (zero_points) {
     if (zero_points->shape != want) {
       detail::fail<ShapeError>(op, "zero points of shape ", zero_points->shape,

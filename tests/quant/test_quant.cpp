@@ -215,6 +215,9 @@ TEST(QuantErrors, ParameterShapesAndDTypes) {
       "under int8 symmetric per-channel(axis=0) f32 (expected [2, 1])");
   EMBER_EXPECT_THROW_MSG(quantize(x, QuantScheme::int8().affine(), Tensor<Cpu, 2>::ones({1, 1})),
                          ValueError, "an affine scheme needs zero points");
+  EMBER_EXPECT_THROW_MSG(quantize(x, QuantScheme::int8(), Tensor<Cpu, 2>::ones({1, 1}),
+                                  Tensor<Cpu, 2, Int>::zeros({1, 1})),
+                         ValueError, "a symmetric scheme has no zero points");
   EMBER_EXPECT_THROW_MSG(
       quantize(x, QuantScheme::int8().per_block(2).with_f16_scales(), Tensor<Cpu, 2>::ones({2, 2})),
       DTypeError, "scales must be f16");

@@ -25,8 +25,8 @@ struct QuantParams {
   TensorTypes2 infer(const TensorType& x) const;
 };
 
-/// x (float) with scales (and zero points) of the scheme's params shape -> values
-/// [storage_shape]: i8 for int8, u8 holding two int4 nibbles for int4.
+/// x (float) with scales (and, affine only, zero points) of the scheme's params shape ->
+/// values [storage_shape]: i8 for int8, u8 holding two int4 nibbles for int4.
 struct Quantize {
   static constexpr const char* name = "quantize";
   static constexpr Bound bound = Bound::Memory;

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <optional>
 #include <ostream>
+#include <type_traits>
 #include <utility>
 
 #include "ember/core/quant.hpp"
@@ -103,31 +104,27 @@ class QTensor {
   std::optional<Tensor<B, D, Int>> zero_points_;
 };
 
-/// Quantizes x under `scheme` with the given scales (and zero points, affine schemes) of
+/// Quantizes x under `scheme` with the given scales (and zero points, affine schemes only) of
 /// shape scheme.params_shape(x.shape()): torch.quantize_per_tensor /
 /// quantize_per_channel's q = clamp(round_half_even(x * (1 / scale)) + zero_point, qmin,
 /// qmax). Throws DTypeError for a tensor that is not float (an Int or Bool tensor),
 /// ShapeError for a block size that does not divide the last dim or parameters of the wrong
-/// shape, ValueError for a scale that is zero, negative, infinite or NaN.
+/// shape, ValueError for a scale that is zero, negative, infinite or NaN, for an affine
+/// scheme without zero points and a symmetric one with them.
 template <class B, std::size_t D, class K>
-QTensor<B, D> quantize(const Tensor<B, D, K>& x, const QuantScheme& scheme,
-                       const Tensor<B, D, Float>& scales,
-                       const std::optional<Tensor<B, D, Int>>& zero_points = std::nullopt) {
+QTensor<B, D> quantize(
+    const Tensor<B, D, K>& x, const QuantScheme& scheme, const Tensor<B, D, Float>& scales,
+    const std::optional<std::type_identity_t<Tensor<B, D, Int>>>& zero_points = std::nullopt) {
   std::optional<ir::TensorType> zt;
   if (zero_points) zt = ir::TensorType{zero_points->shape(), zero_points->dtype()};
-  const ir::TensorType q =
-      ir::Quantize{scheme}.infer({x.shape(), x.dtype()}, {scales.shape(), scales.dtype()}, zt);
+  ir::Quantize{scheme}.infer({x.shape(), x.dtype()}, {scales.shape(), scales.dtype()}, zt);
   if constexpr (std::is_same_v<K, Float>) {
     detail::check_scales("quantize", scales);
-    // Symmetric schemes keep no zero points (an all-zero tensor given for one is dropped).
     std::optional<typename B::IntTensor> zp;
-    if (zero_points && scheme.mode == QuantMode::Affine) zp = zero_points->primitive();
+    if (zero_points) zp = zero_points->primitive();
     if constexpr (requires { B::float_quantize(x.primitive(), scales.primitive(), zp, scheme); }) {
       Tensor<B, D, Int> values(B::float_quantize(x.primitive(), scales.primitive(), zp, scheme));
-      std::optional<Tensor<B, D, Int>> z;
-      if (zp) z = Tensor<B, D, Int>(*zp);
-      (void)q;
-      return QTensor<B, D>(scheme, x.shape(), std::move(values), scales, std::move(z));
+      return QTensor<B, D>(scheme, x.shape(), std::move(values), scales, zero_points);
     } else {
       static_assert(detail::quant_always_false<B>, "quantize needs B::float_quantize for now");
     }
