@@ -8,7 +8,10 @@ faster) to stdout and, with --write, into docs/benchmarks.md between the markers
 <!-- compare:begin --> and <!-- compare:end -->. Training-step cases (bench_train_cnn,
 BM_train_step/batch:N) are also given as images per second.
 
-Usage: python3 benchmarks/compare_pytorch.py [--threads 2] [--repeats 3] [--filter REGEX] [--write]
+Usage: python3 benchmarks/compare_pytorch.py [--threads 2] [--repeats 3] [--filter REGEX]
+       [--family REGEX] [--write]
+(--family keeps the families whose name matches, e.g. --family quant; --write replaces the
+whole table, so use it without --family.)
 Needs torch (PyPI). Not used by the tests.
 """
 import argparse
@@ -81,6 +84,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--filter", default="")
+    ap.add_argument("--family", default="")
     ap.add_argument("--build", default=os.path.join(ROOT, "build", "release"))
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
@@ -94,6 +98,8 @@ def main():
         if not m:
             continue
         fam = m.group(1)
+        if args.family and not re.search(args.family, fam):
+            continue
         binary = os.path.join(bench_dir, "bench_" + fam)
         if not os.path.exists(binary):
             print(f"skip {fam}: {binary} not built", file=sys.stderr)
@@ -112,7 +118,8 @@ def main():
     head = (f"Measured {datetime.date.today().isoformat()} on {cpu_model()}, "
             f"{args.threads} threads, PyTorch {torch.__version__}, best of {args.repeats}.\n"
             f"Command: `python3 benchmarks/compare_pytorch.py --threads {args.threads} "
-            f"--repeats {args.repeats}{' --filter ' + args.filter if args.filter else ''}`\n\n")
+            f"--repeats {args.repeats}{' --filter ' + args.filter if args.filter else ''}"
+            f"{' --family ' + args.family if args.family else ''}`\n\n")
     table = "| family | case | Ember | PyTorch | PyTorch/Ember |\n|---|---|---:|---:|---:|\n"
     for fam, name, e, t in rows:
         table += f"| {fam} | {name} | {e * 1e3:.3f} ms | {t * 1e3:.3f} ms | {t / e:.2f} |\n"

@@ -1,0 +1,107 @@
+// Quantization benchmarks: the int8 Linear (QuantizedLinear, dynamic per-row activation
+// quantization, AVX512-VNNI) against Ember's f32 Linear, on the Cpu backend.
+//
+//   BM_linear_f32/<out>x<in>/batch:<m>    module::linear, f32 weight [out, in]
+//   BM_linear_int8/<out>x<in>/batch:<m>   QuantizedLinear (int8 per-channel weight), f32 out
+//   BM_quantize/<rows>x<cols>             x.quantize(int8 per channel 0): parameters + values
+//
+// Threads: EMBER_NUM_THREADS (default 2 here, to match benchmarks/torch_quant.py).
+// Side by side with PyTorch (torch.ao.quantization.quantize_dynamic Linear and f32 Linear):
+//   python3 benchmarks/compare_pytorch.py --threads 2 --filter 'linear|quantize'
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "ember/cpu/cpu.hpp"
+#include "ember/tensor/module/nn.hpp"
+#include "ember/tensor/tensor.hpp"
+
+namespace {
+
+using ember::Cpu;
+using ember::Distribution;
+using ember::QuantScheme;
+using ember::Shape;
+template <std::size_t D>
+using T = ember::Tensor<Cpu, D>;
+
+void report(benchmark::State& state, double flops_per_iter) {
+  state.SetItemsProcessed(state.iterations());
+  state.counters["GOP/s"] = benchmark::Counter(
+      flops_per_iter * 1e-9 * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+
+void BM_linear_f32(benchmark::State& state, std::int64_t out, std::int64_t in, std::int64_t m) {
+  const auto x = T<2>::random(Shape{m, in}, Distribution::normal(0, 1));
+  const auto w = T<2>::random(Shape{out, in}, Distribution::uniform(-0.05, 0.05));
+  const auto b = T<1>::random(Shape{out}, Distribution::normal(0, 1));
+  for (auto _ : state) {
+    auto y = ember::module::linear(x, w, b);
+    benchmark::DoNotOptimize(y);
+  }
+  report(state, 2.0 * m * in * out);
+}
+
+void BM_linear_int8(benchmark::State& state, std::int64_t out, std::int64_t in, std::int64_t m) {
+  const auto x = T<2>::random(Shape{m, in}, Distribution::normal(0, 1));
+  const auto w = T<2>::random(Shape{out, in}, Distribution::uniform(-0.05, 0.05));
+  const auto b = T<1>::random(Shape{out}, Distribution::normal(0, 1));
+  const auto lin = ember::QuantizedLinear<Cpu>::from_float(w, b);
+  for (auto _ : state) {
+    auto y = lin.forward(x);
+    benchmark::DoNotOptimize(y);
+  }
+  report(state, 2.0 * m * in * out);
+}
+
+void BM_quantize(benchmark::State& state, std::int64_t rows, std::int64_t cols) {
+  const auto w = T<2>::random(Shape{rows, cols}, Distribution::normal(0, 1));
+  for (auto _ : state) {
+    auto q = w.quantize(QuantScheme::int8().per_channel(0));
+    benchmark::DoNotOptimize(q);
+  }
+  state.SetItemsProcessed(state.iterations() * rows * cols);
+}
+
+}  // namespace
+
+BENCHMARK_CAPTURE(BM_linear_f32, 4096x4096_64, 4096, 4096, 64)
+    ->Name("BM_linear_f32/4096x4096/batch:64")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_linear_int8, 4096x4096_64, 4096, 4096, 64)
+    ->Name("BM_linear_int8/4096x4096/batch:64")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_linear_f32, 4096x4096_16, 4096, 4096, 16)
+    ->Name("BM_linear_f32/4096x4096/batch:16")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_linear_int8, 4096x4096_16, 4096, 4096, 16)
+    ->Name("BM_linear_int8/4096x4096/batch:16")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_linear_f32, 4096x4096_1, 4096, 4096, 1)
+    ->Name("BM_linear_f32/4096x4096/batch:1")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_linear_int8, 4096x4096_1, 4096, 4096, 1)
+    ->Name("BM_linear_int8/4096x4096/batch:1")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_quantize, 4096x4096, 4096, 4096)
+    ->Name("BM_quantize/4096x4096")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+int main(int argc, char** argv) {
+  const char* env = std::getenv("EMBER_NUM_THREADS");
+  Cpu::set_num_threads(env ? std::atoi(env) : 2);
+  benchmark::AddCustomContext("ember_threads", std::to_string(Cpu::num_threads()));
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
