@@ -283,8 +283,9 @@ CpuTensor QuantOps::int_quantized_linear_pack(const CpuTensor& weight) {
 
 CpuTensor QuantOps::float_quantized_linear(const CpuTensor& x, const CpuTensor& packed,
                                            const CpuTensor& weight_scales,
-                                           const std::optional<CpuTensor>& bias, std::int64_t out,
-                                           std::int64_t in) {
+                                           const std::optional<CpuTensor>& bias,
+                                           const QuantScheme& /*scheme*/, const Shape& weight) {
+  const std::int64_t out = weight[0], in = weight[1];
   const Dims d(out, in);
   const CpuTensor xc = contiguous(x);
   const std::int64_t m = in == 0 ? 0 : xc.numel() / in;

@@ -15,6 +15,7 @@
 #include "ember/tensor/activation.hpp"
 #include "ember/tensor/module/nn.hpp"
 #include "ember/tensor/ops/layout_prim.hpp"
+#include "ember/tensor/quant_composite.hpp"
 #include "ember/tensor/tensor.hpp"
 
 namespace ember::dispatch {
@@ -170,6 +171,25 @@ struct Defaults {
   EMBER_DEFAULT_LAYOUT(int, I, Int)
   EMBER_DEFAULT_LAYOUT(bool, Bo, Bool)
 #undef EMBER_DEFAULT_LAYOUT
+
+  // ---- quantization: the front end's composites (ember/tensor/quant_composite.hpp) -----------
+  static FI float_quant_params(const F& x, const QuantScheme& s) {
+    return detail::quant::quant_params<B>(x, s);
+  }
+  static I float_quantize(const F& x, const F& scales, const OptI& zp, const QuantScheme& s) {
+    return detail::quant::quantize<B>(x, scales, zp, s);
+  }
+  static F int_dequantize(const I& q, const F& scales, const OptI& zp, const QuantScheme& s,
+                          const Shape& shape, DType dtype) {
+    return detail::quant::dequantize<B>(q, scales, zp, s, shape, dtype);
+  }
+  static I int_quantized_linear_pack(const I& w) {
+    return detail::quant::quantized_linear_pack<B>(w);
+  }
+  static F float_quantized_linear(const F& x, const I& packed, const F& scales, const OptF& bias,
+                                  const QuantScheme&, const Shape& weight) {
+    return detail::quant::quantized_linear<B>(x, packed, scales, bias, weight);
+  }
 };
 
 }  // namespace ember::dispatch

@@ -62,7 +62,7 @@ TensorType Dequantize::infer(const TensorType& values, const TensorType& scales,
   return {shape, dtype};
 }
 
-TensorType QuantizedLinear::infer(const TensorType& x, const Shape& weight,
+TensorType QuantizedLinear::check(const TensorType& x,
                                   const std::optional<TensorType>& bias) const {
   if (scheme.value != QuantValue::Int8 || scheme.mode != QuantMode::Symmetric ||
       scheme.level == QuantLevel::Block ||
@@ -93,6 +93,18 @@ TensorType QuantizedLinear::infer(const TensorType& x, const Shape& weight,
   }
   TensorType y = x;
   y.shape[y.shape.rank() - 1] = weight[0];
+  return y;
+}
+
+TensorType QuantizedLinear::infer(const TensorType& x, const TensorType& /*packed*/,
+                                  const TensorType& scales,
+                                  const std::optional<TensorType>& bias) const {
+  const TensorType y = check(x, bias);
+  const std::int64_t n = scales.shape.numel();
+  if (scales.dtype != DType::F32 || (n != 1 && n != weight[0])) {
+    detail::fail<ShapeError>(name, "weight scales ", scales, " do not fit weight of shape ", weight,
+                             " (expected 1 or ", weight[0], " f32 values)");
+  }
   return y;
 }
 

@@ -9,64 +9,16 @@
 #include "ember/cpu/cpu.hpp"
 #include "ember/tensor/tensor.hpp"
 #include "fixtures.hpp"
+#include "quant_fixture.hpp"
 
 using namespace ember;
 using test::FixtureCase;
 
 namespace {
 
-template <std::size_t D>
-Tensor<Cpu, D> float_tensor(const TensorData& d) {
-  return Tensor<Cpu, D>::from_data(d.convert(DType::F32));
-}
-
-template <std::size_t D>
-void run_case(const FixtureCase& c) {
-  const QuantScheme scheme = parse_quant_scheme(c.param<std::string>("scheme"));
-  const auto x = float_tensor<D>(c.tensor("x"));
-  const TensorData want_scales = c.tensor("scales"), want_zp = c.tensor("zero_points");
-  const bool given = c.param<bool>("given");
-  QTensor<Cpu, D> q = [&] {
-    if (!given) return x.quantize(scheme);
-    auto scales = Tensor<Cpu, D>::from_data(want_scales, {}, scheme.scale_dtype());
-    std::optional<Tensor<Cpu, D, Int>> zp;
-    if (scheme.mode == QuantMode::Affine)
-      zp = Tensor<Cpu, D, Int>::from_data(want_zp, {}, DType::I32);
-    return quantize(x, scheme, scales, zp);
-  }();
-  EXPECT_EQ(q.scheme(), scheme);
-  EXPECT_EQ(q.shape(), x.shape());
-  // Scales and zero points (exactly: both sides compute them in f32).
-  test::expect_approx(q.scales().into_data(), want_scales, Tolerance::rel_abs(0, 0));
-  if (scheme.mode == QuantMode::Affine) {
-    ASSERT_TRUE(q.zero_points().has_value());
-    test::expect_eq(q.zero_points()->into_data().convert(DType::I64), want_zp);
-  } else {
-    EXPECT_FALSE(q.zero_points().has_value());
-  }
-  // Integers exactly: int8 values, or the packed int4 bytes.
-  if (scheme.value == QuantValue::Int8) {
-    test::expect_eq(q.values().into_data().convert(DType::I64), c.tensor("q"));
-  } else {
-    test::expect_eq(q.values().into_data().convert(DType::I64), c.tensor("packed"));
-  }
-  // Dequantized values within 1e-5.
-  test::expect_approx(q.dequantize().into_data(), c.tensor("dq"), Tolerance::rel_abs(0, 1e-5));
-}
-
-void run_fixture(const FixtureCase& c) {
-  switch (c.tensor("x").shape().rank()) {
-    case 1:
-      return run_case<1>(c);
-    case 2:
-      return run_case<2>(c);
-    default:
-      return run_case<3>(c);
-  }
-}
-
 const bool registered = [] {
-  test::register_fixture_tests<Cpu>("QuantFixture", "quant", "", run_fixture);
+  test::register_fixture_tests<Cpu>("QuantFixture", "quant", "",
+                                    [](const FixtureCase& c) { test::run_quant_fixture<Cpu>(c); });
   return true;
 }();
 

@@ -52,7 +52,7 @@ struct Ops : ActivationOps, LinalgOps, ElementwiseOps, QuantOps {
   // ---- optional fast paths (OPT / EXT rows) ------------------------------------------------
   // Activations, softmax family and the fused nn kernels come from ActivationOps; vector_norm
   // and cosine_similarity from LinalgOps; quantize, dequantize and the int8 linear
-  // (ember/ir/quant.hpp, not yet registry rows) from QuantOps.
+  // (the OPT rows of ember/ir/quant.hpp) from QuantOps.
   static F float_sum(const F& x) { return ReduceOps::sum_all(x); }
   static I int_sum(const I& x) { return ReduceOps::sum_all(x); }
   static F float_max_dim(const F& x, i64 d) { return ReduceOps::max_dim(x, d); }

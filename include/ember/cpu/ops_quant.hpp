@@ -42,12 +42,12 @@ struct QuantOps {
   /// y [..., out] f32 = x [..., in] f32 @ W^T + bias: each row of x is quantized to u8
   /// (affine, [0, 255], MinMax rule of ChooseQuantizationParams), multiplied with the int8
   /// weight in exact i32 sums, and scaled: y = sx * sw[o] * (sum_k qx[k] qw[o, k] - zx *
-  /// colsum[o]) + bias[o]. `packed` is int_quantized_linear_pack(W) for W [out, in];
-  /// `weight_scales` has `out` values (or 1, per tensor). AMX-INT8 tiles (tdpbusd) for 32 rows
-  /// or more when the CPU and the OS allow them, else AVX512-VNNI (vpdpbusd), else a portable
-  /// loop: the same integer sums in each.
+  /// colsum[o]) + bias[o]. `packed` is int_quantized_linear_pack(W) for W of shape
+  /// `weight` [out, in]; `weight_scales` has `out` values (or 1, per tensor). AMX-INT8 tiles
+  /// (tdpbusd) for 32 rows or more when the CPU and the OS allow them, else AVX512-VNNI (vpdpbusd),
+  /// else a portable loop: the same integer sums in each.
   static P float_quantized_linear(const P& x, const P& packed, const P& weight_scales,
-                                  const OptP& bias, std::int64_t out, std::int64_t in);
+                                  const OptP& bias, const QuantScheme& scheme, const Shape& weight);
 };
 
 }  // namespace ember::cpu

@@ -1,10 +1,8 @@
 // Op descriptions: quantization (schemes in ember/core/quant.hpp).
 //
-// Not yet rows of the registry (ember/ir/registry.hpp): the CPU backend defines these
-// functions and the front end (ember/tensor/quant.hpp) finds them with `requires`, as for
-// other fast paths that only the CPU has today. Rows (and Dispatch's forwarding) come with a
-// quantized primitive in the contract; the descriptions are already the one place of the
-// shape and dtype rules.
+// OPT rows of the registry (EMBER_IR_QUANT below): a backend may define the kernels (the CPU
+// does, src/cpu/quant*.cpp); on a stack without them Dispatch runs the front end's composites
+// (ember/tensor/quant_composite.hpp), and so does the front end on a backend without them.
 #pragma once
 
 #include <optional>
@@ -52,18 +50,44 @@ struct Dequantize {
 /// The most inputs of QuantizedLinear: sums of `in` products of u8 and s8 stay exact in i32.
 inline constexpr std::int64_t kMaxQuantizedLinearIn = 65536;
 
+/// The int8 weight W [out, in] of a QuantizedLinear in the backend's own packed form (the
+/// layout is the backend's: no shape rule; the composite keeps W as it is).
+struct QuantizedLinearPack {
+  static constexpr const char* name = "quantized_linear_pack";
+  static constexpr Bound bound = Bound::Memory;
+  EMBER_IR_NO_FIELDS
+};
+
 /// y = x W^T + b with W int8 and x quantized on the fly (per row, as
-/// torch.ao.quantization.quantize_dynamic's Linear): x [..., in] f32, weight (logical)
-/// [out, in] under `scheme` (int8 symmetric, per tensor or per channel along axis 0),
-/// bias [out] f32 -> [..., out] f32. UnsupportedError for other schemes or in >
-/// kMaxQuantizedLinearIn.
+/// torch.ao.quantization.quantize_dynamic's Linear): x [..., in] f32, the weight (logical
+/// shape `weight` = [out, in]) under `scheme` (int8 symmetric, per tensor or per channel
+/// along axis 0) as packed by QuantizedLinearPack, its scales ([1] or [out] f32), bias [out]
+/// f32 -> [..., out] f32. UnsupportedError for other schemes or in > kMaxQuantizedLinearIn.
 struct QuantizedLinear {
   static constexpr const char* name = "quantized_linear";
   static constexpr Bound bound = Bound::Compute;
   QuantScheme scheme;
-  EMBER_IR_FIELDS(scheme)
-  TensorType infer(const TensorType& x, const Shape& weight,
+  Shape weight;
+  EMBER_IR_FIELDS(scheme, weight)
+  /// The rule without the packed operand (checked when a layer is built).
+  TensorType check(const TensorType& x, const std::optional<TensorType>& bias) const;
+  TensorType infer(const TensorType& x, const TensorType& packed, const TensorType& scales,
                    const std::optional<TensorType>& bias) const;
 };
 
 }  // namespace ember::ir
+
+// Registry rows (ember/ir/core.hpp gives the columns). float_quantize has no float result
+// (Autodiff passes it through). The pack is class F although it returns an int tensor: it
+// pairs with float_quantized_linear, and a decorator that does not offer the one (Autodiff)
+// must not offer the other, or the composite linear would get the backend's packed bytes.
+// clang-format off
+#define EMBER_IR_QUANT(X, XN) \
+  X(OPT, F, FI, float_quant_params, QuantParams, (const F&, const QuantScheme&)) \
+  X(OPT, N, I, float_quantize, Quantize, (const F&, const F&, const OptI&, const QuantScheme&)) \
+  X(OPT, F, F, int_dequantize, Dequantize, \
+    (const I&, const F&, const OptI&, const QuantScheme&, const Shape&, DType)) \
+  X(OPT, F, I, int_quantized_linear_pack, QuantizedLinearPack, (const I&)) \
+  X(OPT, F, F, float_quantized_linear, QuantizedLinear, \
+    (const F&, const I&, const F&, const OptF&, const QuantScheme&, const Shape&))
+// clang-format on

@@ -30,6 +30,7 @@
 #include "ember/ir/nn.hpp"
 #include "ember/ir/pool.hpp"
 #include "ember/ir/pp.hpp"
+#include "ember/ir/quant.hpp"
 #include "ember/ir/reduce.hpp"
 
 // clang-format off
@@ -40,7 +41,8 @@
   EMBER_IR_LINALG(X, XN) \
   EMBER_IR_CONV(X, XN) \
   EMBER_IR_POOL(X, XN) \
-  EMBER_IR_NN(X, XN)
+  EMBER_IR_NN(X, XN) \
+  EMBER_IR_QUANT(X, XN)
 // clang-format on
 
 /// The aliases the rows' types are written with, for primitives FT, IT, BT and device DT.

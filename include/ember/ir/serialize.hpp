@@ -26,6 +26,7 @@
 #include "ember/core/distribution.hpp"
 #include "ember/core/error.hpp"
 #include "ember/core/options.hpp"
+#include "ember/core/quant.hpp"
 #include "ember/core/slice.hpp"
 
 namespace ember::ir {
@@ -61,6 +62,9 @@ inline auto fields(GridSampleOptions& o) {
 }
 inline auto fields(Distribution& o) {
   return std::tie(o.kind, o.a, o.b);
+}
+inline auto fields(QuantScheme& o) {
+  return std::tie(o.value, o.mode, o.level, o.axis, o.block_size, o.param);
 }
 inline auto fields(SliceRange& o) {
   return std::tie(o.start, o.count, o.step);

@@ -4,9 +4,9 @@
 // Linear computed on the integers.
 //
 // The checks are the descriptions' (ember/ir/quant.hpp); the kernels are the backend's
-// optional functions float_quant_params, float_quantize, int_dequantize,
-// int_quantized_linear_pack and float_quantized_linear (the CPU backend has them; other
-// backends get them with the quantized primitive of the contract, issue 17).
+// optional functions (OPT rows) float_quant_params, float_quantize, int_dequantize,
+// int_quantized_linear_pack and float_quantized_linear, or, on a backend without them, the
+// composites of ember/tensor/quant_composite.hpp.
 #pragma once
 
 #include <cmath>
@@ -18,14 +18,12 @@
 
 #include "ember/core/quant.hpp"
 #include "ember/ir/quant.hpp"
+#include "ember/tensor/quant_composite.hpp"
 #include "ember/tensor/tensor.hpp"
 
 namespace ember {
 
 namespace detail {
-template <class B>
-inline constexpr bool quant_always_false = false;
-
 /// ValueError unless every scale is finite and > 0 (read on the host: the scales are few).
 template <class B, std::size_t D>
 void check_scales(const char* op, const Tensor<B, D, Float>& scales) {
@@ -92,7 +90,8 @@ class QTensor {
       return Tensor<B, D, Float>(
           B::int_dequantize(values_.primitive(), scales_.primitive(), zp, scheme_, shape_, dtype));
     } else {
-      static_assert(detail::quant_always_false<B>, "dequantize needs B::int_dequantize for now");
+      return Tensor<B, D, Float>(detail::quant::dequantize<B>(
+          values_.primitive(), scales_.primitive(), zp, scheme_, shape_, dtype));
     }
   }
 
@@ -122,12 +121,14 @@ QTensor<B, D> quantize(
     detail::check_scales("quantize", scales);
     std::optional<typename B::IntTensor> zp;
     if (zero_points) zp = zero_points->primitive();
-    if constexpr (requires { B::float_quantize(x.primitive(), scales.primitive(), zp, scheme); }) {
-      Tensor<B, D, Int> values(B::float_quantize(x.primitive(), scales.primitive(), zp, scheme));
-      return QTensor<B, D>(scheme, x.shape(), std::move(values), scales, zero_points);
-    } else {
-      static_assert(detail::quant_always_false<B>, "quantize needs B::float_quantize for now");
-    }
+    auto values = [&] {
+      if constexpr (requires { B::float_quantize(x.primitive(), scales.primitive(), zp, scheme); })
+        return Tensor<B, D, Int>(B::float_quantize(x.primitive(), scales.primitive(), zp, scheme));
+      else
+        return Tensor<B, D, Int>(
+            detail::quant::quantize<B>(x.primitive(), scales.primitive(), zp, scheme));
+    }();
+    return QTensor<B, D>(scheme, x.shape(), std::move(values), scales, zero_points);
   } else {
     detail::fail<DTypeError>("quantize", "only float tensors can be quantized");  // unreachable
   }
@@ -141,14 +142,15 @@ template <class B, std::size_t D, class K>
 QTensor<B, D> quantize(const Tensor<B, D, K>& x, const QuantScheme& scheme) {
   ir::QuantParams{scheme}.infer({x.shape(), x.dtype()});
   if constexpr (std::is_same_v<K, Float>) {
-    if constexpr (requires { B::float_quant_params(x.primitive(), scheme); }) {
-      auto [s, z] = B::float_quant_params(x.primitive(), scheme);
-      std::optional<Tensor<B, D, Int>> zp;
-      if (scheme.mode == QuantMode::Affine) zp = Tensor<B, D, Int>(std::move(z));
-      return quantize(x, scheme, Tensor<B, D, Float>(std::move(s)), zp);
-    } else {
-      static_assert(detail::quant_always_false<B>, "quantize needs B::float_quant_params for now");
-    }
+    auto [s, z] = [&] {
+      if constexpr (requires { B::float_quant_params(x.primitive(), scheme); })
+        return B::float_quant_params(x.primitive(), scheme);
+      else
+        return detail::quant::quant_params<B>(x.primitive(), scheme);
+    }();
+    std::optional<Tensor<B, D, Int>> zp;
+    if (scheme.mode == QuantMode::Affine) zp = Tensor<B, D, Int>(std::move(z));
+    return quantize(x, scheme, Tensor<B, D, Float>(std::move(s)), zp);
   } else {
     detail::fail<DTypeError>("quantize", "only float tensors can be quantized");  // unreachable
   }
@@ -186,8 +188,8 @@ class QuantizedLinear {
   static QuantizedLinear from_float(
       const Tensor<B, 2>& weight, std::optional<Tensor<B, 1>> bias = std::nullopt,
       const QuantScheme& scheme = QuantScheme::int8().per_channel(0)) {
-    ir::QuantizedLinear{scheme}.infer(
-        {Shape{1, weight.shape()[1]}, DType::F32}, weight.shape(),
+    ir::QuantizedLinear{scheme, weight.shape()}.check(
+        {Shape{1, weight.shape()[1]}, DType::F32},
         bias ? std::optional<ir::TensorType>(ir::TensorType{bias->shape(), bias->dtype()})
              : std::nullopt);
     return QuantizedLinear(weight.quantize(scheme), std::move(bias));
@@ -197,15 +199,13 @@ class QuantizedLinear {
       : weight_(std::move(weight)), bias_(std::move(bias)) {
     std::optional<ir::TensorType> bt;
     if (bias_) bt = ir::TensorType{bias_->shape(), bias_->dtype()};
-    ir::QuantizedLinear{weight_.scheme()}.infer({Shape{1, weight_.shape()[1]}, DType::F32},
-                                                weight_.shape(), bt);
-    if constexpr (requires { B::int_quantized_linear_pack(weight_.values().primitive()); }) {
+    ir::QuantizedLinear{weight_.scheme(), weight_.shape()}.check(
+        {Shape{1, weight_.shape()[1]}, DType::F32}, bt);
+    if constexpr (kHasKernel)
       packed_ = B::int_quantized_linear_pack(weight_.values().primitive());
-      scales_ = B::float_reshape(weight_.scales().primitive(), Shape{weight_.scales().numel()});
-    } else {
-      static_assert(detail::quant_always_false<B>,
-                    "QuantizedLinear needs B::int_quantized_linear_pack for now");
-    }
+    else
+      packed_ = detail::quant::quantized_linear_pack<B>(weight_.values().primitive());
+    scales_ = B::float_reshape(weight_.scales().primitive(), Shape{weight_.scales().numel()});
   }
 
   /// x [..., in] f32 -> [..., out] f32. ShapeError/DTypeError as ir::QuantizedLinear.
@@ -213,17 +213,29 @@ class QuantizedLinear {
   Tensor<B, D> forward(const Tensor<B, D>& x) const {
     std::optional<ir::TensorType> bt;
     if (bias_) bt = ir::TensorType{bias_->shape(), bias_->dtype()};
-    ir::QuantizedLinear{weight_.scheme()}.infer({x.shape(), x.dtype()}, weight_.shape(), bt);
+    ir::QuantizedLinear{weight_.scheme(), weight_.shape()}.check({x.shape(), x.dtype()}, bt);
     std::optional<typename B::FloatTensor> b;
     if (bias_) b = bias_->primitive();
-    return Tensor<B, D>(B::float_quantized_linear(x.primitive(), *packed_, *scales_, b,
-                                                  weight_.shape()[0], weight_.shape()[1]));
+    if constexpr (kHasKernel) {
+      return Tensor<B, D>(B::float_quantized_linear(x.primitive(), *packed_, *scales_, b,
+                                                    weight_.scheme(), weight_.shape()));
+    } else {
+      return Tensor<B, D>(detail::quant::quantized_linear<B>(x.primitive(), *packed_, *scales_, b,
+                                                             weight_.shape()));
+    }
   }
 
   const QTensor<B, 2>& weight() const { return weight_; }
   const std::optional<Tensor<B, 1>>& bias() const { return bias_; }
 
  private:
+  // The backend's kernel and its packing come together (ir::QuantizedLinearPack).
+  static constexpr bool kHasKernel = requires(
+      const typename B::IntTensor& w, const typename B::FloatTensor& f,
+      const std::optional<typename B::FloatTensor>& ob, const QuantScheme& sc, const Shape& sh) {
+    B::int_quantized_linear_pack(w);
+    B::float_quantized_linear(f, w, f, ob, sc, sh);
+  };
   QTensor<B, 2> weight_;
   std::optional<Tensor<B, 1>> bias_;
   std::optional<typename B::IntTensor> packed_;
