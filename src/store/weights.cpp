@@ -98,6 +98,10 @@ WeightsReader::~WeightsReader() = default;
 WeightsReader::WeightsReader(WeightsReader&&) noexcept = default;
 WeightsReader& WeightsReader::operator=(WeightsReader&&) noexcept = default;
 
+const std::map<std::string, std::string>& WeightsReader::metadata() const {
+  return impl_->metadata;
+}
+
 std::size_t WeightsReader::size() const {
   return names_.size();
 }

@@ -42,13 +42,18 @@ struct FixtureGrads {
   /// A later add() of the same name replaces the earlier one.
   std::map<std::string, Getter> leaves;
 
-  /// Records tensor t (a leaf or a Param's value) under `name`.
+  /// Records tensor t (a leaf or a Param's value) under `name`; an Int or Bool tensor (a
+  /// quantized weight's integers) has no gradient.
   template <class T>
   void add(const std::string& name, const T& t) {
     leaves[name] = [t](const typename B::Gradients& g) -> std::optional<TensorData> {
-      auto r = t.grad(g);
-      if (!r) return std::nullopt;
-      return r->into_data();
+      if constexpr (requires { t.grad(g); }) {
+        auto r = t.grad(g);
+        if (!r) return std::nullopt;
+        return r->into_data();
+      } else {
+        return std::nullopt;
+      }
     };
   }
 

@@ -27,6 +27,7 @@
 #include "ember/module/initializer.hpp"
 #include "ember/module/module.hpp"
 #include "ember/nn/padding.hpp"
+#include "ember/nn/quantized_weight.hpp"
 #include "ember/tensor/module/conv.hpp"
 
 namespace ember::nn {
@@ -84,16 +85,21 @@ struct Conv {
   Param<Tensor<B, N + 2>> weight;
   /// [channels_out]
   std::optional<Param<Tensor<B, 1>>> bias;
+  /// The quantized weight (ember::quant::quantize; dequantized for each forward), when
+  /// `weight` is empty.
+  std::optional<QuantizedWeight<B>> qweight;
   std::array<std::int64_t, N> stride{};
   std::array<std::int64_t, N> kernel_size{};
   std::array<std::int64_t, N> dilation{};
   std::int64_t groups = 1;
   PaddingConfig<N> padding;
 
-  EMBER_MODULE(weight, bias, stride, kernel_size, dilation, groups, padding)
+  EMBER_MODULE(weight, bias, qweight, stride, kernel_size, dilation, groups, padding)
 
-  std::int64_t channels_in() const { return weight->dim(1) * groups; }
-  std::int64_t channels_out() const { return weight->dim(0); }
+  /// The weight's shape (also when quantized).
+  Shape weight_shape() const { return qweight ? qweight->shape : weight->shape(); }
+  std::int64_t channels_in() const { return weight_shape()[1] * groups; }
+  std::int64_t channels_out() const { return weight_shape()[0]; }
 
   /// [batch, channels_in, *spatial] -> [batch, channels_out, *spatial_out] (or the same
   /// without the batch dim). Throws ShapeError (rank, channels, output size < 1).
@@ -111,12 +117,17 @@ struct Conv {
         o.padding = detail::filled<N>(0);
       }
       const auto b = detail::bias_of(bias);
+      if (qweight && xb.dtype() != DType::F32) {
+        ember::detail::fail<DTypeError>(name, "input of dtype ", xb.dtype(), ": a quantized ", name,
+                                        " (", qweight->scheme.to_string(), ") takes f32 input");
+      }
+      const Tensor<B, N + 2> w = weight_value<N + 2>(weight, qweight);
       if constexpr (N == 1) {
-        return module::conv1d(in, weight.val(), b, o);
+        return module::conv1d(in, w, b, o);
       } else if constexpr (N == 2) {
-        return module::conv2d(in, weight.val(), b, o);
+        return module::conv2d(in, w, b, o);
       } else {
-        return module::conv3d(in, weight.val(), b, o);
+        return module::conv3d(in, w, b, o);
       }
     });
   }

@@ -5,6 +5,10 @@
 //   10]
 //
 // Parameters (PyTorch state_dict names): weight [d_output, d_input], bias [d_output].
+// After ember::quant::quantize the weight is held quantized in `qweight` (the float Param is
+// then empty): int8 symmetric weights (per tensor or per output channel) run the integer
+// kernel (quantize_dynamic's Linear: each input row quantized to u8, exact integer sums, f32
+// out); other schemes (int4, blocks, affine) are dequantized and run in f32.
 // Default init is PyTorch's: U(-1/sqrt(d_input), 1/sqrt(d_input)) for both (Burn's
 // KaimingUniform{gain: 1/sqrt(3)}).
 #pragma once
@@ -17,6 +21,7 @@
 #include "ember/module/config_fwd.hpp"
 #include "ember/module/initializer.hpp"
 #include "ember/module/module.hpp"
+#include "ember/nn/quantized_weight.hpp"
 #include "ember/tensor/module/nn.hpp"
 
 namespace ember::nn {
@@ -42,14 +47,17 @@ struct Linear {
   Param<Tensor<B, 2>> weight;
   /// [d_output]
   std::optional<Param<Tensor<B, 1>>> bias;
+  /// The quantized weight (ember::quant::quantize), when `weight` is empty.
+  std::optional<QuantizedWeight<B>> qweight;
 
-  EMBER_MODULE(weight, bias)
+  EMBER_MODULE(weight, bias, qweight)
 
   /// [..., d_input] -> [..., d_output]. Throws ShapeError when the last dim is not d_input,
   /// and DTypeError when x's dtype is not the weight's (PyTorch raises too; nothing is cast
   /// behind the user's back).
   template <std::size_t D>
   Tensor<B, D> forward(const Tensor<B, D>& x) const {
+    if (qweight) return forward_quantized(x);
     if (x.dtype() != weight->dtype()) {
       ember::detail::fail<DTypeError>(
           "Linear", "input of dtype ", x.dtype(), " (shape ", x.shape(),
@@ -63,6 +71,29 @@ struct Linear {
     }
     return module::linear(x, weight.val(),
                           bias ? std::optional<Tensor<B, 1>>(bias->val()) : std::nullopt);
+  }
+
+ private:
+  template <std::size_t D>
+  Tensor<B, D> forward_quantized(const Tensor<B, D>& x) const {
+    const Shape& ws = qweight->shape;
+    if (x.dtype() != DType::F32) {
+      ember::detail::fail<DTypeError>("Linear", "input of dtype ", x.dtype(),
+                                      ": a quantized Linear (", qweight->scheme.to_string(),
+                                      ") takes f32 input");
+    }
+    if (x.dim(-1) != ws[1]) {
+      ember::detail::fail<ShapeError>("Linear", "input of shape ", x.shape(), " has last dim ",
+                                      x.dim(-1), ", expected d_input = ", ws[1]);
+    }
+    const auto b = bias ? std::optional<Tensor<B, 1>>(bias->val()) : std::nullopt;
+    const QuantScheme& s = qweight->scheme;
+    const bool integer = s.value == QuantValue::Int8 && s.mode == QuantMode::Symmetric &&
+                         (s.level == QuantLevel::Tensor ||
+                          (s.level == QuantLevel::Channel && s.channel_dim(2) == 0)) &&
+                         ws[1] <= ir::kMaxQuantizedLinearIn;
+    if (integer) return QuantizedLinear<B>(qweight->qtensor(), b).forward(x);
+    return module::linear(x, qweight->template dequantize<2>(), b);
   }
 };
 

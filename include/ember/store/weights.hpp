@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -60,6 +61,8 @@ class WeightsReader {
   const std::string& name(std::size_t i) const;
   DType dtype(std::size_t i) const;
   const Shape& shape(std::size_t i) const;
+  /// The file's string metadata (safetensors `__metadata__`; empty for PyTorch files).
+  const std::map<std::string, std::string>& metadata() const;
   /// Tensor i's values into `out` (replaced; its byte buffer's capacity is reused). Throws
   /// IoError for a corrupted PyTorch storage (CRC) or a failed read.
   void read(std::size_t i, TensorData& out);

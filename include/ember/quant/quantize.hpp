@@ -1,0 +1,185 @@
+// Post-training quantization of a module's weights (torch.ao.quantization.quantize_dynamic,
+// Burn's Module::quantize_weights):
+//
+//   auto report = quant::QuantizeReport{};
+//   auto q = quant::quantize(model, {.weights = QuantScheme::int8().per_channel(0)}, &report);
+//   quant::save(q, "model-int8.safetensors");              // the scheme goes in the metadata
+//   auto back = quant::load(CnnConfig{}.init(), "model-int8.safetensors");   // exactly q
+//
+// Every nn::Linear and nn::Conv1d/2d/3d whose path matches one of `modules` gets its weight
+// quantized into `qweight` (see ember/nn/quantized_weight.hpp) and its float Param emptied;
+// biases, norms and every other tensor stay float. A layer whose weight does not fit the
+// scheme (a block size that does not divide the weight's row) is left float and listed in
+// the report.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "ember/core/quant.hpp"
+#include "ember/module/module.hpp"
+#include "ember/nn/conv.hpp"
+#include "ember/nn/linear.hpp"
+
+namespace ember::quant {
+
+/// Which layers to quantize and how.
+struct QuantizeConfig {
+  /// The weights' scheme (per_channel(0) is per output channel).
+  QuantScheme weights = QuantScheme::int8().per_channel(0);
+  /// Glob patterns of module paths ("fc1", "encoder.*"); a layer is quantized when one
+  /// matches. The default matches every layer.
+  std::vector<std::string> modules = {"*"};
+  /// Layer types to quantize.
+  bool linear = true;
+  bool conv = true;
+};
+
+/// What quantize() did: the layers quantized, those left float (with the reason), and the
+/// bytes of every Param and Buffer before and after.
+struct QuantizeReport {
+  std::vector<std::string> quantized;
+  std::vector<std::pair<std::string, std::string>> skipped;
+  std::int64_t bytes_before = 0;
+  std::int64_t bytes_after = 0;
+};
+
+/// The bytes of a module's Params and Buffers (their dtypes' sizes; int4 values count as
+/// the packed bytes they are).
+template <class M>
+std::int64_t state_bytes(const M& m) {
+  std::int64_t n = 0;
+  nn::visit(m, [&](const std::string&, const auto& leaf) {
+    n += leaf.val().numel() * static_cast<std::int64_t>(dtype_size(leaf.val().dtype()));
+  });
+  return n;
+}
+
+namespace detail {
+template <class T>
+inline constexpr bool is_linear_v = false;
+template <class B>
+inline constexpr bool is_linear_v<nn::Linear<B>> = true;
+template <class T>
+inline constexpr bool is_conv_v = false;
+template <class B, std::size_t N>
+inline constexpr bool is_conv_v<nn::Conv<B, N>> = true;
+
+/// Quantizes one layer's weight in place; "" on success, else why it was left float.
+template <class L>
+std::string quantize_layer(L& layer, const QuantScheme& scheme) {
+  if (!layer.weight.has_value()) return "already quantized";
+  try {
+    auto q = nn::QuantizedWeight<typename nn::detail::BackendOf<L>::type>::from_float(
+        layer.weight.val(), scheme);
+    layer.qweight = std::move(q);
+  } catch (const ShapeError& e) {
+    return e.what();
+  }
+  layer.weight = {};
+  return "";
+}
+
+/// The scheme as JSON text for the file's metadata, and back (ValueError when malformed).
+std::string scheme_to_json(const QuantScheme& s);
+QuantScheme scheme_from_json(const std::string& text, const std::string& layer);
+}  // namespace detail
+
+/// A copy of `model` with the weights of the chosen layers quantized (see the header
+/// comment). Throws ValueError for an int4/int8 scheme that cannot apply to any weight
+/// (a channel axis other than 0 or -1 on a weight of rank 2); `report` (optional) receives
+/// what was done.
+template <class M>
+M quantize(M model, const QuantizeConfig& config, QuantizeReport* report = nullptr) {
+  QuantizeReport r;
+  r.bytes_before = state_bytes(model);
+  const auto chosen = [&](const std::string& path) {
+    for (const auto& p : config.modules)
+      if (nn::detail::glob_match(p, path)) return true;
+    return false;
+  };
+  nn::visit_modules(model, [&](const std::string& path, auto& mod) {
+    using T = std::remove_cvref_t<decltype(mod)>;
+    constexpr bool lin = detail::is_linear_v<T>, conv = detail::is_conv_v<T>;
+    if constexpr (lin || conv) {
+      if ((lin && !config.linear) || (conv && !config.conv) || !chosen(path)) return;
+      const std::string why = detail::quantize_layer(mod, config.weights);
+      if (why.empty())
+        r.quantized.push_back(path);
+      else
+        r.skipped.emplace_back(path, why);
+    }
+  });
+  r.bytes_after = state_bytes(model);
+  if (report) *report = std::move(r);
+  return model;
+}
+
+/// The metadata key holding {"<layer path>": <scheme JSON>, ...}.
+inline constexpr const char* kQuantMetadataKey = "ember.quantized";
+
+/// Saves a (partly) quantized module as safetensors: the Params and Buffers (quantized
+/// weights as "<layer>.qweight.values/.scales/.zero_points") and, in the metadata, each
+/// quantized layer's scheme; `metadata` is added. Throws as nn::save.
+template <class M>
+void save(const M& model, const std::filesystem::path& path,
+          std::map<std::string, std::string> metadata = {}) {
+  std::map<std::string, std::string> schemes;
+  nn::visit_modules(model, [&](const std::string& path_, const auto& mod) {
+    using T = std::remove_cvref_t<decltype(mod)>;
+    if constexpr (detail::is_linear_v<T> || detail::is_conv_v<T>) {
+      if (mod.qweight) schemes.emplace(path_, detail::scheme_to_json(mod.qweight->scheme));
+    }
+  });
+  std::string j = "{";
+  for (const auto& [k, v] : schemes) {
+    if (j.size() > 1) j += ",";
+    j += nlohmann::json(k).dump() + ":" + v;
+  }
+  metadata[kQuantMetadataKey] = j + "}";
+  nn::save(model, path, metadata);
+}
+
+/// The layers and schemes recorded in a file written by quant::save (empty for a float
+/// file). Throws IoError for an unreadable file, ValueError for a malformed record.
+std::map<std::string, QuantScheme> saved_schemes(const std::filesystem::path& path);
+
+/// Loads a file written by quant::save into `model` (built float, e.g. from its config):
+/// the recorded layers are quantized with their schemes, then every tensor is loaded, so
+/// the result equals the saved module exactly. Throws IoError / LoadError as nn::load
+/// (`model` unchanged), ValueError when a recorded layer is not a Linear or Conv of `model`.
+template <class M>
+M load(M model, const std::filesystem::path& path, const nn::LoadOptions& options = {}) {
+  const auto schemes = saved_schemes(path);
+  std::map<std::string, bool> found;
+  for (const auto& [k, s] : schemes) found[k] = false;
+  nn::visit_modules(model, [&](const std::string& path_, auto& mod) {
+    using T = std::remove_cvref_t<decltype(mod)>;
+    if constexpr (detail::is_linear_v<T> || detail::is_conv_v<T>) {
+      const auto it = schemes.find(path_);
+      if (it == schemes.end()) return;
+      found[path_] = true;
+      const std::string why = detail::quantize_layer(mod, it->second);
+      if (!why.empty()) {
+        ember::detail::fail<ValueError>("quant::load", "layer '", path_, "' of ", path.string(),
+                                        " cannot hold ", it->second.to_string(), ": ", why);
+      }
+    }
+  });
+  for (const auto& [k, ok] : found) {
+    if (!ok) {
+      ember::detail::fail<ValueError>("quant::load", path.string(), " has a quantized layer '", k,
+                                      "' that is not a Linear or Conv of the model");
+    }
+  }
+  nn::load(model, path, options);
+  return model;
+}
+
+}  // namespace ember::quant

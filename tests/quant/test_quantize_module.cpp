@@ -1,0 +1,214 @@
+// Post-training quantization of modules (ember/quant/quantize.hpp): quantized Linear and
+// Conv layers against the integer kernel and the dequantized float computation, a whole
+// CNN (report, sizes, Dispatch), saving and loading exactly, and bad input.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "ember/cpu/cpu.hpp"
+#include "ember/models/classifiers.hpp"
+#include "ember/quant/quantize.hpp"
+#include "ember/store/safetensors.hpp"
+#include "fixtures.hpp"
+
+using namespace ember;
+
+namespace {
+
+std::filesystem::path temp_file(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / "ember_quant_tests";
+  std::filesystem::create_directories(dir);
+  return dir / name;
+}
+
+/// Largest |a - b| over the elements.
+double max_diff(const TensorData& a, const TensorData& b) {
+  const auto x = a.to_vec<double>(), y = b.to_vec<double>();
+  double m = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) m = std::max(m, std::abs(x[i] - y[i]));
+  return m;
+}
+
+struct Net {
+  nn::Linear<Cpu> fc1, fc2;
+  nn::Conv2d<Cpu> conv;
+  EMBER_MODULE(fc1, fc2, conv)
+};
+
+struct Small {
+  nn::Linear<Cpu> fc1;
+  EMBER_MODULE(fc1)
+};
+
+Net make_net() {
+  return {nn::LinearConfig{.d_input = 64, .d_output = 32}.init<Cpu>(),
+          nn::LinearConfig{.d_input = 32, .d_output = 10, .bias = false}.init<Cpu>(),
+          nn::Conv2dConfig{.channels = {3, 8}, .kernel_size = {3, 3}}.init<Cpu>()};
+}
+
+}  // namespace
+
+TEST(QuantizeModule, Int8LinearRunsTheIntegerKernel) {
+  const Net net = make_net();
+  quant::QuantizeReport report;
+  const Net q = quant::quantize(net, {}, &report);
+  EXPECT_EQ(report.quantized, (std::vector<std::string>{"fc1", "fc2", "conv"}));
+  EXPECT_TRUE(report.skipped.empty());
+  EXPECT_FALSE(q.fc1.weight.has_value());
+  ASSERT_TRUE(q.fc1.qweight.has_value());
+  EXPECT_EQ(q.fc1.qweight->values->dtype(), DType::I8);
+  EXPECT_EQ(q.fc1.qweight->scales->shape(), (Shape{32, 1}));
+  EXPECT_TRUE(net.fc1.weight.has_value());  // the original is untouched
+
+  const auto x = Tensor<Cpu, 2>::random({5, 64}, Distribution::normal(0, 1));
+  const auto want =
+      QuantizedLinear<Cpu>::from_float(net.fc1.weight.val(), net.fc1.bias->val()).forward(x);
+  test::expect_eq(q.fc1.forward(x).into_data(), want.into_data());
+  // Within int8 quantization error of the float layer.
+  EXPECT_LT(max_diff(q.fc1.forward(x).into_data(), net.fc1.forward(x).into_data()), 0.05);
+  // Sizes: f32 weights (64*32 + 32*10 + 8*27) * 4 bytes become 1 byte each plus f32 scales.
+  EXPECT_EQ(report.bytes_before, (64 * 32 + 32 + 32 * 10 + 8 * 27 + 8) * 4);
+  EXPECT_EQ(report.bytes_after,
+            64 * 32 + 32 * 4 + 32 * 4 + 32 * 10 + 10 * 4 + 8 * 27 + 8 * 4 + 8 * 4);
+}
+
+TEST(QuantizeModule, Int4BlocksAreDequantizedAndConvRowsAreBlocked) {
+  const Net net = make_net();
+  quant::QuantizeReport report;
+  const QuantScheme s = QuantScheme::int4().per_block(16);
+  const Net q = quant::quantize(net, {.weights = s}, &report);
+  // conv's row is 3 * 3 * 3 = 27 values: 16 does not divide it, so it stays float.
+  EXPECT_EQ(report.quantized, (std::vector<std::string>{"fc1", "fc2"}));
+  ASSERT_EQ(report.skipped.size(), 1u);
+  EXPECT_EQ(report.skipped[0].first, "conv");
+  EXPECT_NE(report.skipped[0].second.find("block"), std::string::npos) << report.skipped[0].second;
+  EXPECT_TRUE(q.conv.weight.has_value());
+  EXPECT_EQ(q.fc1.qweight->values->shape(), (Shape{32, 32}));  // two int4 per byte
+
+  const auto x = Tensor<Cpu, 3>::random({2, 3, 64}, Distribution::normal(0, 1));
+  const auto w = net.fc1.weight.val().quantize(s).dequantize();
+  test::expect_eq(q.fc1.forward(x).into_data(),
+                  module::linear(x, w, net.fc1.bias->val()).into_data());
+}
+
+TEST(QuantizeModule, ConvPerChannel) {
+  const Net net = make_net();
+  const Net q = quant::quantize(net, {.modules = {"conv"}});
+  EXPECT_TRUE(q.fc1.weight.has_value());
+  ASSERT_TRUE(q.conv.qweight.has_value());
+  EXPECT_EQ(q.conv.qweight->shape, (Shape{8, 3, 3, 3}));
+  EXPECT_EQ(q.conv.qweight->values->shape(), (Shape{8, 27}));
+  EXPECT_EQ(q.conv.channels_in(), 3);
+  EXPECT_EQ(q.conv.channels_out(), 8);
+  const auto x = Tensor<Cpu, 4>::random({2, 3, 9, 9}, Distribution::normal(0, 1));
+  const auto w = net.conv.weight.val()
+                     .reshape<2>({8, 27})
+                     .quantize(QuantScheme::int8().per_channel(0))
+                     .dequantize()
+                     .reshape<4>({8, 3, 3, 3});
+  const auto want = module::conv2d(x, w, net.conv.bias->val(), ConvOptions<2>{});
+  test::expect_eq(q.conv.forward(x).into_data(), want.into_data());
+  EXPECT_LT(max_diff(q.conv.forward(x).into_data(), net.conv.forward(x).into_data()), 0.05);
+}
+
+TEST(QuantizeModule, SaveAndLoadExactly) {
+  const Net net = make_net();
+  for (const QuantScheme& s : {QuantScheme::int8().per_channel(0),
+                               QuantScheme::int4().affine().per_block(8).with_f16_scales()}) {
+    SCOPED_TRACE(s.to_string());
+    quant::QuantizeReport report;
+    const Net q = quant::quantize(net, {.weights = s}, &report);
+    const auto path = temp_file("net.safetensors");
+    quant::save(q, path, {{"note", "kept"}});
+    const auto schemes = quant::saved_schemes(path);
+    // int8: all three layers; int4 blocks of 8: conv's row of 27 stays f32.
+    ASSERT_EQ(schemes.size(), s.value == QuantValue::Int8 ? 3u : 2u);
+    ASSERT_EQ(schemes.size(), report.quantized.size());
+    EXPECT_EQ(schemes.at("fc1"), s);
+    const Net back = quant::load(make_net(), path);
+    const auto a = nn::state_dict(q), b = nn::state_dict(back);
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      EXPECT_EQ(a[i].first, b[i].first);
+      test::expect_eq(b[i].second, a[i].second);
+    }
+    const auto x = Tensor<Cpu, 2>::random({3, 64}, Distribution::normal(0, 1));
+    test::expect_eq(back.fc1.forward(x).into_data(), q.fc1.forward(x).into_data());
+    // The file holds the integers: fc1's values as I8 (or packed U8).
+    const auto file = store::read_safetensors(path);
+    EXPECT_EQ(file.metadata.at("note"), "kept");
+    bool seen = false;
+    for (const auto& [name, t] : file.tensors) {
+      if (name == "fc1.qweight.values") {
+        seen = true;
+        EXPECT_EQ(t.dtype(), s.value == QuantValue::Int8 ? DType::I8 : DType::U8);
+      }
+      EXPECT_NE(name, "fc1.weight");
+    }
+    EXPECT_TRUE(seen);
+  }
+}
+
+TEST(QuantizeModule, CnnOnDispatchSmallerAndClose) {
+  const auto cfg = models::CnnConfig{};
+  const auto model = cfg.init<Dispatch>().valid();
+  quant::QuantizeReport report;
+  const auto q = quant::quantize(model, {}, &report);
+  EXPECT_EQ(report.quantized, (std::vector<std::string>{"conv1", "conv2", "fc1", "fc2"}));
+  EXPECT_GT(static_cast<double>(report.bytes_before) / static_cast<double>(report.bytes_after),
+            3.7);
+  const auto x = Tensor<Dispatch, 4>::random({4, 1, 28, 28}, Distribution::normal(0, 1));
+  const double scale = model.forward(x).abs().max().into_scalar();
+  EXPECT_LT(max_diff(q.forward(x).into_data(), model.forward(x).into_data()), 0.05 * scale);
+  // int4 blocks of 32: conv1's row (9 values) stays float.
+  const auto q4 = quant::quantize(model, {.weights = parse_quant_scheme("int4-block32")}, &report);
+  EXPECT_EQ(report.quantized, (std::vector<std::string>{"conv2", "fc1", "fc2"}));
+  EXPECT_GT(static_cast<double>(report.bytes_before) / static_cast<double>(report.bytes_after),
+            6.0);
+  EXPECT_LT(max_diff(q4.forward(x).into_data(), model.forward(x).into_data()), 0.3 * scale);
+}
+
+TEST(QuantizeModule, Errors) {
+  const Net net = make_net();
+  const Net q = quant::quantize(net, {});
+  // Quantizing again leaves the layers as they are.
+  quant::QuantizeReport report;
+  (void)quant::quantize(q, {}, &report);
+  EXPECT_TRUE(report.quantized.empty());
+  ASSERT_EQ(report.skipped.size(), 3u);
+  EXPECT_EQ(report.skipped[0].second, "already quantized");
+  // Input dtype and shape.
+  EXPECT_THROW((void)q.fc1.forward(Tensor<Cpu, 2>::zeros({2, 64}, {}, DType::F64)), DTypeError);
+  EXPECT_THROW((void)q.fc1.forward(Tensor<Cpu, 2>::zeros({2, 63})), ShapeError);
+  EXPECT_THROW((void)q.conv.forward(Tensor<Cpu, 4>::zeros({1, 4, 5, 5})), ShapeError);
+
+  const auto path = temp_file("bad.safetensors");
+  quant::save(q, path);
+  // A model without the recorded layers.
+  EXPECT_THROW(
+      (void)quant::load(Small{nn::LinearConfig{.d_input = 64, .d_output = 32}.init<Cpu>()}, path),
+      ValueError);
+  // A malformed scheme record.
+  auto file = store::read_safetensors(path);
+  file.metadata[quant::kQuantMetadataKey] = R"({"fc1": {"value": "int3", "mode": "symmetric"}})";
+  store::write_safetensors(path, file);
+  EXPECT_THROW((void)quant::saved_schemes(path), ValueError);
+  file.metadata[quant::kQuantMetadataKey] = "[1, 2]";
+  store::write_safetensors(path, file);
+  EXPECT_THROW((void)quant::load(make_net(), path), ValueError);
+  // A float file loads as float (no record).
+  nn::save(net, path);
+  EXPECT_TRUE(quant::saved_schemes(path).empty());
+  const Net f = quant::load(make_net(), path);
+  EXPECT_TRUE(f.fc1.weight.has_value());
+  // Values that do not fit the recorded scheme: LoadError.
+  quant::save(q, path);
+  file = store::read_safetensors(path);
+  for (auto& [name, t] : file.tensors) {
+    if (name == "fc1.qweight.scales") t = TensorData::full(Shape{16, 1}, 0.5, DType::F32);
+  }
+  store::write_safetensors(path, file);
+  EXPECT_THROW((void)quant::load(make_net(), path), nn::LoadError);
+}
