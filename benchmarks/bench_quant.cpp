@@ -4,6 +4,10 @@
 //   BM_linear_f32/<out>x<in>/batch:<m>    module::linear, f32 weight [out, in]
 //   BM_linear_int8/<out>x<in>/batch:<m>   QuantizedLinear (int8 per-channel weight), f32 out
 //   BM_quantize/<rows>x<cols>             x.quantize(int8 per channel 0): parameters + values
+//   BM_cnn/<scheme>/batch:<n>             the Fashion-MNIST CNN of `ember train` (inference,
+//                                         eval mode): f32, quant::quantize with int8 per
+//                                         channel (integer Linear kernels, dequantized convs)
+//                                         and int4 blocks of 32 (weights only, dequantized)
 //
 // Threads: EMBER_NUM_THREADS (default 2 here, to match benchmarks/torch_quant.py).
 // Side by side with PyTorch (torch.ao.quantization.quantize_dynamic Linear and f32 Linear):
@@ -14,6 +18,8 @@
 #include <string>
 
 #include "ember/cpu/cpu.hpp"
+#include "ember/models/classifiers.hpp"
+#include "ember/quant/quantize.hpp"
 #include "ember/tensor/module/nn.hpp"
 #include "ember/tensor/tensor.hpp"
 
@@ -64,8 +70,33 @@ void BM_quantize(benchmark::State& state, std::int64_t rows, std::int64_t cols) 
   state.SetItemsProcessed(state.iterations() * rows * cols);
 }
 
+void BM_cnn(benchmark::State& state, const char* scheme, std::int64_t n) {
+  auto model = ember::models::CnnConfig{}.init<Cpu>().valid();
+  if (std::string(scheme) != "f32") {
+    model = ember::quant::quantize(model, {.weights = ember::parse_quant_scheme(scheme)});
+  }
+  const auto x = T<4>::random(Shape{n, 1, 28, 28}, Distribution::normal(0, 1));
+  for (auto _ : state) {
+    auto y = model.forward(x);
+    benchmark::DoNotOptimize(y);
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+}
+
 }  // namespace
 
+BENCHMARK_CAPTURE(BM_cnn, f32_256, "f32", 256)
+    ->Name("BM_cnn/f32/batch:256")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_cnn, int8_256, "int8-per-channel", 256)
+    ->Name("BM_cnn/int8-per-channel/batch:256")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_cnn, int4_256, "int4-block32", 256)
+    ->Name("BM_cnn/int4-block32/batch:256")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK_CAPTURE(BM_linear_f32, 4096x4096_64, 4096, 4096, 64)
     ->Name("BM_linear_f32/4096x4096/batch:64")
     ->Unit(benchmark::kMillisecond)

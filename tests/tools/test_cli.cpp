@@ -462,6 +462,72 @@ TEST_F(CliTest, MissingRunsAndCheckpointsAreReported) {
                {"header-only.bmp: truncated (the image data ends before its 28x28 pixels do)"});
 }
 
+TEST_F(CliTest, QuantizeThenEvalAndInferTheQuantizedModel) {
+  const fs::path q = run_dir_ / "model-quantized.safetensors";
+  std::error_code ec;
+  fs::remove(q, ec);
+  expect_error(ember({"eval", run_dir_.string(), "--quantized", "--limit", "10"}), 1,
+               {"has no quantized model yet", "ember quantize"});
+  expect_error(ember({"quantize", run_dir_.string(), "--scheme", "int3"}), 1,
+               {"unknown scheme 'int3'"});
+  expect_error(ember({"quantize", run_dir_.string(), "--modules", "nothing*"}), 1,
+               {"no layer", "--modules"});
+  EXPECT_FALSE(fs::exists(q));
+
+  const Result r = ember({"quantize", run_dir_.string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* part : {"int8 symmetric per-channel(axis=0) f32", "quantized  conv1",
+                           "quantized  fc2", "x smaller"}) {
+    EXPECT_NE(r.out.find(part), std::string::npos) << part << " in\n" << r.out;
+  }
+  const auto file = store::read_safetensors(q);
+  EXPECT_TRUE(file.metadata.count("config"));  // the run's model, as in model.safetensors
+  EXPECT_TRUE(file.metadata.count("ember.quantized"));
+  EXPECT_EQ(file.metadata.at("ember.quantized.scheme"), "int8-per-channel");
+  const double ratio = static_cast<double>(fs::file_size(run_dir_ / "model.safetensors")) /
+                       static_cast<double>(fs::file_size(q));
+  EXPECT_GT(ratio, 3.7);
+
+  const Result f32 = ember({"eval", run_dir_.string(), "--limit", "1000"});
+  ASSERT_EQ(f32.status, 0) << f32.err;
+  const double acc_f32 = nlohmann::json::parse(slurp(run_dir_ / "eval.json"))["accuracy"];
+  const Result e = ember({"eval", run_dir_.string(), "--limit", "1000", "--quantized"});
+  ASSERT_EQ(e.status, 0) << e.err;
+  const auto eval = nlohmann::json::parse(slurp(run_dir_ / "eval.json"));
+  EXPECT_EQ(eval["checkpoint"], "quantized model");
+  EXPECT_NEAR(eval["accuracy"].get<double>(), acc_f32, 0.01);
+
+  const Result i = ember({"infer", run_dir_.string(), "--quantized", test_png().string()});
+  ASSERT_EQ(i.status, 0) << i.err;
+  const Result i32 = ember({"infer", run_dir_.string(), test_png().string()});
+  ASSERT_EQ(i32.status, 0) << i32.err;
+  const std::string head = lines(i.out).at(0), head32 = lines(i32.out).at(0);
+  EXPECT_EQ(head.substr(0, head.find('(')), head32.substr(0, head32.find('(')));  // same class
+
+  const Result s = ember({"summary", run_dir_.string()});
+  EXPECT_NE(s.out.find("model-quantized.safetensors (int8-per-channel)"), std::string::npos)
+      << s.out;
+
+  // int4 blocks of 32: conv1's row of 9 weights cannot be blocked and stays f32.
+  const Result r4 = ember({"quantize", run_dir_.string(), "--scheme", "int4-block32"});
+  ASSERT_EQ(r4.status, 0) << r4.err;
+  EXPECT_NE(r4.out.find("kept f32   conv1"), std::string::npos) << r4.out;
+  EXPECT_GT(static_cast<double>(fs::file_size(run_dir_ / "model.safetensors")) /
+                static_cast<double>(fs::file_size(q)),
+            6.0);
+  const Result e4 = ember({"eval", run_dir_.string(), "--limit", "1000", "--quantized"});
+  ASSERT_EQ(e4.status, 0) << e4.err;
+  EXPECT_NEAR(nlohmann::json::parse(slurp(run_dir_ / "eval.json"))["accuracy"].get<double>(),
+              acc_f32, 0.05);
+  // A damaged scheme record is reported, not guessed.
+  auto damaged = store::read_safetensors(q);
+  damaged.metadata["ember.quantized"] = R"({"fc1": {"value": "int8"}})";
+  store::write_safetensors(q, damaged);
+  expect_error(ember({"eval", run_dir_.string(), "--limit", "10", "--quantized"}), 1,
+               {"scheme of layer 'fc1'", "malformed"});
+  fs::remove(q, ec);
+}
+
 }  // namespace
 }  // namespace ember::cli::testing
 

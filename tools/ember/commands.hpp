@@ -55,6 +55,7 @@ struct EvalArgs {
   std::size_t batch_size = 256;
   std::size_t limit = 0;
   int threads = 0;
+  bool quantized = false;
 };
 
 /// Options of `ember infer`.
@@ -65,6 +66,15 @@ struct InferArgs {
   std::string device = "cpu";
   std::size_t top = 3;
   bool invert = false;
+  bool quantized = false;
+};
+
+/// Options of `ember quantize`.
+struct QuantizeArgs {
+  std::string run_dir{};
+  std::string scheme = "int8-per-channel";
+  std::string checkpoint = "final";
+  std::vector<std::string> modules{};
 };
 
 /// Options of `ember summary`.
@@ -76,12 +86,14 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& args);
 CLI::App* add_eval_command(CLI::App& app, EvalArgs& args);
 CLI::App* add_infer_command(CLI::App& app, InferArgs& args);
 CLI::App* add_summary_command(CLI::App& app, SummaryArgs& args);
+CLI::App* add_quantize_command(CLI::App& app, QuantizeArgs& args);
 
 /// `sub` is the parsed subcommand (to tell options given on the command line from defaults).
 int run_train(const TrainArgs& args, const CLI::App& sub);
 int run_eval(const EvalArgs& args);
 int run_infer(const InferArgs& args);
 int run_summary(const SummaryArgs& args);
+int run_quantize(const QuantizeArgs& args);
 
 /// CLI11 validators with short messages: a number > 0, and a number >= 0.
 CLI::Validator positive_number();

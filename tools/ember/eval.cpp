@@ -32,6 +32,8 @@ CLI::App* add_eval_command(CLI::App& app, EvalArgs& a) {
       ->check(whole_number())
       ->capture_default_str();
   sub->add_option("--threads", a.threads, "CPU kernel threads")->check(CLI::Range(1, 1024));
+  sub->add_flag("--quantized", a.quantized,
+                "Evaluate the model of `ember quantize` (RUN_DIR/model-quantized.safetensors)");
   return sub;
 }
 
@@ -48,7 +50,8 @@ int run_eval(const EvalArgs& a) {
   const Device device = parse_device(a.device).without_autodiff();
   set_threads(device, a.threads);
   return with_trained_model(
-      dir, cfg, a.checkpoint, a.model, device, [&](auto& model, const ModelFile& file) {
+      dir, cfg, a.checkpoint, a.model, device, a.quantized,
+      [&](auto& model, const ModelFile& file) {
         auto test = load_split(cfg.data, data::Split::Test, a.limit);
         auto loader =
             data::DataLoaderBuilder(NormalizingBatcher(device, cfg.data.mean, cfg.data.std))

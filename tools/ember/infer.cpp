@@ -33,6 +33,8 @@ CLI::App* add_infer_command(CLI::App& app, InferArgs& a) {
                 "Invert the pixels (for dark objects on a light background; Fashion-MNIST "
                 "shows light objects on black)");
   sub->add_option("--device", a.device, "Ember device")->capture_default_str();
+  sub->add_flag("--quantized", a.quantized,
+                "Use the model of `ember quantize` (RUN_DIR/model-quantized.safetensors)");
   return sub;
 }
 
@@ -74,45 +76,46 @@ int run_infer(const InferArgs& a) {
   for (std::size_t i = 0; i < a.images.size(); ++i) {
     images.push_back(prepare_image(a.images[i], cfg.data, a.invert, notes[i]));
   }
-  return with_trained_model(dir, cfg, a.checkpoint, "", device, [&](auto& model, const ModelFile&) {
-    const auto batch = NormalizingBatcher(device, cfg.data.mean, cfg.data.std)(images);
-    const auto logits = model.forward(batch.images);
-    const auto num_classes = static_cast<std::size_t>(logits.dim(1));
-    const auto values = logits.into_data().template to_vec<float>();
-    const std::size_t top = std::min(a.top, num_classes);
-    for (std::size_t i = 0; i < images.size(); ++i) {
-      // Softmax on the host, in double.
-      const float* row = values.data() + i * num_classes;
-      if (!std::all_of(row, row + num_classes, [](float v) { return std::isfinite(v); })) {
-        throw CliError("the model's outputs for " + a.images[i] +
-                       " are not finite numbers: its training diverged (see `ember summary " +
-                       dir.string() + "`)");
-      }
-      const double mx = *std::max_element(row, row + num_classes);
-      std::vector<double> p(num_classes);
-      double sum = 0;
-      for (std::size_t c = 0; c < num_classes; ++c) sum += p[c] = std::exp(row[c] - mx);
-      for (double& v : p) v /= sum;
-      std::vector<std::size_t> order(num_classes);
-      std::iota(order.begin(), order.end(), std::size_t{0});
-      std::stable_sort(order.begin(), order.end(),
-                       [&](std::size_t x, std::size_t y) { return p[x] > p[y]; });
-      const auto name = [&](std::size_t c) {
-        return c < cfg.data.classes.size() ? cfg.data.classes[c] : std::to_string(c);
-      };
-      char pct[32];
-      std::snprintf(pct, sizeof pct, "%.1f %%", 100.0 * p[order[0]]);
-      std::cout << a.images[i] << ": " << name(order[0]) << " (" << pct << ")";
-      if (!notes[i].empty()) std::cout << " [" << notes[i] << "]";
-      std::cout << "\n";
-      for (std::size_t k = 0; k < top; ++k) {
-        std::snprintf(pct, sizeof pct, "%6.2f %%", 100.0 * p[order[k]]);
-        std::cout << "  " << pct << "  " << name(order[k]) << "\n";
-      }
-    }
-    std::cout << std::flush;
-    return 0;
-  });
+  return with_trained_model(
+      dir, cfg, a.checkpoint, "", device, a.quantized, [&](auto& model, const ModelFile&) {
+        const auto batch = NormalizingBatcher(device, cfg.data.mean, cfg.data.std)(images);
+        const auto logits = model.forward(batch.images);
+        const auto num_classes = static_cast<std::size_t>(logits.dim(1));
+        const auto values = logits.into_data().template to_vec<float>();
+        const std::size_t top = std::min(a.top, num_classes);
+        for (std::size_t i = 0; i < images.size(); ++i) {
+          // Softmax on the host, in double.
+          const float* row = values.data() + i * num_classes;
+          if (!std::all_of(row, row + num_classes, [](float v) { return std::isfinite(v); })) {
+            throw CliError("the model's outputs for " + a.images[i] +
+                           " are not finite numbers: its training diverged (see `ember summary " +
+                           dir.string() + "`)");
+          }
+          const double mx = *std::max_element(row, row + num_classes);
+          std::vector<double> p(num_classes);
+          double sum = 0;
+          for (std::size_t c = 0; c < num_classes; ++c) sum += p[c] = std::exp(row[c] - mx);
+          for (double& v : p) v /= sum;
+          std::vector<std::size_t> order(num_classes);
+          std::iota(order.begin(), order.end(), std::size_t{0});
+          std::stable_sort(order.begin(), order.end(),
+                           [&](std::size_t x, std::size_t y) { return p[x] > p[y]; });
+          const auto name = [&](std::size_t c) {
+            return c < cfg.data.classes.size() ? cfg.data.classes[c] : std::to_string(c);
+          };
+          char pct[32];
+          std::snprintf(pct, sizeof pct, "%.1f %%", 100.0 * p[order[0]]);
+          std::cout << a.images[i] << ": " << name(order[0]) << " (" << pct << ")";
+          if (!notes[i].empty()) std::cout << " [" << notes[i] << "]";
+          std::cout << "\n";
+          for (std::size_t k = 0; k < top; ++k) {
+            std::snprintf(pct, sizeof pct, "%6.2f %%", 100.0 * p[order[k]]);
+            std::cout << "  " << pct << "  " << name(order[k]) << "\n";
+          }
+        }
+        std::cout << std::flush;
+        return 0;
+      });
 }
 
 }  // namespace ember::cli

@@ -54,10 +54,12 @@ int main(int argc, char** argv) {
   EvalArgs eval_args;
   InferArgs infer_args;
   SummaryArgs summary_args;
+  QuantizeArgs quantize_args;
   CLI::App* train = add_train_command(app, train_args);
   CLI::App* eval = add_eval_command(app, eval_args);
   CLI::App* infer = add_infer_command(app, infer_args);
   CLI::App* summary = add_summary_command(app, summary_args);
+  CLI::App* quantize = add_quantize_command(app, quantize_args);
   LaunchArgs launch_args;
   CLI::App* launch = add_launch_command(app, launch_args);
 #ifdef EMBER_HAVE_ONNX
@@ -95,6 +97,10 @@ int main(int argc, char** argv) {
     if (launch->parsed()) {
       where = "ember launch";
       return run_launch(launch_args);
+    }
+    if (quantize->parsed()) {
+      where = "ember quantize";
+      return run_quantize(quantize_args);
     }
     if (summary->parsed()) {
       where = "ember summary";

@@ -26,6 +26,7 @@
 #include "ember/data/mnist.hpp"
 #include "ember/models/classifiers.hpp"
 #include "ember/module/config.hpp"
+#include "ember/quant/quantize.hpp"
 
 namespace ember::cli {
 
@@ -191,20 +192,45 @@ void load_weights(M& model, const ModelFile& file, const ModelSpec& spec) {
   }
 }
 
-/// The run's model with the weights of `which` loaded, on a device without autodiff, in eval
-/// mode; checks `expect_model` (when not empty) and the weights' recorded config.
+/// RUN_DIR/model-quantized.safetensors, written by `ember quantize`.
+std::filesystem::path quantized_model_path(const std::filesystem::path& dir);
+
+/// The run's model with the weights of `which` loaded (or, when `quantized`, the model of
+/// `ember quantize`), on a device without autodiff, in eval mode; checks `expect_model`
+/// (when not empty) and the weights' recorded config.
 template <class F>
 decltype(auto) with_trained_model(const std::filesystem::path& dir, const RunConfig& cfg,
                                   const std::string& which, const std::string& expect_model,
-                                  const Device& device, F&& f) {
+                                  const Device& device, bool quantized, F&& f) {
   if (!expect_model.empty() && expect_model != cfg.model.name) {
     throw CliError("run " + dir.string() + " holds a '" + cfg.model.name + "' model, not '" +
                    expect_model + "' (run.json)");
   }
-  const ModelFile file = find_model_file(dir, which);
+  ModelFile file;
+  if (quantized) {
+    std::error_code ec;
+    file = {quantized_model_path(dir), "quantized model"};
+    if (!std::filesystem::is_regular_file(file.path, ec)) {
+      throw CliError("run " + dir.string() + " has no quantized model yet: make one with " +
+                     "`ember quantize " + dir.string() + "`");
+    }
+  } else {
+    file = find_model_file(dir, which);
+  }
   check_model_metadata(file, cfg.model);
   return with_model(cfg.model, device.without_autodiff(), [&](auto model) {
-    load_weights(model, file, cfg.model);
+    if (quantized) {
+      try {
+        model = quant::load(std::move(model), file.path);
+      } catch (const nn::LoadError& e) {
+        throw CliError("the weights in " + file.path.string() + " do not fit the run's model '" +
+                       cfg.model.name + "' (run.json): " + describe(e));
+      } catch (const Error& e) {
+        throw CliError(first_line(e.what()));
+      }
+    } else {
+      load_weights(model, file, cfg.model);
+    }
     model.eval();
     return f(model, file);
   });

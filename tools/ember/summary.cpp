@@ -1,8 +1,10 @@
 // `ember summary RUN_DIR`: a run's settings, metric summary, best epoch and checkpoints.
+#include <iomanip>
 #include <iostream>
 #include <sstream>
 
 #include "commands.hpp"
+#include "ember/store/weights.hpp"
 #include "ember/train/train.hpp"
 
 namespace ember::cli {
@@ -17,6 +19,15 @@ CLI::App* add_summary_command(CLI::App& app, SummaryArgs& a) {
   sub->add_option("RUN_DIR", a.run_dir, "Run directory of `ember train`")->required();
   return sub;
 }
+
+namespace {
+/// a / b with two decimals.
+std::string ratio_text(std::uintmax_t a, std::uintmax_t b) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(2) << static_cast<double>(a) / static_cast<double>(b);
+  return os.str();
+}
+}  // namespace
 
 int run_summary(const SummaryArgs& a) {
   const fs::path dir = a.run_dir;
@@ -51,6 +62,24 @@ int run_summary(const SummaryArgs& a) {
              ? "finished (final model: model.safetensors)"
              : "not finished (continue with `ember train --resume --run-dir " + dir.string() + "`)")
      << "\n";
+  const fs::path quantized = quantized_model_path(dir);
+  if (finished && fs::is_regular_file(quantized, ec)) {
+    const auto f32 = fs::file_size(dir / "model.safetensors", ec);
+    const auto q = fs::file_size(quantized, ec);
+    std::string scheme = "?";
+    try {
+      const store::WeightsReader file(quantized);
+      const auto& meta = file.metadata();
+      if (const auto it = meta.find("ember.quantized.scheme"); it != meta.end())
+        scheme = it->second;
+    } catch (const Error&) {
+    }
+    os << "  size      model.safetensors " << f32 << " bytes; model-quantized.safetensors ("
+       << scheme << ") " << q << " bytes, " << ratio_text(f32, q) << "x smaller\n";
+  } else if (finished) {
+    os << "  size      model.safetensors " << fs::file_size(dir / "model.safetensors", ec)
+       << " bytes (no quantized model: `ember quantize " << dir.string() << "`)\n";
+  }
   std::cout << os.str() << std::flush;
   os.str("");
 
