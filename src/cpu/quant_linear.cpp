@@ -14,17 +14,28 @@
 // same layout feeds tdpbusd: a B tile is 16 kq steps of 16 columns (rows 256 bytes apart), an
 // A tile 16 rows of 64 inputs; 2 x 2 tiles of 16 x 16 sums per (32 rows, 32 columns).
 // Inputs of fewer than 32 rows, and EMBER_CPU_AMX=0, take the VNNI kernel (tests run both).
-#include <cpuid.h>
-#include <sys/syscall.h>
-#include <unistd.h>
+//
+// Other targets (WebAssembly, ARM) build only the portable loop: EMBER_QUANT_X86 is 0 and the
+// x86 kernels below are replaced by stand-ins that are never called (have_amx and have_vnni
+// are false there).
+#if defined(__x86_64__) || defined(__i386__)
+#define EMBER_QUANT_X86 1
+#else
+#define EMBER_QUANT_X86 0
+#endif
 
 #include <cstdlib>
 #include <string>
+#if EMBER_QUANT_X86
+#include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 // GCC 12 warns that the intrinsics' own _mm512_undefined_*() operands are uninitialised
 // (GCC bug 105593, fixed in GCC 13).
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -57,6 +68,7 @@ struct Dims {
   std::int64_t packed_bytes() const { return np * kp + np * 4; }
 };
 
+#if EMBER_QUANT_X86
 /// AMX-INT8 usable: the CPU has it (CPUID 7.0 EDX bits 24, 25), the ISA cap allows AVX-512,
 /// EMBER_CPU_AMX is not 0, and Linux granted this process the tile data state
 /// (arch_prctl ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA).
@@ -80,6 +92,14 @@ bool have_vnni() {
   }();
   return v;
 }
+#else
+bool have_amx() {
+  return false;
+}
+bool have_vnni() {
+  return false;
+}
+#endif
 
 /// Quantizes one row of `k` floats to u8 (affine [0, 255], MinMax rule) into `q` (padded
 /// with zeros to `kp`); returns (scale, zero point).
@@ -101,6 +121,7 @@ std::pair<float, std::int32_t> quantize_row_scalar(const float* x, std::int64_t 
   return {s, static_cast<std::int32_t>(z)};
 }
 
+#if EMBER_QUANT_X86
 #define EMBER_VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
 
 /// quantize_row_scalar with AVX-512 (the same values: cvtps rounds half to even).
@@ -168,6 +189,7 @@ EMBER_VNNI_TARGET void panel_kernel_vnni(const std::uint8_t* a, std::int64_t lda
   for (int r = 0; r < MR; ++r)
     for (int j = 0; j < 4; ++j) _mm512_storeu_si512(acc + r * kPanel + 16 * j, c[r][j]);
 }
+#endif  // EMBER_QUANT_X86
 
 /// The same sums without SIMD (any CPU).
 void panel_kernel_scalar(const std::uint8_t* a, std::int64_t lda, const std::int8_t* panel,
@@ -188,6 +210,7 @@ void panel_kernel_scalar(const std::uint8_t* a, std::int64_t lda, const std::int
 
 constexpr int kMr = 6;  // rows per register block: 6 x 4 accumulators + 4 weights + 1 input
 
+#if EMBER_QUANT_X86
 void rows_vnni(const std::uint8_t* a, std::int64_t lda, const std::int8_t* panel,
                std::int64_t steps, bool first, int mr, std::int32_t* acc) {
   switch (mr) {
@@ -253,6 +276,20 @@ __attribute__((target("amx-tile,amx-int8"))) void panel_kernel_amx(const std::ui
     _tile_stored(3, c + 16 * kPanel + 16, kAccStride);
   }
 }
+
+#else
+// Stand-ins of the x86 kernels (never called: have_amx() and have_vnni() are false).
+std::pair<float, std::int32_t> quantize_row_avx512(const float* x, std::int64_t k, std::int64_t kp,
+                                                   std::uint8_t* q) {
+  return quantize_row_scalar(x, k, kp, q);
+}
+void rows_vnni(const std::uint8_t*, std::int64_t, const std::int8_t*, std::int64_t, bool, int,
+               std::int32_t*) {}
+void amx_begin() {}
+void amx_end() {}
+void panel_kernel_amx(const std::uint8_t*, std::int64_t, const std::int8_t*, std::int64_t,
+                      std::int32_t*) {}
+#endif  // EMBER_QUANT_X86
 
 }  // namespace
 
@@ -335,7 +372,8 @@ CpuTensor QuantOps::float_quantized_linear(const CpuTensor& x, const CpuTensor& 
   const std::int64_t panels = d.np / kPanel, mblocks = (m + kRows - 1) / kRows;
   const std::int64_t tasks = panels * mblocks;
   const double work = static_cast<double>(m) * static_cast<double>(out) * static_cast<double>(in);
-  const int nt = work < 1e6 ? 1 : static_cast<int>(std::min<std::int64_t>(threads(), tasks));
+  [[maybe_unused]] const int nt =
+      work < 1e6 ? 1 : static_cast<int>(std::min<std::int64_t>(threads(), tasks));
   float* yv = y.data<float>();
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1) if (nt > 1)
   for (std::int64_t t = 0; t < tasks; ++t) {
