@@ -376,9 +376,14 @@ TEST_F(CliTest, ResumeWithMoreEpochsExtendsTheRun) {
   EXPECT_EQ(saved["train"]["keep"], 2);
   saved["train"]["keep"] = 5;
   std::ofstream(mlp / "run.json") << saved.dump(2);
+  // A quantized model of the 1-epoch model goes out of date with the new final model.
+  ASSERT_EQ(ember({"quantize", mlp.string()}).status, 0);
+  ASSERT_TRUE(fs::exists(mlp / "model-quantized.safetensors"));
   const Result r =
       ember({"train", "--resume", "--run-dir", mlp.string(), "--epochs", "2", "--no-tui"});
   ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_FALSE(fs::exists(mlp / "model-quantized.safetensors"));
+  EXPECT_NE(r.out.find("Removed the out-of-date"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Extending the run from 1 to 2 epochs"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("[train] epoch 1 done"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("[train] epoch 2 done"), std::string::npos) << r.out;

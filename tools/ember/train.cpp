@@ -527,6 +527,12 @@ int fit(M model, const Job& job) {
   const fs::path final_model = job.dir / "model.safetensors";
   nn::save(trained, final_model,
            {{"config", cfg.model.to_json().dump()}, {"ember.epoch", std::to_string(last)}});
+  // A quantized model of the earlier final model (`ember quantize`) is out of date now.
+  std::error_code quantized_ec;
+  if (fs::remove(quantized_model_path(job.dir), quantized_ec)) {
+    std::cout << "Removed the out-of-date " << quantized_model_path(job.dir).string()
+              << " (make a new one with `ember quantize " << job.dir.string() << "`)\n";
+  }
   std::cout << "Trained " << last << " epochs in " << train::format_duration(seconds);
   if (acc) std::cout << "; validation accuracy " << train::format_value(*acc, "%");
   std::cout << ".\nFinal model: " << final_model.string() << "\nTest it: ember eval "
@@ -615,8 +621,9 @@ int run_train(const TrainArgs& a, const CLI::App& sub) {
   const RunDirLock lock(dir);
   if (a.overwrite) {
     // The run being replaced goes only now, once the new one's data has loaded.
-    for (const char* f : {"run.json", "model.safetensors", "eval.json", "confusion_matrix.csv",
-                          "train.jsonl", "valid.jsonl", "summary.json", "summary.txt"}) {
+    for (const char* f :
+         {"run.json", "model.safetensors", "model-quantized.safetensors", "eval.json",
+          "confusion_matrix.csv", "train.jsonl", "valid.jsonl", "summary.json", "summary.txt"}) {
       fs::remove(dir / f, ec);
     }
     fs::remove_all(dir / "checkpoints", ec);
