@@ -151,6 +151,19 @@ TEST(QuantizeModule, SaveAndLoadExactly) {
   }
 }
 
+TEST(QuantizeModule, SchemeNamesRoundTrip) {
+  for (const QuantScheme& s : {QuantScheme::int8(), QuantScheme::int8().affine().per_channel(1),
+                               QuantScheme::int4().per_block(32),
+                               QuantScheme::int4().affine().per_block(8).with_f16_scales()}) {
+    EXPECT_EQ(parse_quant_scheme(quant::scheme_name(s)), s) << quant::scheme_name(s);
+  }
+  EXPECT_EQ(quant::scheme_name(QuantScheme::int8().per_channel(0)), "int8-per-channel0");
+  EXPECT_THROW((void)quant::scheme_name(QuantScheme::int8().per_channel(-1)), ValueError);
+  // A layer quantized per_channel(-1) stores the axis normalised, so it can be saved.
+  const Net q = quant::quantize(make_net(), {.weights = QuantScheme::int8().per_channel(-1)});
+  EXPECT_EQ(q.fc1.qweight->scheme.axis, 1);
+}
+
 TEST(QuantizeModule, CnnOnDispatchSmallerAndClose) {
   const auto cfg = models::CnnConfig{};
   const auto model = cfg.init<Dispatch>().valid();

@@ -178,16 +178,22 @@ std::string first_line(const std::string& message);
 /// A one-line account of a LoadError: "2 missing keys (conv1.weight, ...), 4 unexpected ...".
 std::string describe(const nn::LoadError& e);
 
-/// Loads `file` into `model` (built from `spec`), turning nn::LoadError and IoError into a
-/// one-line CliError.
+/// Loads `file` into `model` (built from `spec`; with quant::load when `quantized`), turning
+/// nn::LoadError, IoError and a bad quantization record (ValueError) into a one-line CliError.
 template <class M>
-void load_weights(M& model, const ModelFile& file, const ModelSpec& spec) {
+void load_weights(M& model, const ModelFile& file, const ModelSpec& spec, bool quantized = false) {
   try {
-    nn::load(model, file.path);
+    if (quantized) {
+      model = quant::load(std::move(model), file.path);
+    } else {
+      nn::load(model, file.path);
+    }
   } catch (const nn::LoadError& e) {
     throw CliError("the weights in " + file.path.string() + " do not fit the run's model '" +
                    spec.name + "' (run.json): " + describe(e));
   } catch (const IoError& e) {
+    throw CliError(first_line(e.what()));
+  } catch (const ValueError& e) {
     throw CliError(first_line(e.what()));
   }
 }
@@ -219,18 +225,7 @@ decltype(auto) with_trained_model(const std::filesystem::path& dir, const RunCon
   }
   check_model_metadata(file, cfg.model);
   return with_model(cfg.model, device.without_autodiff(), [&](auto model) {
-    if (quantized) {
-      try {
-        model = quant::load(std::move(model), file.path);
-      } catch (const nn::LoadError& e) {
-        throw CliError("the weights in " + file.path.string() + " do not fit the run's model '" +
-                       cfg.model.name + "' (run.json): " + describe(e));
-      } catch (const Error& e) {
-        throw CliError(first_line(e.what()));
-      }
-    } else {
-      load_weights(model, file, cfg.model);
-    }
+    load_weights(model, file, cfg.model, quantized);
     model.eval();
     return f(model, file);
   });

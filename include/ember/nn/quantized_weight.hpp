@@ -45,6 +45,7 @@ struct QuantizedWeight {
     w.scales = Buffer<Tensor<B, 2>>(q.scales());
     if (q.zero_points()) w.zero_points = Buffer<Tensor<B, 2, Int>>(*q.zero_points());
     w.scheme = scheme;
+    if (scheme.level == QuantLevel::Channel) w.scheme.axis = scheme.channel_dim(2);  // >= 0
     w.shape = s;
     return w;
   }

@@ -86,15 +86,16 @@ std::string quantize_layer(L& layer, const QuantScheme& scheme) {
   return "";
 }
 
-/// The scheme as JSON text for the file's metadata, and back (ValueError when malformed).
-std::string scheme_to_json(const QuantScheme& s);
-QuantScheme scheme_from_json(const std::string& text, const std::string& layer);
 }  // namespace detail
 
+/// The short name of a scheme that parse_quant_scheme reads back: "int8",
+/// "int8-per-channel0", "int4-affine-block32-f16". ValueError for a negative channel axis
+/// (the name has no sign; QuantizedWeight stores its axis normalised).
+std::string scheme_name(const QuantScheme& s);
+
 /// A copy of `model` with the weights of the chosen layers quantized (see the header
-/// comment). Throws ValueError for an int4/int8 scheme that cannot apply to any weight
-/// (a channel axis other than 0 or -1 on a weight of rank 2); `report` (optional) receives
-/// what was done.
+/// comment); a layer whose weight does not fit the scheme stays float and is listed in
+/// `report` (optional) with the reason.
 template <class M>
 M quantize(M model, const QuantizeConfig& config, QuantizeReport* report = nullptr) {
   QuantizeReport r;
@@ -121,7 +122,7 @@ M quantize(M model, const QuantizeConfig& config, QuantizeReport* report = nullp
   return model;
 }
 
-/// The metadata key holding {"<layer path>": <scheme JSON>, ...}.
+/// The metadata key holding {"<layer path>": "<scheme_name>", ...}.
 inline constexpr const char* kQuantMetadataKey = "ember.quantized";
 
 /// Saves a (partly) quantized module as safetensors: the Params and Buffers (quantized
@@ -130,19 +131,14 @@ inline constexpr const char* kQuantMetadataKey = "ember.quantized";
 template <class M>
 void save(const M& model, const std::filesystem::path& path,
           std::map<std::string, std::string> metadata = {}) {
-  std::map<std::string, std::string> schemes;
+  nlohmann::json schemes = nlohmann::json::object();
   nn::visit_modules(model, [&](const std::string& path_, const auto& mod) {
     using T = std::remove_cvref_t<decltype(mod)>;
     if constexpr (detail::is_linear_v<T> || detail::is_conv_v<T>) {
-      if (mod.qweight) schemes.emplace(path_, detail::scheme_to_json(mod.qweight->scheme));
+      if (mod.qweight) schemes[path_] = scheme_name(mod.qweight->scheme);
     }
   });
-  std::string j = "{";
-  for (const auto& [k, v] : schemes) {
-    if (j.size() > 1) j += ",";
-    j += nlohmann::json(k).dump() + ":" + v;
-  }
-  metadata[kQuantMetadataKey] = j + "}";
+  metadata[kQuantMetadataKey] = schemes.dump();
   nn::save(model, path, metadata);
 }
 
