@@ -7,7 +7,9 @@
 //   BM_cnn/<scheme>/batch:<n>             the Fashion-MNIST CNN of `ember train` (inference,
 //                                         eval mode): f32, quant::quantize with int8 per
 //                                         channel (integer Linear kernels, dequantized convs)
-//                                         and int4 blocks of 32 (weights only, dequantized)
+//                                         and int4 blocks of 32 (weights only, dequantized);
+//                                         "-static": inputs calibrated (static int8 Linear
+//                                         kernels, fake-quantized conv inputs)
 //
 // Threads: EMBER_NUM_THREADS (default 2 here, to match benchmarks/torch_quant.py).
 // Side by side with PyTorch (torch.ao.quantization.quantize_dynamic Linear and f32 Linear):
@@ -72,10 +74,19 @@ void BM_quantize(benchmark::State& state, std::int64_t rows, std::int64_t cols) 
 
 void BM_cnn(benchmark::State& state, const char* scheme, std::int64_t n) {
   auto model = ember::models::CnnConfig{}.init<Cpu>().valid();
-  if (std::string(scheme) != "f32") {
-    model = ember::quant::quantize(model, {.weights = ember::parse_quant_scheme(scheme)});
-  }
   const auto x = T<4>::random(Shape{n, 1, 28, 28}, Distribution::normal(0, 1));
+  std::string name = scheme;
+  const bool calibrated = name.ends_with("-static");
+  if (calibrated) name.resize(name.size() - 7);
+  if (name != "f32") {
+    const ember::quant::QuantizeConfig cfg{.weights = ember::parse_quant_scheme(name),
+                                           .activations = calibrated};
+    if (calibrated) {
+      model = ember::quant::quantize(model, cfg, [&](const auto& m) { (void)m.forward(x); });
+    } else {
+      model = ember::quant::quantize(model, cfg);
+    }
+  }
   for (auto _ : state) {
     auto y = model.forward(x);
     benchmark::DoNotOptimize(y);
@@ -91,6 +102,10 @@ BENCHMARK_CAPTURE(BM_cnn, f32_256, "f32", 256)
     ->UseRealTime();
 BENCHMARK_CAPTURE(BM_cnn, int8_256, "int8-per-channel", 256)
     ->Name("BM_cnn/int8-per-channel/batch:256")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_cnn, int8_static_256, "int8-per-channel-static", 256)
+    ->Name("BM_cnn/int8-per-channel-static/batch:256")
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK_CAPTURE(BM_cnn, int4_256, "int4-block32", 256)

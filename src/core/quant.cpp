@@ -1,6 +1,10 @@
 #include "ember/core/quant.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <limits>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -86,10 +90,11 @@ Shape QuantScheme::storage_shape(const Shape& shape) const {
 
 QuantScheme parse_quant_scheme(std::string_view name) {
   const auto bad = [&]() -> QuantScheme {
-    detail::fail<ValueError>("quantize", "unknown scheme '", name,
-                             "' (known: int8, int4, with -affine, -per-channel, "
-                             "-per-channel<axis>, -block<size>, -f16; e.g. int8-per-channel, "
-                             "int4-block32, int4-affine-block64-f16)");
+    detail::fail<ValueError>(
+        "quantize", "unknown scheme '", name,
+        "' (known: int8, int4, with -affine, -per-channel, "
+        "-per-channel<axis>, -block<size>, -f16, -f32; e.g. int8-per-channel, "
+        "int4-block32, int4-affine-block64-f32; blocks default to f16 scales)");
   };
   std::vector<std::string_view> parts;
   for (std::size_t b = 0; b <= name.size();) {
@@ -112,6 +117,7 @@ QuantScheme parse_quant_scheme(std::string_view name) {
     const auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), out);
     return ec == std::errc() && p == digits.data() + digits.size();
   };
+  bool explicit_param = false;
   for (std::size_t i = 1; i < parts.size(); ++i) {
     const std::string_view t = parts[i];
     std::int64_t n = 0;
@@ -121,6 +127,10 @@ QuantScheme parse_quant_scheme(std::string_view name) {
       s.mode = QuantMode::Symmetric;
     } else if (t == "f16") {
       s.param = QuantParam::F16;
+      explicit_param = true;
+    } else if (t == "f32") {
+      s.param = QuantParam::F32;
+      explicit_param = true;
     } else if (t == "per" && i + 1 < parts.size() && parts[i + 1].starts_with("channel")) {
       ++i;
       const std::string_view c = parts[i];
@@ -140,7 +150,42 @@ QuantScheme parse_quant_scheme(std::string_view name) {
       return bad();
     }
   }
+  // Blocks default to f16 scales (GGML's Q4_0 and Burn's block schemes): 4.5 bits per int4
+  // value instead of 5.
+  if (!explicit_param && s.level == QuantLevel::Block) s.param = QuantParam::F16;
   return s;
+}
+
+ActivationQuant ActivationQuant::from_range(float lo, float hi) {
+  if (std::isnan(lo) || std::isnan(hi) || lo > hi) {
+    detail::fail<ValueError>("calibrate", "invalid activation range [", lo, ", ", hi, "]");
+  }
+  lo = std::min(lo, 0.0f);
+  hi = std::max(hi, 0.0f);
+  const float s = std::max((hi - lo) / 255.0f, std::numeric_limits<float>::epsilon());
+  if (!std::isfinite(s)) {
+    detail::fail<ValueError>("calibrate", "the activation range [", lo, ", ", hi,
+                             "] overflows the f32 scale");
+  }
+  const float z = std::min(std::max(-std::nearbyint(lo / s), 0.0f), 255.0f);
+  return {s, static_cast<std::int32_t>(z)};
+}
+
+void ActivationQuant::check(std::string_view op) const {
+  if (!(scale > 0.0f) || !std::isfinite(scale)) {
+    detail::fail<ValueError>(op, "the input scale is ", scale, "; it must be finite and > 0");
+  }
+  if (zero_point < 0 || zero_point > 255) {
+    detail::fail<ValueError>(op, "the input zero point is ", zero_point,
+                             "; it must be in [0, 255] (u8)");
+  }
+}
+
+std::string ActivationQuant::to_string() const {
+  std::ostringstream os;
+  os.precision(9);
+  os << "u8 affine per-tensor (scale=" << scale << ", zero_point=" << zero_point << ")";
+  return os.str();
 }
 
 }  // namespace ember

@@ -1,6 +1,7 @@
-// CPU backend: the int8 linear (ember/cpu/ops_quant.hpp): dynamic per-row u8 quantization of
-// the input, u8 x s8 products summed exactly in i32 with AVX512-VNNI (vpdpbusd), and the
-// zero-point compensation and scales in the epilogue.
+// CPU backend: the int8 linear (ember/cpu/ops_quant.hpp): u8 quantization of the input (per
+// row, dynamic; or with the given static scale and zero point), u8 x s8 products summed
+// exactly in i32 with AVX512-VNNI (vpdpbusd), and the zero-point compensation and scales in
+// the epilogue.
 //
 // Packed weight (int_quantized_linear_pack): the output columns are padded to a multiple of
 // 64 (kPanel) and the inputs to a multiple of 64 (one AMX tile row); panel p holds columns [64p,
@@ -101,17 +102,24 @@ bool have_vnni() {
 }
 #endif
 
-/// Quantizes one row of `k` floats to u8 (affine [0, 255], MinMax rule) into `q` (padded
-/// with zeros to `kp`); returns (scale, zero point).
+/// Quantizes one row of `k` floats to u8 (affine [0, 255]) into `q` (padded with zeros to
+/// `kp`) with `fixed`'s scale and zero point, or (null) the row's own by the MinMax rule;
+/// returns (scale, zero point).
 std::pair<float, std::int32_t> quantize_row_scalar(const float* x, std::int64_t k, std::int64_t kp,
-                                                   std::uint8_t* q) {
-  float lo = 0.0f, hi = 0.0f;
-  for (std::int64_t i = 0; i < k; ++i) {
-    lo = std::min(lo, x[i]);
-    hi = std::max(hi, x[i]);
+                                                   std::uint8_t* q, const ActivationQuant* fixed) {
+  float s, z;
+  if (fixed) {
+    s = fixed->scale;
+    z = static_cast<float>(fixed->zero_point);
+  } else {
+    float lo = 0.0f, hi = 0.0f;
+    for (std::int64_t i = 0; i < k; ++i) {
+      lo = std::min(lo, x[i]);
+      hi = std::max(hi, x[i]);
+    }
+    s = std::max((hi - lo) / 255.0f, std::numeric_limits<float>::epsilon());
+    z = std::min(std::max(-std::nearbyint(lo / s), 0.0f), 255.0f);
   }
-  const float s = std::max((hi - lo) / 255.0f, std::numeric_limits<float>::epsilon());
-  const float z = std::min(std::max(-std::nearbyint(lo / s), 0.0f), 255.0f);
   const float inv = 1.0f / s;
   for (std::int64_t i = 0; i < k; ++i) {
     const float r = std::min(std::max(std::nearbyint(x[i] * inv) + z, 0.0f), 255.0f);
@@ -127,23 +135,30 @@ std::pair<float, std::int32_t> quantize_row_scalar(const float* x, std::int64_t 
 /// quantize_row_scalar with AVX-512 (the same values: cvtps rounds half to even).
 EMBER_VNNI_TARGET std::pair<float, std::int32_t> quantize_row_avx512(const float* x, std::int64_t k,
                                                                      std::int64_t kp,
-                                                                     std::uint8_t* q) {
-  __m512 vlo = _mm512_setzero_ps(), vhi = _mm512_setzero_ps();
+                                                                     std::uint8_t* q,
+                                                                     const ActivationQuant* fixed) {
   std::int64_t i = 0;
-  for (; i + 16 <= k; i += 16) {
-    const __m512 v = _mm512_loadu_ps(x + i);
-    vlo = _mm512_min_ps(vlo, v);
-    vhi = _mm512_max_ps(vhi, v);
+  float s, z;
+  if (fixed) {
+    s = fixed->scale;
+    z = static_cast<float>(fixed->zero_point);
+  } else {
+    __m512 vlo = _mm512_setzero_ps(), vhi = _mm512_setzero_ps();
+    for (; i + 16 <= k; i += 16) {
+      const __m512 v = _mm512_loadu_ps(x + i);
+      vlo = _mm512_min_ps(vlo, v);
+      vhi = _mm512_max_ps(vhi, v);
+    }
+    if (i < k) {
+      const __mmask16 m = static_cast<__mmask16>((1u << (k - i)) - 1);
+      const __m512 v = _mm512_maskz_loadu_ps(m, x + i);  // zeros do not move lo <= 0 <= hi
+      vlo = _mm512_min_ps(vlo, v);
+      vhi = _mm512_max_ps(vhi, v);
+    }
+    const float lo = _mm512_reduce_min_ps(vlo), hi = _mm512_reduce_max_ps(vhi);
+    s = std::max((hi - lo) / 255.0f, std::numeric_limits<float>::epsilon());
+    z = std::min(std::max(-std::nearbyint(lo / s), 0.0f), 255.0f);
   }
-  if (i < k) {
-    const __mmask16 m = static_cast<__mmask16>((1u << (k - i)) - 1);
-    const __m512 v = _mm512_maskz_loadu_ps(m, x + i);  // zeros do not move lo <= 0 <= hi
-    vlo = _mm512_min_ps(vlo, v);
-    vhi = _mm512_max_ps(vhi, v);
-  }
-  const float lo = _mm512_reduce_min_ps(vlo), hi = _mm512_reduce_max_ps(vhi);
-  const float s = std::max((hi - lo) / 255.0f, std::numeric_limits<float>::epsilon());
-  const float z = std::min(std::max(-std::nearbyint(lo / s), 0.0f), 255.0f);
   const __m512 inv = _mm512_set1_ps(1.0f / s);
   const __m512i vz = _mm512_set1_epi32(static_cast<int>(z));
   const __m512i zero = _mm512_setzero_si512(), top = _mm512_set1_epi32(255);
@@ -280,8 +295,8 @@ __attribute__((target("amx-tile,amx-int8"))) void panel_kernel_amx(const std::ui
 #else
 // Stand-ins of the x86 kernels (never called: have_amx() and have_vnni() are false).
 std::pair<float, std::int32_t> quantize_row_avx512(const float* x, std::int64_t k, std::int64_t kp,
-                                                   std::uint8_t* q) {
-  return quantize_row_scalar(x, k, kp, q);
+                                                   std::uint8_t* q, const ActivationQuant* fixed) {
+  return quantize_row_scalar(x, k, kp, q, fixed);
 }
 void rows_vnni(const std::uint8_t*, std::int64_t, const std::int8_t*, std::int64_t, bool, int,
                std::int32_t*) {}
@@ -321,7 +336,8 @@ CpuTensor QuantOps::int_quantized_linear_pack(const CpuTensor& weight) {
 CpuTensor QuantOps::float_quantized_linear(const CpuTensor& x, const CpuTensor& packed,
                                            const CpuTensor& weight_scales,
                                            const std::optional<CpuTensor>& bias,
-                                           const QuantScheme& /*scheme*/, const Shape& weight) {
+                                           const QuantScheme& /*scheme*/, const Shape& weight,
+                                           const std::optional<ActivationQuant>& input) {
   const std::int64_t out = weight[0], in = weight[1];
   const Dims d(out, in);
   const CpuTensor xc = contiguous(x);
@@ -345,7 +361,8 @@ CpuTensor QuantOps::float_quantized_linear(const CpuTensor& x, const CpuTensor& 
     std::memcpy(bv.data(), bc.data<float>(), bv.size() * sizeof(float));
   }
 
-  // 1. The rows of x to u8, with their scale and zero point.
+  // 1. The rows of x to u8, with their scale and zero point (each row's own, or the input's).
+  const ActivationQuant* fixed = input ? &*input : nullptr;
   // AMX reads rows 32 at a time: the rows past m are zeros, their sums unused.
   const std::int64_t mp = amx ? (m + 31) / 32 * 32 : m;
   // Rows lda = kp + 64 bytes apart: a multiple of 4 KiB would put a tile's 16 rows in one L1
@@ -359,8 +376,8 @@ CpuTensor QuantOps::float_quantized_linear(const CpuTensor& x, const CpuTensor& 
                [&](std::int64_t b, std::int64_t e) {
                  for (std::int64_t r = b; r < e; ++r) {
                    std::uint8_t* q = qx.data() + r * lda;
-                   const auto [s, z] = vnni ? quantize_row_avx512(xv + r * in, in, d.kp, q)
-                                            : quantize_row_scalar(xv + r * in, in, d.kp, q);
+                   const auto [s, z] = vnni ? quantize_row_avx512(xv + r * in, in, d.kp, q, fixed)
+                                            : quantize_row_scalar(xv + r * in, in, d.kp, q, fixed);
                    sx[static_cast<std::size_t>(r)] = s;
                    zx[static_cast<std::size_t>(r)] = z;
                  }

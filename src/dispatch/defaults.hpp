@@ -187,8 +187,9 @@ struct Defaults {
     return detail::quant::quantized_linear_pack<B>(w);
   }
   static F float_quantized_linear(const F& x, const I& packed, const F& scales, const OptF& bias,
-                                  const QuantScheme&, const Shape& weight) {
-    return detail::quant::quantized_linear<B>(x, packed, scales, bias, weight);
+                                  const QuantScheme&, const Shape& weight,
+                                  const std::optional<ActivationQuant>& input) {
+    return detail::quant::quantized_linear<B>(x, packed, scales, bias, weight, input);
   }
 };
 

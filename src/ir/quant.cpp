@@ -81,6 +81,7 @@ TensorType QuantizedLinear::check(const TensorType& x,
   if (x.dtype != DType::F32) {
     detail::fail<DTypeError>(name, "input must be f32, got ", x.dtype);
   }
+  if (input) input->check(name);
   if (x.shape.rank() == 0 || x.shape[x.shape.rank() - 1] != weight[1]) {
     detail::fail<ShapeError>(name, "input of shape ", x.shape, " does not match weight of shape ",
                              weight, " (last dim vs in)");

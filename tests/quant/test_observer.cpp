@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
+#include <utility>
 #include <vector>
 
 #include "ember/cpu/cpu.hpp"
@@ -139,4 +141,70 @@ TEST(ObserverErrors, BadInput) {
 
   Observer<Cpu> blocks(QuantScheme::int4().per_block(4));
   EXPECT_THROW(blocks.observe(Tensor<Cpu, 2>::ones({2, 6})), ShapeError);  // 4 does not divide 6
+}
+
+TEST(ActivationQuant, FromRangeByHand) {
+  // [-1, 3]: scale 4 / 255, zero point round(1 / scale) = round(63.75) = 64.
+  const auto a = ActivationQuant::from_range(-1.0f, 3.0f);
+  EXPECT_FLOAT_EQ(a.scale, 4.0f / 255.0f);
+  EXPECT_EQ(a.zero_point, 64);
+  // The range is widened to contain 0.
+  const auto pos = ActivationQuant::from_range(2.0f, 5.1f);
+  EXPECT_FLOAT_EQ(pos.scale, 5.1f / 255.0f);
+  EXPECT_EQ(pos.zero_point, 0);
+  const auto neg = ActivationQuant::from_range(-6.0f, -1.0f);
+  EXPECT_EQ(neg.zero_point, 255);
+  // A constant zero input: the smallest scale (f32 epsilon).
+  EXPECT_EQ(ActivationQuant::from_range(0.0f, 0.0f).scale, std::numeric_limits<float>::epsilon());
+  EXPECT_EQ(a.to_string(), "u8 affine per-tensor (scale=0.0156862754, zero_point=64)");
+  EMBER_EXPECT_THROW_MSG((void)ActivationQuant::from_range(2.0f, 1.0f), ValueError,
+                         "[calibrate] invalid activation range [2, 1]");
+  EXPECT_THROW((void)ActivationQuant::from_range(std::nanf(""), 1.0f), ValueError);
+  EMBER_EXPECT_THROW_MSG((void)ActivationQuant::from_range(-3e38f, 3e38f), ValueError,
+                         "overflows the f32 scale");
+}
+
+TEST(ActivationObserver, SameRangesAsTheTensorObserver) {
+  // The host observer on whole tensors gives the per-tensor Observer's range for every kind.
+  const auto a = Tensor<Cpu, 2>::random({8, 50}, Distribution::normal(0.5, 2.0));
+  const auto b = Tensor<Cpu, 2>::random({8, 50}, Distribution::normal(-1.0, 3.0));
+  for (const ObserverConfig& c :
+       {ObserverConfig{}, ObserverConfig{.kind = ObserverKind::MovingAverage},
+        ObserverConfig{.kind = ObserverKind::Percentile, .percentile = 99.0}}) {
+    quant::ActivationObserver host(c);
+    Observer<Cpu> dev(QuantScheme::int8().affine(), c);
+    for (const auto& t : {a, b, a}) {
+      host.observe(t.into_data());
+      dev.observe(t);
+    }
+    EXPECT_EQ(host.batches(), 3);
+    const auto [lo, hi] = dev.range();
+    const auto [hlo, hhi] = host.range();
+    EXPECT_NEAR(hlo, vec(lo)[0], 1e-6 * std::abs(hlo));
+    EXPECT_NEAR(hhi, vec(hi)[0], 1e-6 * std::abs(hhi));
+    // The u8 parameters are the int8 affine ones with the zero point moved by 128.
+    const auto q = host.quant();
+    const auto [s, z] = dev.params<2>(a.shape());
+    EXPECT_NEAR(q.scale, s.to_vec<float>()[0], 1e-6f * q.scale);
+    EXPECT_NEAR(q.zero_point, z->to_vec<std::int64_t>()[0] + 128, 1);
+  }
+}
+
+TEST(ActivationObserver, MinMaxByHandAndErrors) {
+  quant::ActivationObserver obs;
+  EMBER_EXPECT_THROW_MSG((void)obs.quant(), ValueError, "the observer has seen no batch");
+  obs.observe(TensorData(std::vector<float>{0.5f, 2.0f, -1.0f}, Shape{3}));
+  obs.observe(TensorData(std::vector<double>{3.0, 0.0}, Shape{2}));  // f64 too
+  EXPECT_EQ(obs.range(), (std::pair<float, float>{-1.0f, 3.0f}));
+  EXPECT_EQ(obs.quant(), ActivationQuant::from_range(-1.0f, 3.0f));
+  EMBER_EXPECT_THROW_MSG(obs.observe(TensorData(std::vector<float>{1.0f, std::nanf("")}, Shape{2})),
+                         ValueError, "the batch contains NaN");
+  EMBER_EXPECT_THROW_MSG(obs.observe(TensorData(std::vector<std::int32_t>{1, 2}, Shape{2})),
+                         DTypeError, "cannot be calibrated (float inputs only)");
+  EMBER_EXPECT_THROW_MSG(obs.observe(TensorData(std::vector<float>{}, Shape{0})), ValueError,
+                         "has no range");
+  EXPECT_EQ(obs.batches(), 2);  // the failed batches left it as it was
+  EMBER_EXPECT_THROW_MSG(
+      quant::ActivationObserver({.kind = ObserverKind::Percentile, .percentile = 20}), ValueError,
+      "percentile must be in [50, 100], got 20");
 }

@@ -29,7 +29,11 @@ TEST(QuantScheme, NamesAndShapes) {
   EXPECT_EQ(s.to_string(), "int8 symmetric per-channel(axis=0) f32");
   EXPECT_EQ(QuantScheme::int4().affine().per_block(32).with_f16_scales().to_string(),
             "int4 affine per-block(32) f16");
-  EXPECT_EQ(parse_quant_scheme("int4-block32"), QuantScheme::int4().per_block(32));
+  // Blocks default to f16 scales; -f32 asks for f32.
+  EXPECT_EQ(parse_quant_scheme("int4-block32"),
+            QuantScheme::int4().per_block(32).with_f16_scales());
+  EXPECT_EQ(parse_quant_scheme("int4-block32-f32"), QuantScheme::int4().per_block(32));
+  EXPECT_EQ(parse_quant_scheme("int8-f32"), QuantScheme::int8());
   EXPECT_EQ(parse_quant_scheme("int8-per-channel"), QuantScheme::int8().per_channel(0));
   EXPECT_EQ(parse_quant_scheme("int8-affine-per-channel1"),
             QuantScheme::int8().affine().per_channel(1));

@@ -16,6 +16,7 @@
 #include "ember/dispatch/dispatch.hpp"
 #include "ember/tensor/tensor.hpp"
 #include "fixtures.hpp"
+#include "no_quant_kernels.hpp"
 #include "quant_fixture.hpp"
 
 using namespace ember;
@@ -23,20 +24,7 @@ using test::FixtureCase;
 
 namespace {
 
-/// Checking<Cpu> without the quantization kernels: the front end runs its composites.
-struct NoQuantKernels : test::Checking<Cpu> {
-  static std::string name() { return "composite"; }
-  template <class... A>
-  static void float_quant_params(A&&...) = delete;
-  template <class... A>
-  static void float_quantize(A&&...) = delete;
-  template <class... A>
-  static void int_dequantize(A&&...) = delete;
-  template <class... A>
-  static void int_quantized_linear_pack(A&&...) = delete;
-  template <class... A>
-  static void float_quantized_linear(A&&...) = delete;
-};
+using test::NoQuantKernels;
 
 template <class B>
 concept HasQuantParams = requires(const typename B::FloatTensor& x, const QuantScheme& s) {
@@ -104,24 +92,25 @@ void same_as_kernels(const typename B::Device& device) {
 }
 
 /// QuantizedLinear on B against the CPU kernel: the same integer sums, so equal up to the
-/// f32 epilogue's rounding.
+/// f32 epilogue's rounding (dynamic, or with static `input` parameters).
 template <class B>
-void linear_as_kernel(const typename B::Device& device, bool per_channel) {
+void linear_as_kernel(const typename B::Device& device, bool per_channel,
+                      const std::optional<ActivationQuant>& input = std::nullopt) {
   const auto x = Tensor<Cpu, 3>::random({2, 3, 70}, Distribution::normal(0.2, 1.5));
   const auto w = Tensor<Cpu, 2>::random({9, 70}, Distribution::uniform(-0.4, 0.4));
   const auto b = Tensor<Cpu, 1>::random({9}, Distribution::normal(0, 1));
   const QuantScheme s = per_channel ? QuantScheme::int8().per_channel(0) : QuantScheme::int8();
-  const auto want = QuantizedLinear<Cpu>::from_float(w, b, s).forward(x);
+  const auto want = QuantizedLinear<Cpu>::from_float(w, b, s, input).forward(x);
   const auto lin =
       QuantizedLinear<B>::from_float(Tensor<B, 2>::from_data(w.into_data(), device),
-                                     Tensor<B, 1>::from_data(b.into_data(), device), s);
+                                     Tensor<B, 1>::from_data(b.into_data(), device), s, input);
   const auto got = lin.forward(Tensor<B, 3>::from_data(x.into_data(), device));
   ASSERT_EQ(got.shape(), want.shape());
   test::expect_approx(got.into_data(), want.into_data(), Tolerance::rel_abs(1e-6, 1e-6));
   // Without a bias, and an empty batch.
   const auto nob = QuantizedLinear<B>::from_float(Tensor<B, 2>::from_data(w.into_data(), device),
-                                                  std::nullopt, s);
-  const auto want_nob = QuantizedLinear<Cpu>::from_float(w, std::nullopt, s).forward(x);
+                                                  std::nullopt, s, input);
+  const auto want_nob = QuantizedLinear<Cpu>::from_float(w, std::nullopt, s, input).forward(x);
   test::expect_approx(nob.forward(Tensor<B, 3>::from_data(x.into_data(), device)).into_data(),
                       want_nob.into_data(), Tolerance::rel_abs(1e-6, 1e-6));
   const auto empty = nob.forward(Tensor<B, 2>::zeros({0, 70}, device));
@@ -147,12 +136,19 @@ TEST(QuantComposite, KernelsThroughDispatchAndChecking) {
 TEST(QuantComposite, LinearWithoutKernels) {
   linear_as_kernel<NoQuantKernels>({}, true);
   linear_as_kernel<NoQuantKernels>({}, false);
+  // Static input parameters whose range clips N(0.2, 1.5) inputs.
+  linear_as_kernel<NoQuantKernels>({}, true, ActivationQuant::from_range(-3.0f, 3.5f));
+  linear_as_kernel<NoQuantKernels>({}, false, ActivationQuant{0.02f, 128});
 }
 TEST(QuantComposite, LinearOnAutodiffAndDispatch) {
   linear_as_kernel<Autodiff<Cpu>>({}, true);
   linear_as_kernel<Dispatch>(Device::cpu(), true);
   linear_as_kernel<Dispatch>(Device::cpu().autodiff(), false);
   linear_as_kernel<test::Checking<Cpu>>({}, true);
+  const auto a = ActivationQuant::from_range(-3.0f, 3.5f);
+  linear_as_kernel<Autodiff<Cpu>>({}, true, a);
+  linear_as_kernel<Dispatch>(Device::cpu(), true, a);
+  linear_as_kernel<Dispatch>(Device::cpu().autodiff(), false, a);
 }
 
 TEST(QuantComposite, NaNAndInfiniteScaleErrors) {

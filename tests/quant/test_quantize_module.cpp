@@ -175,11 +175,11 @@ TEST(QuantizeModule, CnnOnDispatchSmallerAndClose) {
   const auto x = Tensor<Dispatch, 4>::random({4, 1, 28, 28}, Distribution::normal(0, 1));
   const double scale = model.forward(x).abs().max().into_scalar();
   EXPECT_LT(max_diff(q.forward(x).into_data(), model.forward(x).into_data()), 0.05 * scale);
-  // int4 blocks of 32: conv1's row (9 values) stays float.
+  // int4 blocks of 32 (f16 scales): conv1's row (9 values) stays float.
   const auto q4 = quant::quantize(model, {.weights = parse_quant_scheme("int4-block32")}, &report);
   EXPECT_EQ(report.quantized, (std::vector<std::string>{"conv2", "fc1", "fc2"}));
   EXPECT_GT(static_cast<double>(report.bytes_before) / static_cast<double>(report.bytes_after),
-            6.0);
+            6.5);
   EXPECT_LT(max_diff(q4.forward(x).into_data(), model.forward(x).into_data()), 0.3 * scale);
 }
 
@@ -224,4 +224,158 @@ TEST(QuantizeModule, Errors) {
   }
   store::write_safetensors(path, file);
   EXPECT_THROW((void)quant::load(make_net(), path), nn::LoadError);
+}
+
+namespace {
+
+/// Calibration data for make_net()'s layers, and a function that runs them.
+struct Calibration {
+  Tensor<Cpu, 2> x1 = Tensor<Cpu, 2>::random({16, 64}, Distribution::normal(0.5, 1.0));
+  Tensor<Cpu, 2> h = Tensor<Cpu, 2>::random({16, 32}, Distribution::uniform(0.0, 3.0));
+  Tensor<Cpu, 4> xc = Tensor<Cpu, 4>::random({2, 3, 9, 9}, Distribution::normal(0.0, 2.0));
+  void operator()(const Net& m) const {
+    (void)m.fc1.forward(x1);
+    (void)m.fc2.forward(h);
+    (void)m.conv.forward(xc);
+  }
+};
+
+ActivationQuant range_of(const Tensor<Cpu, 2>& a, const Tensor<Cpu, 2>& b) {
+  return ActivationQuant::from_range(
+      static_cast<float>(std::min(a.min().into_scalar(), b.min().into_scalar())),
+      static_cast<float>(std::max(a.max().into_scalar(), b.max().into_scalar())));
+}
+
+}  // namespace
+
+TEST(QuantizeModule, StaticActivationsFromCalibration) {
+  Cpu::seed(7);  // the error bounds below hold for these draws (clipping depends on them)
+  const Net net = make_net();
+  const Calibration calib;
+  // Two calibration passes: min-max over both.
+  const auto x1b = Tensor<Cpu, 2>::random({4, 64}, Distribution::normal(-1.0, 2.0));
+  quant::QuantizeReport report;
+  const Net q = quant::quantize(
+      net, {.activations = true},
+      [&](const Net& m) {
+        calib(m);
+        (void)m.fc1.forward(x1b);
+      },
+      &report);
+  EXPECT_EQ(report.quantized, (std::vector<std::string>{"fc1", "fc2", "conv"}));
+  ASSERT_TRUE(q.fc1.input_quant.has_value());
+  EXPECT_EQ(*q.fc1.input_quant, range_of(calib.x1, x1b));
+  EXPECT_EQ(*q.fc2.input_quant, range_of(calib.h, calib.h));
+  EXPECT_EQ(*q.conv.input_quant,
+            range_of(calib.xc.reshape<2>({2, 243}), calib.xc.reshape<2>({2, 243})));
+  EXPECT_EQ(q.fc1.input_observer, nullptr);    // removed by convert
+  EXPECT_EQ(net.fc1.input_observer, nullptr);  // the original is untouched
+  EXPECT_FALSE(net.fc1.input_quant.has_value());
+
+  // The int8 Linear quantizes its input by the calibrated parameters.
+  const auto x = Tensor<Cpu, 2>::random({7, 64}, Distribution::normal(0.5, 1.0));
+  const auto want =
+      QuantizedLinear<Cpu>::from_float(net.fc1.weight.val(), net.fc1.bias->val(),
+                                       QuantScheme::int8().per_channel(0), q.fc1.input_quant)
+          .forward(x);
+  test::expect_eq(q.fc1.forward(x).into_data(), want.into_data());
+  // Within quantization error of the float layer (a few inputs may clip the range seen).
+  const double fc_scale = net.fc1.forward(x).abs().max().into_scalar();
+  EXPECT_LT(max_diff(q.fc1.forward(x).into_data(), net.fc1.forward(x).into_data()),
+            0.05 * fc_scale);
+  // The convolution computes on the fake-quantized input and the dequantized weight.
+  const auto w = net.conv.weight.val()
+                     .reshape<2>({8, 27})
+                     .quantize(QuantScheme::int8().per_channel(0))
+                     .dequantize()
+                     .reshape<4>({8, 3, 3, 3});
+  const auto xc = Tensor<Cpu, 4>::random({1, 3, 9, 9}, Distribution::normal(0.0, 2.0));
+  test::expect_eq(
+      q.conv.forward(xc).into_data(),
+      module::conv2d(fake_quantize(xc, *q.conv.input_quant), w, net.conv.bias->val(), {})
+          .into_data());
+  const double conv_scale = net.conv.forward(xc).abs().max().into_scalar();
+  EXPECT_LT(max_diff(q.conv.forward(xc).into_data(), net.conv.forward(xc).into_data()),
+            0.08 * conv_scale);
+
+  // Saved and loaded exactly, the input parameters with the weights.
+  const auto path = temp_file("static.safetensors");
+  quant::save(q, path);
+  EXPECT_EQ(quant::saved_inputs(path).at("fc1"), *q.fc1.input_quant);
+  const Net back = quant::load(make_net(), path);
+  ASSERT_TRUE(back.conv.input_quant.has_value());
+  EXPECT_EQ(*back.conv.input_quant, *q.conv.input_quant);
+  test::expect_eq(back.fc1.forward(x).into_data(), q.fc1.forward(x).into_data());
+  test::expect_eq(back.conv.forward(xc).into_data(), q.conv.forward(xc).into_data());
+  // A weights-only file has no input record, and loading it clears nothing else.
+  quant::save(quant::quantize(net, {}), path);
+  EXPECT_TRUE(quant::saved_inputs(path).empty());
+  EXPECT_FALSE(quant::load(make_net(), path).fc1.input_quant.has_value());
+}
+
+TEST(QuantizeModule, StaticActivationsWithInt4WeightsFakeQuantizeTheInput) {
+  const Net net = make_net();
+  const Calibration calib;
+  const QuantScheme s = QuantScheme::int4().per_block(16).with_f16_scales();
+  const Net q =
+      quant::quantize(net,
+                      {.weights = s,
+                       .activations = true,
+                       .observer = {.kind = quant::ObserverKind::Percentile, .percentile = 99.0}},
+                      calib);
+  ASSERT_TRUE(q.fc1.input_quant.has_value());
+  // conv stays float (27 values per row): no input parameters either.
+  EXPECT_TRUE(q.conv.weight.has_value());
+  EXPECT_FALSE(q.conv.input_quant.has_value());
+  const auto x = Tensor<Cpu, 2>::random({3, 64}, Distribution::normal(0.5, 1.0));
+  const auto w = net.fc1.weight.val().quantize(s).dequantize();
+  test::expect_eq(
+      q.fc1.forward(x).into_data(),
+      module::linear(fake_quantize(x, *q.fc1.input_quant), w, net.fc1.bias->val()).into_data());
+}
+
+TEST(QuantizeModule, StaticActivationErrors) {
+  const Net net = make_net();
+  // Static activations need calibration.
+  EMBER_EXPECT_THROW_MSG((void)quant::quantize(net, {.activations = true}), ValueError,
+                         "static activations need calibration");
+  EMBER_EXPECT_THROW_MSG((void)quant::convert(net, {.activations = true}), ValueError,
+                         "layer 'fc1' was not calibrated");
+  // A calibration function that does not run a chosen layer.
+  EMBER_EXPECT_THROW_MSG((void)quant::quantize(net, {.activations = true},
+                                               [](const Net& m) {
+                                                 (void)m.fc1.forward(Tensor<Cpu, 2>::ones({1, 64}));
+                                               }),
+                         ValueError, "the observer of layer 'fc2' saw no batch");
+  // Only the chosen layers are observed and given input parameters.
+  const Net part =
+      quant::quantize(net, {.modules = {"fc2"}, .activations = true}, [](const Net& m) {
+        (void)m.fc2.forward(Tensor<Cpu, 2>::ones({1, 32}));
+      });
+  EXPECT_TRUE(part.fc2.input_quant.has_value());
+  EXPECT_FALSE(part.fc1.input_quant.has_value());
+  EXPECT_TRUE(part.fc1.weight.has_value());
+  // Calibration on NaN.
+  EMBER_EXPECT_THROW_MSG(
+      (void)quant::quantize(net, {.modules = {"fc1"}, .activations = true},
+                            [](const Net& m) {
+                              (void)m.fc1.forward(Tensor<Cpu, 2>::full({1, 64}, std::nan("")));
+                            }),
+      ValueError, "the batch contains NaN");
+  // Bad observer settings.
+  EXPECT_THROW((void)quant::prepare(net, {.observer = {.kind = quant::ObserverKind::MovingAverage,
+                                                       .averaging_constant = 0}}),
+               ValueError);
+  // Malformed input records.
+  const auto path = temp_file("static-bad.safetensors");
+  quant::save(part, path);
+  auto file = store::read_safetensors(path);
+  for (const char* bad : {R"({"fc2": {"scale": 0.5, "zero_point": 300}})",
+                          R"({"fc2": {"scale": -1, "zero_point": 3}})", R"({"fc2": [1, 2]})",
+                          R"({"fc1": {"scale": 0.5, "zero_point": 3}})", "7"}) {
+    SCOPED_TRACE(bad);
+    file.metadata[quant::kQuantInputsMetadataKey] = bad;
+    store::write_safetensors(path, file);
+    EXPECT_THROW((void)quant::load(make_net(), path), ValueError);
+  }
 }

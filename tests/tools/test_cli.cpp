@@ -513,13 +513,39 @@ TEST_F(CliTest, QuantizeThenEvalAndInferTheQuantizedModel) {
   EXPECT_NE(s.out.find("model-quantized.safetensors (int8-per-channel)"), std::string::npos)
       << s.out;
 
-  // int4 blocks of 32: conv1's row of 9 weights cannot be blocked and stays f32.
+  // Static quantization: the layers' inputs calibrated on 3 training batches.
+  expect_error(ember({"quantize", run_dir_.string(), "--calibrate", "2", "--observer", "median"}),
+               2, {"--observer: median not in"});
+  const Result rc =
+      ember({"quantize", run_dir_.string(), "--calibrate", "3", "--observer", "percentile"});
+  ASSERT_EQ(rc.status, 0) << rc.err;
+  for (const char* part : {"Calibrated the layers' inputs on 3 training batches of", "(percentile)",
+                           "quantized  fc1, input u8 affine per-tensor (scale="}) {
+    EXPECT_NE(rc.out.find(part), std::string::npos) << part << " in\n" << rc.out;
+  }
+  const auto cal = store::read_safetensors(q);
+  EXPECT_NE(cal.metadata.at("ember.quantized.calibration").find("3 training batches"),
+            std::string::npos);
+  const auto inputs = nlohmann::json::parse(cal.metadata.at("ember.quantized.inputs"));
+  for (const char* layer : {"conv1", "conv2", "fc1", "fc2"}) {
+    EXPECT_TRUE(inputs.contains(layer)) << layer << " in " << inputs.dump();
+  }
+  // conv1 sees normalised images: zero point where 0 falls in their range.
+  EXPECT_GT(inputs["conv1"]["zero_point"].get<int>(), 0);
+  const Result ec8 = ember({"eval", run_dir_.string(), "--limit", "1000", "--quantized"});
+  ASSERT_EQ(ec8.status, 0) << ec8.err;
+  EXPECT_NEAR(nlohmann::json::parse(slurp(run_dir_ / "eval.json"))["accuracy"].get<double>(),
+              acc_f32, 0.02);
+
+  // int4 blocks of 32 (f16 scales): conv1's row of 9 weights cannot be blocked and stays f32.
   const Result r4 = ember({"quantize", run_dir_.string(), "--scheme", "int4-block32"});
   ASSERT_EQ(r4.status, 0) << r4.err;
   EXPECT_NE(r4.out.find("kept f32   conv1"), std::string::npos) << r4.out;
   EXPECT_GT(static_cast<double>(fs::file_size(run_dir_ / "model.safetensors")) /
                 static_cast<double>(fs::file_size(q)),
-            6.0);
+            6.5);
+  // Weights only again: the earlier run's input record is gone.
+  EXPECT_FALSE(store::read_safetensors(q).metadata.count("ember.quantized.inputs"));
   const Result e4 = ember({"eval", run_dir_.string(), "--limit", "1000", "--quantized"});
   ASSERT_EQ(e4.status, 0) << e4.err;
   EXPECT_NEAR(nlohmann::json::parse(slurp(run_dir_ / "eval.json"))["accuracy"].get<double>(),

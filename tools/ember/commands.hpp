@@ -75,6 +75,10 @@ struct QuantizeArgs {
   std::string scheme = "int8-per-channel";
   std::string checkpoint = "final";
   std::vector<std::string> modules{};
+  /// Training batches for calibrating the layers' inputs (0: weights only, dynamic inputs).
+  std::size_t calibrate = 0;
+  std::string observer = "min-max";
+  std::string data_dir{};
 };
 
 /// Options of `ember summary`.

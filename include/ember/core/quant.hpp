@@ -131,10 +131,35 @@ inline std::ostream& operator<<(std::ostream& os, const QuantScheme& s) {
   return os << s.to_string();
 }
 
+/// The fixed quantization of a layer's input under static quantization (PyTorch's quint8
+/// activations, parameters from a calibration observer): u8, affine, per tensor,
+///   q = clamp(round_half_even(x * (1 / scale)) + zero_point, 0, 255),
+/// so inputs outside [(0 - zero_point) * scale, (255 - zero_point) * scale] clamp.
+struct ActivationQuant {
+  float scale = 1.0f;           ///< > 0 and finite
+  std::int32_t zero_point = 0;  ///< in [0, 255]
+
+  bool operator==(const ActivationQuant&) const = default;
+
+  /// The parameters for the range [lo, hi] by the MinMax rule (the range widened to
+  /// contain 0; torch's MinMaxObserver for quint8): scale = max((hi - lo) / 255, eps_f32),
+  /// zero_point = clamp(-round_half_even(lo / scale), 0, 255). ValueError for NaN, lo > hi
+  /// or a range whose scale overflows.
+  static ActivationQuant from_range(float lo, float hi);
+  /// ValueError "[op] ..." unless the scale is finite and > 0 and the zero point in [0, 255].
+  void check(std::string_view op) const;
+  /// "u8 affine per-tensor (scale=0.0123, zero_point=17)".
+  std::string to_string() const;
+};
+
+inline std::ostream& operator<<(std::ostream& os, const ActivationQuant& a) {
+  return os << a.to_string();
+}
+
 /// Parses the short names of the CLI and configs: "int8" (symmetric per tensor),
 /// "int8-affine", "int8-per-channel" (axis 0), "int4-block32" (symmetric blocks of 32 with
-/// f32 scales), "int4-block32-f16". ValueError "[quantize] unknown scheme 'x' (known: ...)"
-/// otherwise.
+/// f16 scales: blocks default to f16), "int4-block32-f32" (f32 scales). ValueError
+/// "[quantize] unknown scheme 'x' (known: ...)" otherwise.
 QuantScheme parse_quant_scheme(std::string_view name);
 
 }  // namespace ember

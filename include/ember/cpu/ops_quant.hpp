@@ -40,14 +40,16 @@ struct QuantOps {
   /// sums of the weight as i32 (the zero-point compensation).
   static P int_quantized_linear_pack(const P& weight);
   /// y [..., out] f32 = x [..., in] f32 @ W^T + bias: each row of x is quantized to u8
-  /// (affine, [0, 255], MinMax rule of ChooseQuantizationParams), multiplied with the int8
+  /// (affine, [0, 255], MinMax rule of ChooseQuantizationParams; or with `input`'s fixed
+  /// scale and zero point when given: static quantization), multiplied with the int8
   /// weight in exact i32 sums, and scaled: y = sx * sw[o] * (sum_k qx[k] qw[o, k] - zx *
   /// colsum[o]) + bias[o]. `packed` is int_quantized_linear_pack(W) for W of shape
   /// `weight` [out, in]; `weight_scales` has `out` values (or 1, per tensor). AMX-INT8 tiles
   /// (tdpbusd) for 32 rows or more when the CPU and the OS allow them, else AVX512-VNNI (vpdpbusd),
   /// else a portable loop: the same integer sums in each.
   static P float_quantized_linear(const P& x, const P& packed, const P& weight_scales,
-                                  const OptP& bias, const QuantScheme& scheme, const Shape& weight);
+                                  const OptP& bias, const QuantScheme& scheme, const Shape& weight,
+                                  const std::optional<ActivationQuant>& input);
 };
 
 }  // namespace ember::cpu

@@ -58,17 +58,21 @@ struct QuantizedLinearPack {
   EMBER_IR_NO_FIELDS
 };
 
-/// y = x W^T + b with W int8 and x quantized on the fly (per row, as
-/// torch.ao.quantization.quantize_dynamic's Linear): x [..., in] f32, the weight (logical
-/// shape `weight` = [out, in]) under `scheme` (int8 symmetric, per tensor or per channel
-/// along axis 0) as packed by QuantizedLinearPack, its scales ([1] or [out] f32), bias [out]
-/// f32 -> [..., out] f32. UnsupportedError for other schemes or in > kMaxQuantizedLinearIn.
+/// y = x W^T + b with W int8 and x quantized to u8: on the fly per row (dynamic, as
+/// torch.ao.quantization.quantize_dynamic's Linear) or, when `input` is given, with its
+/// fixed calibrated scale and zero point (static, torch.ao.nn.quantized.Linear's quint8
+/// input). x [..., in] f32, the weight (logical shape `weight` = [out, in]) under `scheme`
+/// (int8 symmetric, per tensor or per channel along axis 0) as packed by
+/// QuantizedLinearPack, its scales ([1] or [out] f32), bias [out] f32 -> [..., out] f32.
+/// UnsupportedError for other schemes or in > kMaxQuantizedLinearIn; ValueError for bad
+/// input parameters (ActivationQuant::check).
 struct QuantizedLinear {
   static constexpr const char* name = "quantized_linear";
   static constexpr Bound bound = Bound::Compute;
   QuantScheme scheme;
   Shape weight;
-  EMBER_IR_FIELDS(scheme, weight)
+  std::optional<ActivationQuant> input;
+  EMBER_IR_FIELDS(scheme, weight, input)
   /// The rule without the packed operand (checked when a layer is built).
   TensorType check(const TensorType& x, const std::optional<TensorType>& bias) const;
   TensorType infer(const TensorType& x, const TensorType& packed, const TensorType& scales,
@@ -89,5 +93,6 @@ struct QuantizedLinear {
     (const I&, const F&, const OptI&, const QuantScheme&, const Shape&, DType)) \
   X(OPT, F, I, int_quantized_linear_pack, QuantizedLinearPack, (const I&)) \
   X(OPT, F, F, float_quantized_linear, QuantizedLinear, \
-    (const F&, const I&, const F&, const OptF&, const QuantScheme&, const Shape&))
+    (const F&, const I&, const F&, const OptF&, const QuantScheme&, const Shape&, \
+     const std::optional<ActivationQuant>&))
 // clang-format on

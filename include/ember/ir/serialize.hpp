@@ -66,6 +66,9 @@ inline auto fields(Distribution& o) {
 inline auto fields(QuantScheme& o) {
   return std::tie(o.value, o.mode, o.level, o.axis, o.block_size, o.param);
 }
+inline auto fields(ActivationQuant& o) {
+  return std::tie(o.scale, o.zero_point);
+}
 inline auto fields(SliceRange& o) {
   return std::tie(o.start, o.count, o.step);
 }

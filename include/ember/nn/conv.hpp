@@ -88,13 +88,19 @@ struct Conv {
   /// The quantized weight (ember::quant::quantize; dequantized for each forward), when
   /// `weight` is empty.
   std::optional<QuantizedWeight<B>> qweight;
+  /// Static quantization of the input (calibrated by ember::quant::quantize): the input is
+  /// fake-quantized by it, with qweight.
+  std::optional<ActivationQuant> input_quant;
+  /// Calibration hook (ember::quant::prepare): sees each forward's input.
+  std::shared_ptr<InputObserver> input_observer;
   std::array<std::int64_t, N> stride{};
   std::array<std::int64_t, N> kernel_size{};
   std::array<std::int64_t, N> dilation{};
   std::int64_t groups = 1;
   PaddingConfig<N> padding;
 
-  EMBER_MODULE(weight, bias, qweight, stride, kernel_size, dilation, groups, padding)
+  EMBER_MODULE(weight, bias, qweight, input_quant, input_observer, stride, kernel_size, dilation,
+               groups, padding)
 
   /// The weight's shape (also when quantized).
   Shape weight_shape() const { return qweight ? qweight->shape : weight->shape(); }
@@ -108,19 +114,20 @@ struct Conv {
     constexpr const char* name = detail::conv_name(N);
     return detail::with_batch<N>(name, x, [&](const Tensor<B, N + 2>& xb) {
       detail::check_channels(name, xb.shape(), channels_in());
-      auto [lo, hi] =
-          padding.resolve(detail::spatial_of<N>(xb.shape()), kernel_size, stride, dilation);
-      ConvOptions<N> o{stride, lo, dilation, groups};
-      Tensor<B, N + 2> in = xb;
-      if (lo != hi) {
-        in = xb.pad(detail::pad_arg<N>(lo, hi));
-        o.padding = detail::filled<N>(0);
-      }
-      const auto b = detail::bias_of(bias);
       if (qweight && xb.dtype() != DType::F32) {
         ember::detail::fail<DTypeError>(name, "input of dtype ", xb.dtype(), ": a quantized ", name,
                                         " (", qweight->scheme.to_string(), ") takes f32 input");
       }
+      auto [lo, hi] =
+          padding.resolve(detail::spatial_of<N>(xb.shape()), kernel_size, stride, dilation);
+      ConvOptions<N> o{stride, lo, dilation, groups};
+      Tensor<B, N + 2> in =
+          observed_input(xb, input_observer, qweight ? input_quant : std::nullopt);
+      if (lo != hi) {
+        in = in.pad(detail::pad_arg<N>(lo, hi));
+        o.padding = detail::filled<N>(0);
+      }
+      const auto b = detail::bias_of(bias);
       const Tensor<B, N + 2> w = weight_value<N + 2>(weight, qweight);
       if constexpr (N == 1) {
         return module::conv1d(in, w, b, o);

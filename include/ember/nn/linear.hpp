@@ -7,8 +7,10 @@
 // Parameters (PyTorch state_dict names): weight [d_output, d_input], bias [d_output].
 // After ember::quant::quantize the weight is held quantized in `qweight` (the float Param is
 // then empty): int8 symmetric weights (per tensor or per output channel) run the integer
-// kernel (quantize_dynamic's Linear: each input row quantized to u8, exact integer sums, f32
-// out); other schemes (int4, blocks, affine) are dequantized and run in f32.
+// kernel (each input row quantized to u8 as quantize_dynamic's Linear, or the whole input
+// by the calibrated `input_quant` as static quantization; exact integer sums, f32 out);
+// other schemes (int4, blocks, affine) are dequantized and run in f32 (on the input
+// fake-quantized by `input_quant` when it is set).
 // Default init is PyTorch's: U(-1/sqrt(d_input), 1/sqrt(d_input)) for both (Burn's
 // KaimingUniform{gain: 1/sqrt(3)}).
 #pragma once
@@ -49,8 +51,12 @@ struct Linear {
   std::optional<Param<Tensor<B, 1>>> bias;
   /// The quantized weight (ember::quant::quantize), when `weight` is empty.
   std::optional<QuantizedWeight<B>> qweight;
+  /// Static quantization of the input (calibrated by ember::quant::quantize), with qweight.
+  std::optional<ActivationQuant> input_quant;
+  /// Calibration hook (ember::quant::prepare): sees each forward's input.
+  std::shared_ptr<InputObserver> input_observer;
 
-  EMBER_MODULE(weight, bias, qweight)
+  EMBER_MODULE(weight, bias, qweight, input_quant, input_observer)
 
   /// [..., d_input] -> [..., d_output]. Throws ShapeError when the last dim is not d_input,
   /// and DTypeError when x's dtype is not the weight's (PyTorch raises too; nothing is cast
@@ -58,6 +64,7 @@ struct Linear {
   template <std::size_t D>
   Tensor<B, D> forward(const Tensor<B, D>& x) const {
     if (qweight) return forward_quantized(x);
+    if (input_observer) input_observer->observe(x.into_data());
     if (x.dtype() != weight->dtype()) {
       ember::detail::fail<DTypeError>(
           "Linear", "input of dtype ", x.dtype(), " (shape ", x.shape(),
@@ -92,8 +99,9 @@ struct Linear {
                          (s.level == QuantLevel::Tensor ||
                           (s.level == QuantLevel::Channel && s.channel_dim(2) == 0)) &&
                          ws[1] <= ir::kMaxQuantizedLinearIn;
-    if (integer) return QuantizedLinear<B>(qweight->qtensor(), b).forward(x);
-    return module::linear(x, qweight->template dequantize<2>(), b);
+    if (integer) return QuantizedLinear<B>(qweight->qtensor(), b, input_quant).forward(x);
+    return module::linear(observed_input(x, nullptr, input_quant),
+                          qweight->template dequantize<2>(), b);
   }
 };
 

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <utility>
 
@@ -69,6 +70,26 @@ struct QuantizedWeight {
   /// Bytes of the stored integers, scales and zero points.
   std::int64_t bytes() const { return qtensor().bytes(); }
 };
+
+/// A calibration hook of static quantization: ember::quant::prepare puts one in each chosen
+/// Linear's and Conv's `input_observer`, and the layer shows it its float input on every
+/// forward (copied to the host: calibration runs a few batches).
+class InputObserver {
+ public:
+  virtual ~InputObserver() = default;
+  virtual void observe(const TensorData& x) = 0;
+};
+
+/// The input of a layer that may quantize it: shown to the calibration observer, and
+/// fake-quantized by the calibrated parameters when the layer has them (the values the
+/// integer kernels compute with).
+template <class B, std::size_t D>
+Tensor<B, D> observed_input(const Tensor<B, D>& x, const std::shared_ptr<InputObserver>& observer,
+                            const std::optional<ActivationQuant>& input_quant) {
+  if (observer) observer->observe(x.into_data());
+  if (input_quant) return fake_quantize(x, *input_quant);
+  return x;
+}
 
 /// The weight of a layer that may be quantized: the float Param's value, or the dequantized
 /// QuantizedWeight.

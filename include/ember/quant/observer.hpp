@@ -26,6 +26,7 @@
 #include <utility>
 
 #include "ember/core/quant.hpp"
+#include "ember/nn/quantized_weight.hpp"
 #include "ember/tensor/quant_composite.hpp"
 #include "ember/tensor/tensor.hpp"
 
@@ -42,6 +43,19 @@ struct ObserverConfig {
   double averaging_constant = 0.01;
   /// Percentile: the upper percentile kept (the lower one is 100 - percentile).
   double percentile = 99.99;
+
+  /// ValueError "[Observer] ..." for a constant outside (0, 1] or a percentile outside
+  /// [50, 100] (of the kind that uses it).
+  void check() const {
+    if (kind == ObserverKind::MovingAverage &&
+        !(averaging_constant > 0.0 && averaging_constant <= 1.0)) {
+      detail::fail<ValueError>("Observer", "averaging_constant must be in (0, 1], got ",
+                               averaging_constant);
+    }
+    if (kind == ObserverKind::Percentile && !(percentile >= 50.0 && percentile <= 100.0)) {
+      detail::fail<ValueError>("Observer", "percentile must be in [50, 100], got ", percentile);
+    }
+  }
 };
 
 /// "min-max", "moving-average", "percentile"; ValueError for another name.
@@ -55,16 +69,7 @@ class Observer {
   /// Throws ValueError for bad settings (see ObserverConfig).
   explicit Observer(QuantScheme scheme, ObserverConfig config = {})
       : scheme_(scheme), config_(config) {
-    if (config_.kind == ObserverKind::MovingAverage &&
-        !(config_.averaging_constant > 0.0 && config_.averaging_constant <= 1.0)) {
-      detail::fail<ValueError>("Observer", "averaging_constant must be in (0, 1], got ",
-                               config_.averaging_constant);
-    }
-    if (config_.kind == ObserverKind::Percentile &&
-        !(config_.percentile >= 50.0 && config_.percentile <= 100.0)) {
-      detail::fail<ValueError>("Observer", "percentile must be in [50, 100], got ",
-                               config_.percentile);
-    }
+    config_.check();
   }
 
   const QuantScheme& scheme() const { return scheme_; }
@@ -181,6 +186,28 @@ class Observer {
   ObserverConfig config_;
   std::int64_t batches_ = 0;
   std::optional<Tensor<B, 1>> lo_, hi_;
+};
+
+/// The observer of static quantization's calibration (ember::quant::prepare puts one on each
+/// chosen layer's input): one range over the whole tensor, kept on the host by the rules of
+/// Observer (same kinds and settings), turned into the u8 ActivationQuant of the input.
+class ActivationObserver final : public nn::InputObserver {
+ public:
+  /// Throws ValueError for bad settings (see ObserverConfig).
+  explicit ActivationObserver(ObserverConfig config = {});
+
+  /// Records one batch (any float dtype). ValueError for an int tensor, an empty one or NaN.
+  void observe(const TensorData& x) override;
+  std::int64_t batches() const { return batches_; }
+  /// The range so far (lo, hi); ValueError before any batch.
+  std::pair<float, float> range() const;
+  /// ActivationQuant::from_range(range()).
+  ActivationQuant quant() const;
+
+ private:
+  ObserverConfig config_;
+  std::int64_t batches_ = 0;
+  float lo_ = 0.0f, hi_ = 0.0f;
 };
 
 inline ObserverKind parse_observer_kind(const std::string& name) {

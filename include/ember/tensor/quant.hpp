@@ -175,31 +175,53 @@ std::ostream& operator<<(std::ostream& os, const QTensor<B, D>& q) {
   return os << " }";
 }
 
-/// The int8 Linear computed on the integers (torch.ao.nn.quantized.dynamic.Linear): the
-/// weight [out, in] quantized int8 symmetric (per channel along axis 0 by default, or per
-/// tensor) and packed once for the backend's kernel; each forward quantizes the input per
-/// row to u8 and returns f32.
+/// x quantized to u8 with the fixed parameters `a` and dequantized again (PyTorch's
+/// fake_quantize_per_tensor_affine with quant range [0, 255]): the values a statically
+/// quantized layer computes with. x float (any dtype, result f32); ValueError as
+/// ActivationQuant::check.
+template <class B, std::size_t D>
+Tensor<B, D> fake_quantize(const Tensor<B, D>& x, const ActivationQuant& a) {
+  a.check("fake_quantize");
+  // u8 [0, 255] with zero point z is int8 [-128, 127] with zero point z - 128: the same
+  // rounding and clamping, the same dequantized values.
+  Shape ones;
+  for (std::size_t i = 0; i < D; ++i) ones.dims.push_back(1);
+  const auto dev = x.device();
+  const Tensor<B, D> scales = Tensor<B, D>::full(ones, a.scale, dev);
+  const Tensor<B, D, Int> zp =
+      Tensor<B, D, Int>::full(ones, static_cast<double>(a.zero_point - 128), dev, DType::I32);
+  const Tensor<B, D> xf = x.dtype() == DType::F32 ? x : x.cast(DType::F32);
+  return quantize(xf, QuantScheme::int8().affine(), scales, zp).dequantize();
+}
+
+/// The int8 Linear computed on the integers: the weight [out, in] quantized int8
+/// symmetric (per channel along axis 0 by default, or per tensor) and packed once for the
+/// backend's kernel; each forward quantizes the input to u8, per row
+/// (torch.ao.nn.quantized.dynamic.Linear) or, with `input` parameters from calibration, by
+/// them (static: torch.ao.nn.quantized.Linear with a quint8 input), and returns f32.
 template <class B>
 class QuantizedLinear {
  public:
   /// weight [out, in] f32, bias [out] f32 (optional). Throws UnsupportedError for another
-  /// scheme than int8 symmetric per tensor / per channel along axis 0, and quantize's
-  /// errors.
-  static QuantizedLinear from_float(
-      const Tensor<B, 2>& weight, std::optional<Tensor<B, 1>> bias = std::nullopt,
-      const QuantScheme& scheme = QuantScheme::int8().per_channel(0)) {
-    ir::QuantizedLinear{scheme, weight.shape()}.check(
+  /// scheme than int8 symmetric per tensor / per channel along axis 0, ValueError for bad
+  /// input parameters, and quantize's errors.
+  static QuantizedLinear from_float(const Tensor<B, 2>& weight,
+                                    std::optional<Tensor<B, 1>> bias = std::nullopt,
+                                    const QuantScheme& scheme = QuantScheme::int8().per_channel(0),
+                                    std::optional<ActivationQuant> input = std::nullopt) {
+    ir::QuantizedLinear{scheme, weight.shape(), input}.check(
         {Shape{1, weight.shape()[1]}, DType::F32},
         bias ? std::optional<ir::TensorType>(ir::TensorType{bias->shape(), bias->dtype()})
              : std::nullopt);
-    return QuantizedLinear(weight.quantize(scheme), std::move(bias));
+    return QuantizedLinear(weight.quantize(scheme), std::move(bias), input);
   }
   /// From a weight already quantized (int8 symmetric, per tensor or channel axis 0).
-  QuantizedLinear(QTensor<B, 2> weight, std::optional<Tensor<B, 1>> bias)
-      : weight_(std::move(weight)), bias_(std::move(bias)) {
+  QuantizedLinear(QTensor<B, 2> weight, std::optional<Tensor<B, 1>> bias,
+                  std::optional<ActivationQuant> input = std::nullopt)
+      : weight_(std::move(weight)), bias_(std::move(bias)), input_(input) {
     std::optional<ir::TensorType> bt;
     if (bias_) bt = ir::TensorType{bias_->shape(), bias_->dtype()};
-    ir::QuantizedLinear{weight_.scheme(), weight_.shape()}.check(
+    ir::QuantizedLinear{weight_.scheme(), weight_.shape(), input_}.check(
         {Shape{1, weight_.shape()[1]}, DType::F32}, bt);
     if constexpr (kHasKernel)
       packed_ = B::int_quantized_linear_pack(weight_.values().primitive());
@@ -213,31 +235,36 @@ class QuantizedLinear {
   Tensor<B, D> forward(const Tensor<B, D>& x) const {
     std::optional<ir::TensorType> bt;
     if (bias_) bt = ir::TensorType{bias_->shape(), bias_->dtype()};
-    ir::QuantizedLinear{weight_.scheme(), weight_.shape()}.check({x.shape(), x.dtype()}, bt);
+    ir::QuantizedLinear{weight_.scheme(), weight_.shape(), input_}.check({x.shape(), x.dtype()},
+                                                                         bt);
     std::optional<typename B::FloatTensor> b;
     if (bias_) b = bias_->primitive();
     if constexpr (kHasKernel) {
       return Tensor<B, D>(B::float_quantized_linear(x.primitive(), *packed_, *scales_, b,
-                                                    weight_.scheme(), weight_.shape()));
+                                                    weight_.scheme(), weight_.shape(), input_));
     } else {
       return Tensor<B, D>(detail::quant::quantized_linear<B>(x.primitive(), *packed_, *scales_, b,
-                                                             weight_.shape()));
+                                                             weight_.shape(), input_));
     }
   }
 
   const QTensor<B, 2>& weight() const { return weight_; }
   const std::optional<Tensor<B, 1>>& bias() const { return bias_; }
+  /// The input's static parameters (none: quantized per row on each forward).
+  const std::optional<ActivationQuant>& input() const { return input_; }
 
  private:
   // The backend's kernel and its packing come together (ir::QuantizedLinearPack).
-  static constexpr bool kHasKernel = requires(
-      const typename B::IntTensor& w, const typename B::FloatTensor& f,
-      const std::optional<typename B::FloatTensor>& ob, const QuantScheme& sc, const Shape& sh) {
+  static constexpr bool kHasKernel =
+      requires(const typename B::IntTensor& w, const typename B::FloatTensor& f,
+               const std::optional<typename B::FloatTensor>& ob, const QuantScheme& sc,
+               const Shape& sh, const std::optional<ActivationQuant>& in) {
     B::int_quantized_linear_pack(w);
-    B::float_quantized_linear(f, w, f, ob, sc, sh);
+    B::float_quantized_linear(f, w, f, ob, sc, sh, in);
   };
   QTensor<B, 2> weight_;
   std::optional<Tensor<B, 1>> bias_;
+  std::optional<ActivationQuant> input_;
   std::optional<typename B::IntTensor> packed_;
   std::optional<typename B::FloatTensor> scales_;
 };

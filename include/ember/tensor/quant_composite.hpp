@@ -166,14 +166,16 @@ typename B::IntTensor quantized_linear_pack(const typename B::IntTensor& weight)
 }
 
 /// QuantOps::float_quantized_linear with `packed` the int8 weight [out, in]: each row of x
-/// quantized to u8 (affine [0, 255], MinMax), the integer products summed exactly in f64,
+/// quantized to u8 (affine [0, 255], MinMax; or all rows with `input`'s scale and zero
+/// point), the integer products summed exactly in f64,
 /// y = f32(sum_k qx qw - zx * colsum) * (sx * sw) + bias.
 template <class B>
 typename B::FloatTensor quantized_linear(const typename B::FloatTensor& x,
                                          const typename B::IntTensor& packed,
                                          const typename B::FloatTensor& weight_scales,
                                          const std::optional<typename B::FloatTensor>& bias,
-                                         const Shape& weight) {
+                                         const Shape& weight,
+                                         const std::optional<ActivationQuant>& input) {
   const Shape xs = B::float_shape(x);
   const std::int64_t out = weight[0], in = weight[1];
   const std::int64_t m = in == 0 ? 0 : xs.numel() / in;
@@ -185,9 +187,16 @@ typename B::FloatTensor quantized_linear(const typename B::FloatTensor& x,
   }
   const float eps = std::numeric_limits<float>::epsilon();
   Tensor<B, 2> xf(B::float_reshape(x, Shape{m, in}));
-  const Tensor<B, 2> lo = xf.min_dim(1).clamp_max(0.0), hi = xf.max_dim(1).clamp_min(0.0);
-  const Tensor<B, 2> sx = (hi - lo).div_scalar(255.0f).clamp_min(eps);
-  const Tensor<B, 2> zx = (lo / sx).round().neg().clamp(0.0, 255.0);
+  // The input's scale and zero point: [m, 1] per row, or [1, 1] given.
+  const auto [sx, zx] = [&]() -> std::pair<Tensor<B, 2>, Tensor<B, 2>> {
+    if (input) {
+      return {Tensor<B, 2>::full(Shape{1, 1}, input->scale, device),
+              Tensor<B, 2>::full(Shape{1, 1}, static_cast<double>(input->zero_point), device)};
+    }
+    const Tensor<B, 2> lo = xf.min_dim(1).clamp_max(0.0), hi = xf.max_dim(1).clamp_min(0.0);
+    const Tensor<B, 2> s = (hi - lo).div_scalar(255.0f).clamp_min(eps);
+    return {s, (lo / s).round().neg().clamp(0.0, 255.0)};
+  }();
   const Tensor<B, 2> qx = ((xf * sx.recip()).round() + zx).clamp(0.0, 255.0);
   const Tensor<B, 2> qw = Tensor<B, 2, Int>(packed).float_(DType::F64);
   const Tensor<B, 2> acc = qx.cast(DType::F64).matmul(qw.transpose());
