@@ -172,8 +172,9 @@ ActivationQuant ActivationQuant::from_range(float lo, float hi) {
 }
 
 void ActivationQuant::check(std::string_view op) const {
-  if (!(scale > 0.0f) || !std::isfinite(scale)) {
-    detail::fail<ValueError>(op, "the input scale is ", scale, "; it must be finite and > 0");
+  if (!(scale > 0.0f) || !std::isfinite(scale) || !std::isfinite(1.0f / scale)) {
+    detail::fail<ValueError>(op, "the input scale is ", scale,
+                             "; it must be finite and > 0, with a finite reciprocal");
   }
   if (zero_point < 0 || zero_point > 255) {
     detail::fail<ValueError>(op, "the input zero point is ", zero_point,

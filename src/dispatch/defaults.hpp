@@ -191,6 +191,12 @@ struct Defaults {
                                   const std::optional<ActivationQuant>& input) {
     return detail::quant::quantized_linear<B>(x, packed, scales, bias, weight, input);
   }
+  static F float_quantized_conv2d(const F& x, const I& values, const F& scales, const OptF& bias,
+                                  const QuantScheme& scheme, const Shape& weight,
+                                  const ConvOptions<2>& options, const ActivationQuant& input) {
+    return detail::quant::quantized_conv2d<B>(x, values, scales, bias, scheme, weight, options,
+                                              input);
+  }
 };
 
 }  // namespace ember::dispatch

@@ -1,5 +1,7 @@
 #include "ember/ir/quant.hpp"
 
+#include "ember/ir/conv.hpp"
+
 namespace ember::ir {
 
 namespace {
@@ -105,6 +107,48 @@ TensorType QuantizedLinear::infer(const TensorType& x, const TensorType& /*packe
   if (scales.dtype != DType::F32 || (n != 1 && n != weight[0])) {
     detail::fail<ShapeError>(name, "weight scales ", scales, " do not fit weight of shape ", weight,
                              " (expected 1 or ", weight[0], " f32 values)");
+  }
+  return y;
+}
+
+TensorType QuantizedConv2d::check(const TensorType& x,
+                                  const std::optional<TensorType>& bias) const {
+  if (scheme.value != QuantValue::Int8 || scheme.mode != QuantMode::Symmetric ||
+      scheme.level == QuantLevel::Block ||
+      (scheme.level == QuantLevel::Channel && scheme.channel_dim(2) != 0)) {
+    detail::fail<UnsupportedError>(
+        name, "weights must be int8 symmetric, per tensor or per output channel, got ",
+        scheme.to_string());
+  }
+  if (weight.rank() != 4) {
+    detail::fail<ShapeError>(name, "expected a weight [C_out, C_in / groups, kH, kW], got ",
+                             weight);
+  }
+  if (weight[1] * weight[2] * weight[3] > kMaxQuantizedLinearIn) {
+    detail::fail<UnsupportedError>(name, "at most ", kMaxQuantizedLinearIn,
+                                   " products per output (exact i32 sums), got weight ", weight);
+  }
+  if (x.dtype != DType::F32) detail::fail<DTypeError>(name, "input must be f32, got ", x.dtype);
+  if (bias && bias->dtype != DType::F32) {
+    detail::fail<DTypeError>(name, "bias must be f32, got ", bias->dtype);
+  }
+  input.check(name);
+  return Conv<2>{options}.infer(x, TensorType{weight, DType::F32}, bias);
+}
+
+TensorType QuantizedConv2d::infer(const TensorType& x, const TensorType& values,
+                                  const TensorType& scales,
+                                  const std::optional<TensorType>& bias) const {
+  const TensorType y = check(x, bias);
+  const Shape matrix{weight[0], weight[1] * weight[2] * weight[3]};
+  if (values.shape != matrix || values.dtype != DType::I8) {
+    detail::fail<ShapeError>(name, "weight values ", values, " do not fit weight ", weight,
+                             " (expected ", matrix, " i8)");
+  }
+  const std::int64_t n = scales.shape.numel();
+  if (scales.dtype != DType::F32 || scales.shape.rank() != 2 || (n != 1 && n != weight[0])) {
+    detail::fail<ShapeError>(name, "weight scales ", scales, " do not fit weight ", weight,
+                             " (expected [1, 1] or [", weight[0], ", 1] f32)");
   }
   return y;
 }

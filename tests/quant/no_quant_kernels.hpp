@@ -22,6 +22,8 @@ struct NoQuantKernels : Checking<Cpu> {
   static void int_quantized_linear_pack(A&&...) = delete;
   template <class... A>
   static void float_quantized_linear(A&&...) = delete;
+  template <class... A>
+  static void float_quantized_conv2d(A&&...) = delete;
 };
 
 }  // namespace ember::test

@@ -283,17 +283,21 @@ TEST(QuantizeModule, StaticActivationsFromCalibration) {
   const double fc_scale = net.fc1.forward(x).abs().max().into_scalar();
   EXPECT_LT(max_diff(q.fc1.forward(x).into_data(), net.fc1.forward(x).into_data()),
             0.05 * fc_scale);
-  // The convolution computes on the fake-quantized input and the dequantized weight.
-  const auto w = net.conv.weight.val()
-                     .reshape<2>({8, 27})
-                     .quantize(QuantScheme::int8().per_channel(0))
-                     .dequantize()
-                     .reshape<4>({8, 3, 3, 3});
+  // The convolution runs on the integers: the values of the f32 conv of the fake-quantized
+  // input and the dequantized weight, summed exactly.
+  const auto qw =
+      net.conv.weight.val().reshape<2>({8, 27}).quantize(QuantScheme::int8().per_channel(0));
+  const auto w = qw.dequantize().reshape<4>({8, 3, 3, 3});
   const auto xc = Tensor<Cpu, 4>::random({1, 3, 9, 9}, Distribution::normal(0.0, 2.0));
   test::expect_eq(
       q.conv.forward(xc).into_data(),
-      module::conv2d(fake_quantize(xc, *q.conv.input_quant), w, net.conv.bias->val(), {})
+      quantized_conv2d(xc, qw, Shape{8, 3, 3, 3}, net.conv.bias->val(), {}, *q.conv.input_quant)
           .into_data());
+  test::expect_approx(
+      q.conv.forward(xc).into_data(),
+      module::conv2d(fake_quantize(xc, *q.conv.input_quant), w, net.conv.bias->val(), {})
+          .into_data(),
+      Tolerance::rel_abs(1e-5, 1e-5));
   const double conv_scale = net.conv.forward(xc).abs().max().into_scalar();
   EXPECT_LT(max_diff(q.conv.forward(xc).into_data(), net.conv.forward(xc).into_data()),
             0.08 * conv_scale);

@@ -516,6 +516,8 @@ TEST_F(CliTest, QuantizeThenEvalAndInferTheQuantizedModel) {
   // Static quantization: the layers' inputs calibrated on 3 training batches.
   expect_error(ember({"quantize", run_dir_.string(), "--calibrate", "2", "--observer", "median"}),
                2, {"--observer: median not in"});
+  expect_error(ember({"quantize", run_dir_.string(), "--observer", "percentile"}), 2,
+               {"--observer requires --calibrate"});
   const Result rc =
       ember({"quantize", run_dir_.string(), "--calibrate", "3", "--observer", "percentile"});
   ASSERT_EQ(rc.status, 0) << rc.err;

@@ -28,20 +28,23 @@ CLI::App* add_quantize_command(CLI::App& app, QuantizeArgs& a) {
                   "integer kernel), int8-affine, int4-block32 (blocks of 32 with f16 scales), "
                   "int4-block32-f32")
       ->capture_default_str();
-  sub->add_option("--calibrate", a.calibrate,
-                  "Also quantize each layer's input (u8, static) with ranges observed on N "
-                  "training batches of the run's batch size (0: weights only; int8 Linear "
-                  "inputs are then quantized per row on the fly)")
-      ->check(CLI::Range(std::size_t{0}, std::size_t{100000}))
-      ->capture_default_str();
+  CLI::Option* calibrate =
+      sub->add_option("--calibrate", a.calibrate,
+                      "Also quantize each layer's input (u8, static) with ranges observed on N "
+                      "training batches of the run's batch size (0: weights only; int8 Linear "
+                      "inputs are then quantized per row on the fly)")
+          ->check(CLI::Range(std::size_t{0}, std::size_t{100000}))
+          ->capture_default_str();
   sub->add_option("--observer", a.observer,
                   "How --calibrate takes a range: min-max, moving-average or percentile "
                   "(99.99th)")
       ->check(CLI::IsMember({"min-max", "moving-average", "percentile"}))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(calibrate);
   sub->add_option("--data-dir", a.data_dir,
                   "Folder of the dataset's IDX files for --calibrate (default: the one the run "
-                  "used)");
+                  "used)")
+      ->needs(calibrate);
   sub->add_option("--checkpoint", a.checkpoint,
                   "Weights to quantize: final, last, best, a checkpoint name or a .safetensors "
                   "file")
@@ -129,7 +132,11 @@ int run_quantize(const QuantizeArgs& a) {
                   << file.description << "), " << scheme.to_string() << "\n";
         if (a.calibrate > 0) {
           std::cout << "Calibrated the layers' inputs on " << calibrated << " training batches of "
-                    << cfg.train.batch_size << " (" << a.observer << ")\n";
+                    << cfg.train.batch_size << " (" << a.observer << ")";
+          if (calibrated < a.calibrate) {
+            std::cout << ": all the training images (" << a.calibrate << " batches asked for)";
+          }
+          std::cout << "\n";
         }
         for (const auto& layer : report.quantized) {
           std::cout << "  quantized  " << layer;

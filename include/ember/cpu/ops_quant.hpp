@@ -5,6 +5,7 @@
 #include <optional>
 #include <utility>
 
+#include "ember/core/options.hpp"
 #include "ember/core/quant.hpp"
 #include "ember/cpu/tensor.hpp"
 
@@ -50,6 +51,15 @@ struct QuantOps {
   static P float_quantized_linear(const P& x, const P& packed, const P& weight_scales,
                                   const OptP& bias, const QuantScheme& scheme, const Shape& weight,
                                   const std::optional<ActivationQuant>& input);
+  /// The statically quantized conv2d (ir::QuantizedConv2d): x [N, C_in, H, W] f32 quantized to
+  /// u8 by `input` (the padding holding its zero point), the int8 weight `values`
+  /// [C_out, C_in / groups * kH * kW] with `scales` ([1, 1] or [C_out, 1]), exact i32 sums,
+  /// y = f32(sum (qx - zx) qw) * (sx * sw[o]) + bias[o] -> [N, C_out, H_out, W_out] f32.
+  /// oneDNN's int8 convolution when Ember is built with it (EMBER_QUANT_CONV_DIRECT=1 forces
+  /// the direct loop), else a direct loop: the same integer sums.
+  static P float_quantized_conv2d(const P& x, const P& values, const P& scales, const OptP& bias,
+                                  const QuantScheme& scheme, const Shape& weight,
+                                  const ConvOptions<2>& options, const ActivationQuant& input);
 };
 
 }  // namespace ember::cpu

@@ -7,6 +7,7 @@
 
 #include <optional>
 
+#include "ember/core/options.hpp"
 #include "ember/core/quant.hpp"
 #include "ember/ir/desc.hpp"
 
@@ -79,6 +80,30 @@ struct QuantizedLinear {
                    const std::optional<TensorType>& bias) const;
 };
 
+/// y = conv2d(x, W) + b computed on the integers, with x quantized to u8 by the fixed
+/// calibrated `input` parameters (static quantization: torch.ao.nn.quantized.Conv2d with a
+/// quint8 input, f32 output): x [N, C_in, H, W] f32; the weight's int8 values
+/// [C_out, C_in / groups * kH * kW] (nn::QuantizedWeight's matrix) under `scheme` (int8
+/// symmetric, per tensor or per channel along axis 0), its logical shape `weight` =
+/// [C_out, C_in / groups, kH, kW]; scales [1, 1] or [C_out, 1] f32; bias [C_out] f32 ->
+/// [N, C_out, H_out, W_out] f32 (conv2d's shape rule and errors), y = sx * sw[o] *
+/// sum (qx - zx) qw + b[o] with exact integer sums. UnsupportedError for other schemes or
+/// more than kMaxQuantizedLinearIn products per output; ValueError for bad input
+/// parameters.
+struct QuantizedConv2d {
+  static constexpr const char* name = "quantized_conv2d";
+  static constexpr Bound bound = Bound::Compute;
+  QuantScheme scheme;
+  Shape weight;
+  ConvOptions<2> options;
+  ActivationQuant input;
+  EMBER_IR_FIELDS(scheme, weight, options, input)
+  /// The rule without the weight's tensors (checked when a layer is built).
+  TensorType check(const TensorType& x, const std::optional<TensorType>& bias) const;
+  TensorType infer(const TensorType& x, const TensorType& values, const TensorType& scales,
+                   const std::optional<TensorType>& bias) const;
+};
+
 }  // namespace ember::ir
 
 // Registry rows (ember/ir/core.hpp gives the columns). float_quantize has no float result
@@ -94,5 +119,8 @@ struct QuantizedLinear {
   X(OPT, F, I, int_quantized_linear_pack, QuantizedLinearPack, (const I&)) \
   X(OPT, F, F, float_quantized_linear, QuantizedLinear, \
     (const F&, const I&, const F&, const OptF&, const QuantScheme&, const Shape&, \
-     const std::optional<ActivationQuant>&))
+     const std::optional<ActivationQuant>&)) \
+  X(OPT, F, F, float_quantized_conv2d, QuantizedConv2d, \
+    (const F&, const I&, const F&, const OptF&, const QuantScheme&, const Shape&, \
+     const ConvOptions<2>&, const ActivationQuant&))
 // clang-format on

@@ -15,6 +15,11 @@
 // (as PyTorch) and throws ShapeError naming the layer ("[Conv2d] ...") for another rank or
 // channel count; the output size per dim is floor((L + p_start + p_end - d (k - 1) - 1) / s) + 1
 // (ShapeError from the op when it is < 1).
+//
+// After ember::quant::quantize the weight is held quantized in `qweight`: a Conv2d with int8
+// symmetric weights (per tensor or per output channel) and calibrated `input_quant` runs on
+// the integers (quantized_conv2d); other quantized convolutions compute in f32 on the
+// dequantized weight (and the fake-quantized input when it is calibrated).
 #pragma once
 
 #include <array>
@@ -102,6 +107,17 @@ struct Conv {
   EMBER_MODULE(weight, bias, qweight, input_quant, input_observer, stride, kernel_size, dilation,
                groups, padding)
 
+  /// Whether the quantized weight fits the integer convolution (int8 symmetric, per tensor or
+  /// per output channel).
+  bool integer_weights() const {
+    if (!qweight) return false;
+    const QuantScheme& s = qweight->scheme;
+    const Shape& w = qweight->shape;
+    return s.value == QuantValue::Int8 && s.mode == QuantMode::Symmetric &&
+           (s.level == QuantLevel::Tensor || (s.level == QuantLevel::Channel && s.axis == 0)) &&
+           w.numel() / w[0] <= ir::kMaxQuantizedLinearIn;
+  }
+
   /// The weight's shape (also when quantized).
   Shape weight_shape() const { return qweight ? qweight->shape : weight->shape(); }
   std::int64_t channels_in() const { return weight_shape()[1] * groups; }
@@ -121,13 +137,21 @@ struct Conv {
       auto [lo, hi] =
           padding.resolve(detail::spatial_of<N>(xb.shape()), kernel_size, stride, dilation);
       ConvOptions<N> o{stride, lo, dilation, groups};
+      // A calibrated conv2d with int8 symmetric weights runs on the integers; other
+      // quantized convolutions compute on the fake-quantized input.
+      const bool integer = N == 2 && qweight && input_quant && integer_weights();
       Tensor<B, N + 2> in =
-          observed_input(xb, input_observer, qweight ? input_quant : std::nullopt);
+          integer ? xb : observed_input(xb, input_observer, qweight ? input_quant : std::nullopt);
       if (lo != hi) {
         in = in.pad(detail::pad_arg<N>(lo, hi));
         o.padding = detail::filled<N>(0);
       }
       const auto b = detail::bias_of(bias);
+      if constexpr (N == 2) {
+        if (integer) {
+          return quantized_conv2d(in, qweight->qtensor(), qweight->shape, b, o, *input_quant);
+        }
+      }
       const Tensor<B, N + 2> w = weight_value<N + 2>(weight, qweight);
       if constexpr (N == 1) {
         return module::conv1d(in, w, b, o);

@@ -41,7 +41,8 @@ struct ObserverConfig {
   ObserverKind kind = ObserverKind::MinMax;
   /// MovingAverage: weight of each new batch.
   double averaging_constant = 0.01;
-  /// Percentile: the upper percentile kept (the lower one is 100 - percentile).
+  /// Percentile: the upper percentile kept, in percent (99.99, not 0.9999); the lower one is
+  /// 100 - percentile.
   double percentile = 99.99;
 
   /// ValueError "[Observer] ..." for a constant outside (0, 1] or a percentile outside
@@ -196,7 +197,8 @@ class ActivationObserver final : public nn::InputObserver {
   /// Throws ValueError for bad settings (see ObserverConfig).
   explicit ActivationObserver(ObserverConfig config = {});
 
-  /// Records one batch (any float dtype). ValueError for an int tensor, an empty one or NaN.
+  /// Records one batch (any float dtype). DTypeError for an int or bool tensor, ValueError
+  /// for an empty one or NaN.
   void observe(const TensorData& x) override;
   std::int64_t batches() const { return batches_; }
   /// The range so far (lo, hi); ValueError before any batch.

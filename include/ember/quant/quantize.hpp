@@ -152,9 +152,10 @@ M prepare(M model, const QuantizeConfig& config) {
 }
 
 /// A copy of `model` with the weights of the chosen layers quantized (see the header
-/// comment); a layer whose weight does not fit the scheme stays float and is listed in
-/// `report` (optional) with the reason. A layer with an observer (prepare) gets its input's
-/// parameters from it, and the observer is removed. Throws ValueError when
+/// comment); a layer whose weight does not fit the scheme (or is quantized already) is left
+/// as it is and listed in `report` (optional) with the reason. With config.activations, a
+/// layer with an observer (prepare) gets its input's parameters from it; observers are
+/// removed either way. Throws ValueError when
 /// config.activations is set and a chosen layer has no observer or one that saw no batch
 /// (calibration did not run).
 template <class M>

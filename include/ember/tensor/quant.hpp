@@ -194,6 +194,39 @@ Tensor<B, D> fake_quantize(const Tensor<B, D>& x, const ActivationQuant& a) {
   return quantize(xf, QuantScheme::int8().affine(), scales, zp).dequantize();
 }
 
+/// The statically quantized conv2d computed on the integers (torch.ao.nn.quantized.Conv2d
+/// with a quint8 input and f32 output; ir::QuantizedConv2d): x [N, C_in, H, W] f32 quantized
+/// to u8 by `input`, the weight as its int8 matrix [C_out, C_in / groups * kH * kW] (int8
+/// symmetric, per tensor or per output channel: nn::QuantizedWeight::qtensor()) of the conv
+/// weight shape `weight_shape` [C_out, C_in / groups, kH, kW], bias [C_out] f32 ->
+/// [N, C_out, H_out, W_out] f32. Throws as conv2d (ShapeError, ValueError for options),
+/// UnsupportedError for another scheme, ValueError for bad input parameters.
+template <class B>
+Tensor<B, 4> quantized_conv2d(const Tensor<B, 4>& x, const QTensor<B, 2>& weight,
+                              const Shape& weight_shape,
+                              const std::type_identity_t<std::optional<Tensor<B, 1>>>& bias,
+                              const ConvOptions<2>& options, const ActivationQuant& input) {
+  std::optional<ir::TensorType> bt;
+  if (bias) bt = ir::TensorType{bias->shape(), bias->dtype()};
+  ir::QuantizedConv2d{weight.scheme(), weight_shape, options, input}.infer(
+      {x.shape(), x.dtype()}, {weight.values().shape(), weight.values().dtype()},
+      {weight.scales().shape(), weight.scales().dtype()}, bt);
+  std::optional<typename B::FloatTensor> b;
+  if (bias) b = bias->primitive();
+  const auto& v = weight.values().primitive();
+  const auto& s = weight.scales().primitive();
+  if constexpr (requires {
+                  B::float_quantized_conv2d(x.primitive(), v, s, b, weight.scheme(), weight_shape,
+                                            options, input);
+                }) {
+    return Tensor<B, 4>(B::float_quantized_conv2d(x.primitive(), v, s, b, weight.scheme(),
+                                                  weight_shape, options, input));
+  } else {
+    return Tensor<B, 4>(detail::quant::quantized_conv2d<B>(x.primitive(), v, s, b, weight.scheme(),
+                                                           weight_shape, options, input));
+  }
+}
+
 /// The int8 Linear computed on the integers: the weight [out, in] quantized int8
 /// symmetric (per channel along axis 0 by default, or per tensor) and packed once for the
 /// backend's kernel; each forward quantizes the input to u8, per row

@@ -15,6 +15,7 @@
 #include <optional>
 #include <utility>
 
+#include "ember/core/options.hpp"
 #include "ember/core/quant.hpp"
 #include "ember/tensor/tensor.hpp"
 
@@ -206,6 +207,34 @@ typename B::FloatTensor quantized_linear(const typename B::FloatTensor& x,
   Tensor<B, 2> y = exact * (sx * sw);
   if (bias) y = y + Tensor<B, 2>(B::float_reshape(*bias, Shape{1, out}));
   return B::float_reshape(std::move(y).into_primitive(), ys);
+}
+
+/// QuantOps::float_quantized_conv2d with tensor ops: x quantized by `input` and dequantized
+/// again (the u8 values as int8 with zero point - 128: the same rounding and clamping), the
+/// weight matrix dequantized to `weight`'s shape, and an f32 conv2d: the same values summed
+/// in float (equal to the integer sums up to f32 rounding).
+template <class B>
+typename B::FloatTensor quantized_conv2d(const typename B::FloatTensor& x,
+                                         const typename B::IntTensor& values,
+                                         const typename B::FloatTensor& scales,
+                                         const std::optional<typename B::FloatTensor>& bias,
+                                         const QuantScheme& scheme, const Shape& weight,
+                                         const ConvOptions<2>& options,
+                                         const ActivationQuant& input) {
+  const auto device = B::float_device(x);
+  const Shape one{1, 1, 1, 1};
+  const QuantScheme u8 = QuantScheme::int8().affine();
+  const auto xs = Tensor<B, 4>::full(one, input.scale, device).into_primitive();
+  const auto xz =
+      Tensor<B, 4, Int>::full(one, static_cast<double>(input.zero_point - 128), device, DType::I32)
+          .into_primitive();
+  auto xq = dequantize<B>(quantize<B>(x, xs, xz, u8), xs, xz, u8, B::float_shape(x), DType::F32);
+  const Shape matrix{weight[0], weight[1] * weight[2] * weight[3]};
+  QuantScheme ws = scheme;
+  if (ws.level == QuantLevel::Channel) ws.axis = 0;
+  auto w =
+      B::float_reshape(dequantize<B>(values, scales, std::nullopt, ws, matrix, DType::F32), weight);
+  return B::template conv<2>(xq, w, bias, options);
 }
 
 }  // namespace ember::detail::quant
