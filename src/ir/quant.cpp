@@ -64,15 +64,21 @@ TensorType Dequantize::infer(const TensorType& values, const TensorType& scales,
   return {shape, dtype};
 }
 
+namespace {
+/// UnsupportedError unless the weight matrix [out, rest] is int8 symmetric, per tensor or per
+/// channel along axis 0 (`channel` names that level in the message).
+void check_int8_weights(const char* op, const QuantScheme& s, const char* channel) {
+  if (s.value != QuantValue::Int8 || s.mode != QuantMode::Symmetric ||
+      s.level == QuantLevel::Block || (s.level == QuantLevel::Channel && s.channel_dim(2) != 0)) {
+    detail::fail<UnsupportedError>(op, "weights must be int8 symmetric, per tensor or per ",
+                                   channel, ", got ", s.to_string());
+  }
+}
+}  // namespace
+
 TensorType QuantizedLinear::check(const TensorType& x,
                                   const std::optional<TensorType>& bias) const {
-  if (scheme.value != QuantValue::Int8 || scheme.mode != QuantMode::Symmetric ||
-      scheme.level == QuantLevel::Block ||
-      (scheme.level == QuantLevel::Channel && scheme.channel_dim(2) != 0)) {
-    detail::fail<UnsupportedError>(
-        name, "weights must be int8 symmetric, per tensor or per channel along axis 0, got ",
-        scheme.to_string());
-  }
+  check_int8_weights(name, scheme, "channel along axis 0");
   if (weight.rank() != 2) {
     detail::fail<ShapeError>(name, "expected a rank-2 weight [out, in], got shape ", weight);
   }
@@ -113,13 +119,7 @@ TensorType QuantizedLinear::infer(const TensorType& x, const TensorType& /*packe
 
 TensorType QuantizedConv2d::check(const TensorType& x,
                                   const std::optional<TensorType>& bias) const {
-  if (scheme.value != QuantValue::Int8 || scheme.mode != QuantMode::Symmetric ||
-      scheme.level == QuantLevel::Block ||
-      (scheme.level == QuantLevel::Channel && scheme.channel_dim(2) != 0)) {
-    detail::fail<UnsupportedError>(
-        name, "weights must be int8 symmetric, per tensor or per output channel, got ",
-        scheme.to_string());
-  }
+  check_int8_weights(name, scheme, "output channel");
   if (weight.rank() != 4) {
     detail::fail<ShapeError>(name, "expected a weight [C_out, C_in / groups, kH, kW], got ",
                              weight);

@@ -90,11 +90,12 @@ struct Conv {
   Param<Tensor<B, N + 2>> weight;
   /// [channels_out]
   std::optional<Param<Tensor<B, 1>>> bias;
-  /// The quantized weight (ember::quant::quantize; dequantized for each forward), when
-  /// `weight` is empty.
+  /// The quantized weight (ember::quant::quantize), when `weight` is empty: dequantized for
+  /// each forward, except in a calibrated Conv2d with int8 symmetric weights.
   std::optional<QuantizedWeight<B>> qweight;
-  /// Static quantization of the input (calibrated by ember::quant::quantize): the input is
-  /// fake-quantized by it, with qweight.
+  /// Static quantization of the input (calibrated by ember::quant::quantize), with qweight:
+  /// a Conv2d with int8 symmetric weights quantizes its input by it and runs on the
+  /// integers; other convolutions compute on the fake-quantized input.
   std::optional<ActivationQuant> input_quant;
   /// Calibration hook (ember::quant::prepare): sees each forward's input.
   std::shared_ptr<InputObserver> input_observer;
