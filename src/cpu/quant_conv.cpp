@@ -113,8 +113,9 @@ void conv_direct(const std::uint8_t* q, const std::int8_t* w, const QConv& d,
   for (std::int64_t o = 0; o < d.o; ++o)
     for (std::int64_t t = 0; t < d.taps(); ++t)
       wsum[static_cast<std::size_t>(o)] += w[o * d.taps() + t];
-  const auto [sh, sw] = d.opt.stride;
-  const auto [dh, dw] = d.opt.dilation;
+  // Plain copies (clang 14 cannot capture structured bindings in the lambda below).
+  const std::int64_t sh = d.opt.stride[0], sw = d.opt.stride[1];
+  const std::int64_t dh = d.opt.dilation[0], dw = d.opt.dilation[1];
   parallel_for(d.n * d.o, 1, [&](std::int64_t b, std::int64_t end) {
     for (std::int64_t p = b; p < end; ++p) {
       const std::int64_t n = p / d.o, o = p % d.o, g = o / d.og();
