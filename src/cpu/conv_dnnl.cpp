@@ -21,6 +21,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "dnnl_cache.hpp"
+
 namespace ember::cpu::conv {
 
 namespace {
@@ -49,40 +51,8 @@ struct Entry {
   std::optional<dnnl::reorder> reo_dst_in;
 };
 
-dnnl::engine& engine() {
-  static dnnl::engine eng(dnnl::engine::kind::cpu, 0);
-  return eng;
-}
-
-/// Bounded cache of primitives (least recently used out first).
-class Cache {
- public:
-  std::shared_ptr<Entry> get(const std::string& key) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = map_.find(key);
-    if (it == map_.end()) return nullptr;
-    order_.splice(order_.begin(), order_, it->second.second);
-    return it->second.first;
-  }
-  void put(const std::string& key, std::shared_ptr<Entry> e) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (map_.count(key)) return;
-    order_.push_front(key);
-    map_.emplace(key, std::make_pair(std::move(e), order_.begin()));
-    if (map_.size() > kMax) {
-      map_.erase(order_.back());
-      order_.pop_back();
-    }
-  }
-
- private:
-  static constexpr std::size_t kMax = 128;
-  std::mutex mu_;
-  std::list<std::string> order_;
-  std::unordered_map<std::string,
-                     std::pair<std::shared_ptr<Entry>, std::list<std::string>::iterator>>
-      map_;
-};
+using dnnl_util::engine;
+using Cache = dnnl_util::LruCache<Entry, 128>;
 
 Cache& cache() {
   static Cache c;

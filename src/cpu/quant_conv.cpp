@@ -14,11 +14,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <list>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "ember/cpu/ops_core.hpp"
@@ -27,6 +24,8 @@
 
 #ifdef EMBER_HAVE_DNNL
 #include <oneapi/dnnl/dnnl.hpp>
+
+#include "dnnl_cache.hpp"
 #endif
 
 namespace ember::cpu {
@@ -142,11 +141,7 @@ void conv_direct(const std::uint8_t* q, const std::int8_t* w, const QConv& d,
 
 #ifdef EMBER_HAVE_DNNL
 using dnnl::memory;
-
-dnnl::engine& engine() {
-  static dnnl::engine eng(dnnl::engine::kind::cpu, 0);
-  return eng;
-}
+using dnnl_util::engine;
 
 /// A cached primitive with its plain (user) and kernel layouts.
 struct QEntry {
@@ -155,7 +150,7 @@ struct QEntry {
 };
 
 /// The primitive for `d` with the zero point and output scales baked in; a bounded cache
-/// keyed by the sizes and the parameters' bits (least recently used out first).
+/// keyed by the sizes and the parameters' bits.
 std::shared_ptr<QEntry> primitive(const QConv& d, const ActivationQuant& a, const Epilogue& e) {
   std::string key;
   const auto put = [&](const void* p, std::size_t n) {
@@ -178,14 +173,8 @@ std::shared_ptr<QEntry> primitive(const QConv& d, const ActivationQuant& a, cons
   put(sizes, sizeof(sizes));
   put(&a.zero_point, sizeof(a.zero_point));
   put(e.scale.data(), e.scale.size() * sizeof(float));
-  static std::mutex mu;
-  static std::list<std::pair<std::string, std::shared_ptr<QEntry>>> lru;
-  static std::unordered_map<std::string, decltype(lru)::iterator> index;
-  std::lock_guard<std::mutex> lock(mu);
-  if (const auto it = index.find(key); it != index.end()) {
-    lru.splice(lru.begin(), lru, it->second);
-    return it->second->second;
-  }
+  static dnnl_util::LruCache<QEntry, 64> cache;
+  if (auto hit = cache.get(key)) return hit;
   using dt = memory::data_type;
   using ft = memory::format_tag;
   const memory::dims src{d.n, d.c, d.hp, d.wp}, dst{d.n, d.o, d.oh, d.ow};
@@ -212,12 +201,7 @@ std::shared_ptr<QEntry> primitive(const QConv& d, const ActivationQuant& a, cons
   entry->src_kern = pd.src_desc();
   entry->w_kern = pd.weights_desc();
   entry->dst_kern = pd.dst_desc();
-  lru.emplace_front(key, entry);
-  index[key] = lru.begin();
-  if (lru.size() > 64) {
-    index.erase(lru.back().first);
-    lru.pop_back();
-  }
+  cache.put(key, entry);
   return entry;
 }
 
