@@ -3,6 +3,7 @@
 //
 //   BM_linear_f32/<out>x<in>/batch:<m>    module::linear, f32 weight [out, in]
 //   BM_linear_int8/<out>x<in>/batch:<m>   QuantizedLinear (int8 per-channel weight), f32 out
+//   BM_linear_int8_layer/...              nn::Linear after quant::quantize (int8 per channel)
 //   BM_quantize/<rows>x<cols>             x.quantize(int8 per channel 0): parameters + values
 //   BM_cnn/<scheme>/batch:<n>             the Fashion-MNIST CNN of `ember train` (inference,
 //                                         eval mode): f32, quant::quantize with int8 per
@@ -63,6 +64,21 @@ void BM_linear_int8(benchmark::State& state, std::int64_t out, std::int64_t in, 
   report(state, 2.0 * m * in * out);
 }
 
+/// The same Linear as a layer: nn::Linear after quant::quantize (int8 per channel), whose
+/// forward starts from the stored QuantizedWeight.
+void BM_linear_int8_layer(benchmark::State& state, std::int64_t out, std::int64_t in,
+                          std::int64_t m) {
+  const auto x = T<2>::random(Shape{m, in}, Distribution::normal(0, 1));
+  const auto layer = ember::quant::quantize(
+      ember::nn::LinearConfig{in, out}.init<Cpu>(),
+      ember::quant::QuantizeConfig{.weights = QuantScheme::int8().per_channel(0)});
+  for (auto _ : state) {
+    auto y = layer.forward(x);
+    benchmark::DoNotOptimize(y);
+  }
+  report(state, 2.0 * m * in * out);
+}
+
 void BM_quantize(benchmark::State& state, std::int64_t rows, std::int64_t cols) {
   const auto w = T<2>::random(Shape{rows, cols}, Distribution::normal(0, 1));
   for (auto _ : state) {
@@ -118,6 +134,10 @@ BENCHMARK_CAPTURE(BM_linear_f32, 4096x4096_64, 4096, 4096, 64)
     ->UseRealTime();
 BENCHMARK_CAPTURE(BM_linear_int8, 4096x4096_64, 4096, 4096, 64)
     ->Name("BM_linear_int8/4096x4096/batch:64")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_linear_int8_layer, 4096x4096_64, 4096, 4096, 64)
+    ->Name("BM_linear_int8_layer/4096x4096/batch:64")
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK_CAPTURE(BM_linear_f32, 4096x4096_16, 4096, 4096, 16)

@@ -5,6 +5,7 @@
   BM_linear_int8/...  torch.ao.quantization.quantize_dynamic(Linear, dtype=torch.qint8):
                       int8 per-channel weights (per_channel_dynamic_qconfig, as Ember's),
                       the input quantized on the fly, f32 output (fbgemm)
+  BM_linear_int8_layer/...  the same quantize_dynamic module (Ember's nn::Linear layer)
   BM_quantize/...     torch.quantize_per_channel of a weight with PerChannelMinMaxObserver's
                       parameters (observer + quantize, as Ember's x.quantize)
 
@@ -48,6 +49,8 @@ def cases():
         assert err < 0.05, err
         yield f"BM_linear_f32/{out}x{inp}/batch:{m}", torch.no_grad()(lambda lin=lin, x=x: lin(x))
         yield f"BM_linear_int8/{out}x{inp}/batch:{m}", torch.no_grad()(lambda q=q, x=x: q(x))
+        # Ember's layer case (nn::Linear after quant::quantize) has the same PyTorch side.
+        yield f"BM_linear_int8_layer/{out}x{inp}/batch:{m}", torch.no_grad()(lambda q=q, x=x: q(x))
     w = torch.randn(4096, 4096)
 
     def quantize():

@@ -144,7 +144,9 @@ class Buffer {
 
   Buffer() = default;
   explicit Buffer(T value, bool scalar = false)
-      : value_(detail::as_leaf(std::move(value), false)), scalar_(scalar) {}
+      : value_(detail::as_leaf(std::move(value), false)),
+        value_id_(ParamId::next().value),
+        scalar_(scalar) {}
 
   /// The tensor. Throws ValueError if the Buffer is empty.
   const T& val() const {
@@ -155,13 +157,21 @@ class Buffer {
   const T* operator->() const { return &val(); }
   bool has_value() const { return value_.has_value(); }
   /// Replaces the value (detached on autodiff backends).
-  void set(T value) { value_ = detail::as_leaf(std::move(value), false); }
+  void set(T value) {
+    value_ = detail::as_leaf(std::move(value), false);
+    value_id_ = ParamId::next().value;
+  }
+  /// The identity of the current value: new for each value the Buffer is given (construction,
+  /// set(), so also loading and to_device), kept by copies; 0 when empty. Data derived from
+  /// the value (nn::DerivedCache: a weight packed for a kernel) is keyed by it.
+  std::uint64_t value_id() const { return value_id_; }
   /// True when PyTorch stores this buffer with shape [].
   bool scalar() const { return scalar_; }
   Shape shape() const { return val().shape(); }
 
  private:
   std::optional<T> value_;
+  std::uint64_t value_id_ = 0;
   bool scalar_ = false;
 };
 

@@ -150,7 +150,7 @@ struct Conv {
       const auto b = detail::bias_of(bias);
       if constexpr (N == 2) {
         if (integer) {
-          return quantized_conv2d(in, qweight->qtensor(), qweight->shape, b, o, *input_quant);
+          return quantized_conv2d(in, *qweight->checked(), qweight->shape, b, o, *input_quant);
         }
       }
       const Tensor<B, N + 2> w = weight_value<N + 2>(weight, qweight);

@@ -99,7 +99,7 @@ struct Linear {
                          (s.level == QuantLevel::Tensor ||
                           (s.level == QuantLevel::Channel && s.channel_dim(2) == 0)) &&
                          ws[1] <= ir::kMaxQuantizedLinearIn;
-    if (integer) return QuantizedLinear<B>(qweight->qtensor(), b, input_quant).forward(x);
+    if (integer) return qweight->packed_linear()->with(b, input_quant).forward(x);
     return module::linear(observed_input(x, nullptr, input_quant),
                           qweight->template dequantize<2>(), b);
   }

@@ -5,7 +5,9 @@
 // [out, in / groups * prod(kernel)], so blocks run along everything one output channel
 // reads) under its QuantScheme; `shape` is the layer's own weight shape. The integers,
 // scales and zero points are Buffers, saved and loaded with the model under
-// "<layer>.qweight.values", ".scales" and ".zero_points".
+// "<layer>.qweight.values", ".scales" and ".zero_points". What the forward derives from them
+// (the scales checked, the int8 weight packed for the integer Linear) is computed once per
+// stored value (nn::DerivedCache), not on every call.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +16,7 @@
 #include <utility>
 
 #include "ember/dispatch/dispatch.hpp"
+#include "ember/module/derived_cache.hpp"
 #include "ember/module/module.hpp"
 #include "ember/tensor/tensor.hpp"
 
@@ -61,14 +64,36 @@ struct QuantizedWeight {
     return QTensor<B, 2>(scheme, Shape{out, rest}, values.val(), scales.val(), zp);
   }
 
+  /// qtensor(), checked once per stored value (the check reads the scales on the host).
+  std::shared_ptr<const QTensor<B, 2>> checked() const {
+    return cache().template get<QTensor<B, 2>>(key(), [&] { return qtensor(); });
+  }
+
+  /// The weight packed for the integer Linear kernel (int8 symmetric, per tensor or channel
+  /// axis 0), without bias or input parameters (QuantizedLinear::with adds them); packed
+  /// once per stored value. Throws as QuantizedLinear's constructor.
+  std::shared_ptr<const QuantizedLinear<B>> packed_linear() const {
+    return cache().template get<QuantizedLinear<B>>(
+        key(), [&] { return QuantizedLinear<B>(*checked(), std::nullopt); });
+  }
+
   /// The float weight of `shape` (f32): (q - zero point) * scale.
   template <std::size_t D>
   Tensor<B, D> dequantize() const {
-    return qtensor().dequantize().template reshape<D>(shape);
+    return checked()->dequantize().template reshape<D>(shape);
   }
 
   /// Bytes of the stored integers, scales and zero points.
-  std::int64_t bytes() const { return qtensor().bytes(); }
+  std::int64_t bytes() const { return checked()->bytes(); }
+
+ private:
+  DerivedCache::Key key() const {
+    return {values.value_id(), scales.value_id(), zero_points ? zero_points->value_id() : 0};
+  }
+  DerivedCache& cache() const { return *derived_; }
+  /// What the forward derives from the stored tensors (checked(), packed_linear()), computed
+  /// once per stored value; shared by copies, not saved.
+  std::shared_ptr<DerivedCache> derived_ = std::make_shared<DerivedCache>();
 };
 
 /// A calibration hook of static quantization: ember::quant::prepare puts one in each chosen

@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <ostream>
 #include <type_traits>
@@ -24,14 +25,18 @@
 namespace ember {
 
 namespace detail {
-/// ValueError unless every scale is finite and > 0 (read on the host: the scales are few).
+/// ValueError unless every scale is finite, > 0 and at most FLT_MAX / 256, so that no
+/// dequantized value (|q - zero point| <= 255) overflows f32 (read on the host: the scales
+/// are few).
 template <class B, std::size_t D>
 void check_scales(const char* op, const Tensor<B, D, Float>& scales) {
   const auto v = scales.into_data().template to_vec<double>();
+  const double largest = static_cast<double>(std::numeric_limits<float>::max()) / 256.0;
   for (std::size_t i = 0; i < v.size(); ++i) {
-    if (!(v[i] > 0.0) || !std::isfinite(v[i])) {
+    if (!(v[i] > 0.0) || !std::isfinite(v[i]) || v[i] > largest) {
       fail<ValueError>(op, "scale ", i, " of ", v.size(), " is ", v[i],
-                       "; scales must be finite and > 0");
+                       "; scales must be finite, > 0 and at most ", largest,
+                       " (FLT_MAX / 256: the dequantized values must fit f32)");
     }
   }
 }
@@ -279,6 +284,21 @@ class QuantizedLinear {
       return Tensor<B, D>(detail::quant::quantized_linear<B>(x.primitive(), *packed_, *scales_, b,
                                                              weight_.shape(), input_));
     }
+  }
+
+  /// The same packed weight with another bias ([out] f32) and input parameters: no
+  /// repacking (nn::Linear keeps one packed weight per stored value and calls this each
+  /// forward). Throws as the constructor.
+  QuantizedLinear with(std::optional<Tensor<B, 1>> bias,
+                       std::optional<ActivationQuant> input) const {
+    std::optional<ir::TensorType> bt;
+    if (bias) bt = ir::TensorType{bias->shape(), bias->dtype()};
+    ir::QuantizedLinear{weight_.scheme(), weight_.shape(), input}.check(
+        {Shape{1, weight_.shape()[1]}, DType::F32}, bt);
+    QuantizedLinear out = *this;
+    out.bias_ = std::move(bias);
+    out.input_ = input;
+    return out;
   }
 
   const QTensor<B, 2>& weight() const { return weight_; }
