@@ -153,6 +153,10 @@ QuantScheme parse_quant_scheme(std::string_view name) {
   // Blocks default to f16 scales (GGML's Q4_0 and Burn's block schemes): 4.5 bits per int4
   // value instead of 5.
   if (!explicit_param && s.level == QuantLevel::Block) s.param = QuantParam::F16;
+  if (s.param == QuantParam::F16 && s.level != QuantLevel::Block) {
+    detail::fail<ValueError>("quantize", "scheme '", name,
+                             "': f16 scales are for the per-block level only (e.g. int4-block32)");
+  }
   return s;
 }
 

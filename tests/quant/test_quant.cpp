@@ -147,7 +147,10 @@ TEST(QuantErrors, ZeroNegativeNaNAndInfiniteScales) {
   auto x = Tensor<Cpu, 2>::ones({2, 3});
   const auto s = QuantScheme::int8().per_channel(0);
   EMBER_EXPECT_THROW_MSG(quantize(x, s, Tensor<Cpu, 2>::from_floats({{0.1}, {0.0}})), ValueError,
-                         "[quantize] scale 1 of 2 is 0; scales must be finite and > 0");
+                         "[quantize] scale 1 of 2 is 0; scales must be finite, > 0 and at most");
+  // So large that (q - zero point) * scale would overflow f32.
+  EMBER_EXPECT_THROW_MSG(quantize(x, s, Tensor<Cpu, 2>::from_floats({{0.1}, {1e37}})), ValueError,
+                         "(FLT_MAX / 256: the dequantized values must fit f32)");
   EMBER_EXPECT_THROW_MSG(quantize(x, s, Tensor<Cpu, 2>::from_floats({{NAN}, {1}})), ValueError,
                          "scale 0 of 2 is nan");
   EMBER_EXPECT_THROW_MSG(quantize(x, s, Tensor<Cpu, 2>::from_floats({{-1}, {1}})), ValueError,

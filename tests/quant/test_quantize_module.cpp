@@ -159,6 +159,11 @@ TEST(QuantizeModule, SchemeNamesRoundTrip) {
   }
   EXPECT_EQ(quant::scheme_name(QuantScheme::int8().per_channel(0)), "int8-per-channel0");
   EXPECT_THROW((void)quant::scheme_name(QuantScheme::int8().per_channel(-1)), ValueError);
+  EMBER_EXPECT_THROW_MSG((void)parse_quant_scheme("int8-f16"), ValueError,
+                         "scheme 'int8-f16': f16 scales are for the per-block level only");
+  EXPECT_THROW((void)parse_quant_scheme("int8-per-channel-f16"), ValueError);
+  EXPECT_EQ(parse_quant_scheme("int8-block64-f16"),
+            QuantScheme::int8().per_block(64).with_f16_scales());
   // A layer quantized per_channel(-1) stores the axis normalised, so it can be saved.
   const Net q = quant::quantize(make_net(), {.weights = QuantScheme::int8().per_channel(-1)});
   EXPECT_EQ(q.fc1.qweight->scheme.axis, 1);
@@ -223,7 +228,27 @@ TEST(QuantizeModule, Errors) {
     if (name == "fc1.qweight.scales") t = TensorData::full(Shape{16, 1}, 0.5, DType::F32);
   }
   store::write_safetensors(path, file);
-  EXPECT_THROW((void)quant::load(make_net(), path), nn::LoadError);
+  // The message says the tensors contradict the file's record, naming the layer and scheme.
+  EMBER_EXPECT_THROW_MSG((void)quant::load(make_net(), path), nn::LoadError,
+                         "the quantized tensors of fc1 (int8-per-channel0) do not fit the scheme " +
+                             path.string() + "'s metadata records for them");
+  // Bad stored scales are found by load, naming the layer and the file.
+  for (const double bad : {0.0, -1.0, 1e38}) {
+    SCOPED_TRACE(bad);
+    quant::save(q, path);
+    file = store::read_safetensors(path);
+    for (auto& [name, t] : file.tensors) {
+      if (name == "fc2.qweight.scales") {
+        auto v = t.to_vec<float>();
+        v[3] = static_cast<float>(bad);
+        t = TensorData(v, t.shape());
+      }
+    }
+    store::write_safetensors(path, file);
+    EMBER_EXPECT_THROW_MSG((void)quant::load(make_net(), path), ValueError,
+                           "the quantized weight of layer 'fc2' in " + path.string() +
+                               " is invalid: [quantize] scale 3 of 10 is");
+  }
 }
 
 namespace {

@@ -254,7 +254,9 @@ std::map<std::string, ActivationQuant> saved_inputs(const std::filesystem::path&
 /// Loads a file written by quant::save into `model` (built float, e.g. from its config):
 /// the recorded layers are quantized with their schemes, then every tensor is loaded, so
 /// the result equals the saved module exactly. Throws IoError / LoadError as nn::load
-/// (`model` unchanged), ValueError when a recorded layer is not a Linear or Conv of `model`.
+/// (`model` unchanged; the LoadError names the quantized layers whose tensors do not fit the
+/// recorded scheme), ValueError when a recorded layer is not a Linear or Conv of `model` or
+/// a stored scale is zero, negative, NaN or too large (naming the layer and the file).
 template <class M>
 M load(M model, const std::filesystem::path& path, const nn::LoadOptions& options = {}) {
   const auto schemes = saved_schemes(path);
@@ -288,7 +290,40 @@ M load(M model, const std::filesystem::path& path, const nn::LoadOptions& option
                                       "' that is not a Linear or Conv of the model");
     }
   }
-  nn::load(model, path, options);
+  try {
+    nn::load(model, path, options);
+  } catch (const nn::LoadError& e) {
+    // Name the quantized layers whose tensors do not fit: the file's metadata may contradict
+    // its tensors rather than the model being another one.
+    std::string layers;
+    const auto about = [&](const std::string& layer) {
+      const std::string prefix = layer + ".qweight.";
+      for (const auto* keys : {&e.missing, &e.unexpected, &e.mismatched})
+        for (const auto& k : *keys)
+          if (k.starts_with(prefix)) return true;
+      return false;
+    };
+    for (const auto& [k, s] : schemes)
+      if (about(k)) layers += (layers.empty() ? "" : ", ") + k + " (" + scheme_name(s) + ")";
+    if (layers.empty()) throw;
+    throw nn::LoadError(std::string(e.what()) + "; the quantized tensors of " + layers +
+                            " do not fit the scheme " + path.string() +
+                            "'s metadata records for them",
+                        e.missing, e.unexpected, e.mismatched);
+  }
+  // The scales are checked here, naming the layer and the file, not at the first forward.
+  nn::visit_modules(model, [&](const std::string& path_, const auto& mod) {
+    using T = std::remove_cvref_t<decltype(mod)>;
+    if constexpr (detail::is_linear_v<T> || detail::is_conv_v<T>) {
+      if (!mod.qweight) return;
+      try {
+        (void)mod.qweight->checked();
+      } catch (const Error& e) {
+        ember::detail::fail<ValueError>("quant::load", "the quantized weight of layer '", path_,
+                                        "' in ", path.string(), " is invalid: ", e.what());
+      }
+    }
+  });
   return model;
 }
 

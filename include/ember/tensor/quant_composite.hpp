@@ -47,6 +47,15 @@ Tensor<B, 3> view_f32(const typename B::FloatTensor& p, const Shape& view) {
   return t.dtype() == DType::F32 ? t : t.cast(DType::F32);
 }
 
+/// The flat index of the first true element of `mask` (for error messages; -1 if none).
+template <class B, std::size_t D>
+std::int64_t first_true(const Tensor<B, D, Bool>& mask) {
+  const auto v = mask.into_data().template to_vec<std::uint8_t>();
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (v[i]) return static_cast<std::int64_t>(i);
+  return -1;
+}
+
 /// The scales [1, G, 1] as f32 (from f32 or f16 storage).
 template <class B>
 Tensor<B, 3> scales_f32(const typename B::FloatTensor& scales, std::int64_t groups) {
@@ -69,7 +78,8 @@ std::pair<typename B::FloatTensor, typename B::IntTensor> quant_params(
   if (shape.numel() > 0) {
     const Tensor<B, 3> t = view_f32<B>(x, v);
     if (t.is_nan().any().into_scalar()) {
-      fail<ValueError>("quantize", "a group contains NaN, so its scale would be NaN (scheme ",
+      fail<ValueError>("quantize", "group ", first_true<B>(t.is_nan().any_dim(2).any_dim(0)),
+                       " of ", v[1], " contains NaN, so its scale would be NaN (scheme ",
                        s.to_string(), ", shape ", shape, ")");
     }
     lo = t.min_dim(2).min_dim(0).clamp_max(0.0);
@@ -81,7 +91,8 @@ std::pair<typename B::FloatTensor, typename B::IntTensor> quant_params(
   scale = scale.clamp_min(eps);
   if (s.param == QuantParam::F16) scale = scale.cast(DType::F16).cast(DType::F32);
   if (!scale.is_finite().all().into_scalar()) {
-    fail<ValueError>("quantize", "a scale is infinite (values too large for ",
+    fail<ValueError>("quantize", "the scale of group ", first_true<B>(scale.is_finite().bool_not()),
+                     " of ", v[1], " is infinite (values too large for ",
                      s.param == QuantParam::F16 ? "f16 scales" : "f32", "; scheme ", s.to_string(),
                      ")");
   }
