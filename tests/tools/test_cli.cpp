@@ -498,9 +498,18 @@ TEST_F(CliTest, QuantizeThenEvalAndInferTheQuantizedModel) {
   const double acc_f32 = nlohmann::json::parse(slurp(run_dir_ / "eval.json"))["accuracy"];
   const Result e = ember({"eval", run_dir_.string(), "--limit", "1000", "--quantized"});
   ASSERT_EQ(e.status, 0) << e.err;
-  const auto eval = nlohmann::json::parse(slurp(run_dir_ / "eval.json"));
+  // Beside the float model's results, not over them.
+  const auto eval = nlohmann::json::parse(slurp(run_dir_ / "eval-quantized.json"));
   EXPECT_EQ(eval["checkpoint"], "quantized model");
   EXPECT_NEAR(eval["accuracy"].get<double>(), acc_f32, 0.01);
+  EXPECT_EQ(nlohmann::json::parse(slurp(run_dir_ / "eval.json"))["accuracy"].get<double>(),
+            acc_f32);
+  EXPECT_EQ(lines(slurp(run_dir_ / "confusion_matrix-quantized.csv")).size(), 11u);
+  expect_error(ember({"eval", run_dir_.string(), "--quantized", "--checkpoint", "last"}), 2,
+               {"--checkpoint excludes --quantized"});
+  expect_error(ember({"infer", run_dir_.string(), "--quantized", "--checkpoint", "last",
+                      test_png().string()}),
+               2, {"--checkpoint excludes --quantized"});
 
   const Result i = ember({"infer", run_dir_.string(), "--quantized", test_png().string()});
   ASSERT_EQ(i.status, 0) << i.err;
@@ -512,6 +521,21 @@ TEST_F(CliTest, QuantizeThenEvalAndInferTheQuantizedModel) {
   const Result s = ember({"summary", run_dir_.string()});
   EXPECT_NE(s.out.find("model-quantized.safetensors (int8-per-channel)"), std::string::npos)
       << s.out;
+  for (const char* part : {"Test accuracy: ", "Test accuracy (quantized): ",
+                           "quantized model; "
+                           "`ember eval "}) {
+    EXPECT_NE(s.out.find(part), std::string::npos) << part << " in\n" << s.out;
+  }
+
+  // Bad arguments are refused before anything runs.
+  expect_error(ember({"quantize", run_dir_.string(), "--calibrate", "abc"}), 2,
+               {"--calibrate", "must be a whole number in [0, 100000], got 'abc'"});
+  expect_error(ember({"quantize", run_dir_.string(), "--scheme", "int8-f16"}), 1,
+               {"f16 scales are for the per-block level only"});
+  expect_error(ember({"quantize", run_dir_.string(), "--modules", "nope*", "--calibrate", "2"}), 1,
+               {"--modules matches no layer",
+                "(its Linear and Conv layers: conv1, conv2, fc1, "
+                "fc2)"});
 
   // Static quantization: the layers' inputs calibrated on 3 training batches.
   expect_error(ember({"quantize", run_dir_.string(), "--calibrate", "2", "--observer", "median"}),
@@ -536,8 +560,9 @@ TEST_F(CliTest, QuantizeThenEvalAndInferTheQuantizedModel) {
   EXPECT_GT(inputs["conv1"]["zero_point"].get<int>(), 0);
   const Result ec8 = ember({"eval", run_dir_.string(), "--limit", "1000", "--quantized"});
   ASSERT_EQ(ec8.status, 0) << ec8.err;
-  EXPECT_NEAR(nlohmann::json::parse(slurp(run_dir_ / "eval.json"))["accuracy"].get<double>(),
-              acc_f32, 0.02);
+  EXPECT_NEAR(
+      nlohmann::json::parse(slurp(run_dir_ / "eval-quantized.json"))["accuracy"].get<double>(),
+      acc_f32, 0.02);
 
   // int4 blocks of 32 (f16 scales): conv1's row of 9 weights cannot be blocked and stays f32.
   const Result r4 = ember({"quantize", run_dir_.string(), "--scheme", "int4-block32"});
@@ -550,8 +575,9 @@ TEST_F(CliTest, QuantizeThenEvalAndInferTheQuantizedModel) {
   EXPECT_FALSE(store::read_safetensors(q).metadata.count("ember.quantized.inputs"));
   const Result e4 = ember({"eval", run_dir_.string(), "--limit", "1000", "--quantized"});
   ASSERT_EQ(e4.status, 0) << e4.err;
-  EXPECT_NEAR(nlohmann::json::parse(slurp(run_dir_ / "eval.json"))["accuracy"].get<double>(),
-              acc_f32, 0.05);
+  EXPECT_NEAR(
+      nlohmann::json::parse(slurp(run_dir_ / "eval-quantized.json"))["accuracy"].get<double>(),
+      acc_f32, 0.05);
   // A damaged scheme record is reported, not guessed.
   auto damaged = store::read_safetensors(q);
   damaged.metadata["ember.quantized"] = R"({"fc1": {"value": "int8"}})";
@@ -559,6 +585,8 @@ TEST_F(CliTest, QuantizeThenEvalAndInferTheQuantizedModel) {
   expect_error(ember({"eval", run_dir_.string(), "--limit", "10", "--quantized"}), 1,
                {"scheme of layer 'fc1'", "malformed"});
   fs::remove(q, ec);
+  fs::remove(run_dir_ / "eval-quantized.json", ec);
+  fs::remove(run_dir_ / "confusion_matrix-quantized.csv", ec);
 }
 
 }  // namespace

@@ -106,6 +106,13 @@ CLI::Validator non_negative_number();
 CLI::Validator number_in(double low, double high, bool high_included);
 /// A whole number >= 0 (unsigned options: CLI11 would wrap "-1" around).
 CLI::Validator whole_number();
+/// A whole number in [low, high]: "must be a whole number in [1, 1024], got 'abc'" (CLI11's
+/// Range says "Value abc not in range" for text that is no number).
+CLI::Validator whole_number_in(std::int64_t low, std::int64_t high);
+template <class L, class H>
+CLI::Validator whole_number_in(L low, H high) {
+  return whole_number_in(static_cast<std::int64_t>(low), static_cast<std::int64_t>(high));
+}
 
 /// The tool's command line as main received it (`ember train --nproc` relaunches it).
 void set_command_line(int argc, char** argv);

@@ -1,4 +1,6 @@
-// `ember eval RUN_DIR`: test accuracy, the per-class table and the confusion matrix of a run.
+// `ember eval RUN_DIR`: test accuracy, the per-class table and the confusion matrix of a run
+// (RUN_DIR/eval.json, confusion_matrix.csv; with --quantized, of the model of `ember quantize`:
+// eval-quantized.json, confusion_matrix-quantized.csv, beside the float model's).
 #include <iostream>
 
 #include "commands.hpp"
@@ -16,25 +18,32 @@ CLI::App* add_eval_command(CLI::App& app, EvalArgs& a) {
                          "Evaluate a trained run on the test split: accuracy, per-class table, "
                          "confusion matrix (RUN_DIR/confusion_matrix.csv)");
   sub->add_option("RUN_DIR", a.run_dir, "Run directory of `ember train`")->required();
-  sub->add_option("--checkpoint", a.checkpoint,
-                  "final (the trained model, else the newest checkpoint), last, best (lowest "
-                  "validation loss), a checkpoint name (epoch-3) or a .safetensors file")
-      ->capture_default_str();
+  CLI::Option* checkpoint =
+      sub->add_option("--checkpoint", a.checkpoint,
+                      "final (the trained model, else the newest checkpoint), last, best (lowest "
+                      "validation loss), a checkpoint name (epoch-3) or a .safetensors file")
+          ->capture_default_str();
   sub->add_option("--model", a.model, "Fail unless the run's model is this one")
       ->check(CLI::IsMember(model_names()));
   sub->add_option("--device", a.device, "Ember device")->capture_default_str();
   sub->add_option("--data-dir", a.data_dir,
                   "Folder of the dataset's IDX files (default: the one the run used)");
   sub->add_option("--batch-size", a.batch_size, "Images per batch")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{65536}))
+      ->check(whole_number_in(std::size_t{1}, std::size_t{65536}))
       ->capture_default_str();
   sub->add_option("--limit", a.limit, "Evaluate only the first N test images (0: all)")
       ->check(whole_number())
       ->capture_default_str();
-  sub->add_option("--threads", a.threads, "CPU kernel threads")->check(CLI::Range(1, 1024));
+  sub->add_option("--threads", a.threads, "CPU kernel threads")->check(whole_number_in(1, 1024));
   sub->add_flag("--quantized", a.quantized,
-                "Evaluate the model of `ember quantize` (RUN_DIR/model-quantized.safetensors)");
+                "Evaluate the model of `ember quantize` (RUN_DIR/model-quantized.safetensors) "
+                "into eval-quantized.json and confusion_matrix-quantized.csv")
+      ->excludes(checkpoint);
   return sub;
+}
+
+std::string eval_file(bool quantized) {
+  return quantized ? "eval-quantized.json" : "eval.json";
 }
 
 int run_eval(const EvalArgs& a) {
@@ -68,10 +77,11 @@ int run_eval(const EvalArgs& a) {
               nn::CrossEntropyLossConfig{}.init(b.images.device()).forward(logits, b.targets);
           return train::ClassificationOutput<Dispatch>{loss, logits, b.targets};
         };
-        const auto report = train::Evaluator(model, step)
-                                .class_names(cfg.data.classes)
-                                .output_dir(dir)
-                                .eval(loader);
+        const auto report =
+            train::Evaluator(model, step).class_names(cfg.data.classes).eval(loader);
+        const fs::path csv =
+            dir / (a.quantized ? "confusion_matrix-quantized.csv" : "confusion_matrix.csv");
+        report.confusion.write_csv(csv, cfg.data.classes);
         nlohmann::json per_class = nlohmann::json::array();
         for (std::size_t c = 0; c < report.confusion.num_classes(); ++c) {
           per_class.push_back({{"class", cfg.data.classes.at(c)},
@@ -86,11 +96,10 @@ int run_eval(const EvalArgs& a) {
                                     {"model_file", file.path.string()},
                                     {"checkpoint", file.description},
                                     {"per_class", per_class}};
-        store::write_file_atomic(dir / "eval.json", out.dump(2) + "\n");
+        store::write_file_atomic(dir / eval_file(a.quantized), out.dump(2) + "\n");
         std::cout << "Test accuracy: " << train::format_value(100.0 * report.accuracy(), "%")
                   << " (" << report.num_items << " images, " << file.description
-                  << "); confusion matrix: " << (dir / "confusion_matrix.csv").string()
-                  << std::endl;
+                  << "); confusion matrix: " << csv.string() << std::endl;
         return 0;
       });
 }

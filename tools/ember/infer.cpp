@@ -23,18 +23,20 @@ CLI::App* add_infer_command(CLI::App& app, InferArgs& a) {
                   "Image files; converted to the run's channels and resized to its image size "
                   "when needed")
       ->required();
-  sub->add_option("--checkpoint", a.checkpoint,
-                  "final, last, best, a checkpoint name (epoch-3) or a .safetensors file")
-      ->capture_default_str();
+  CLI::Option* checkpoint =
+      sub->add_option("--checkpoint", a.checkpoint,
+                      "final, last, best, a checkpoint name (epoch-3) or a .safetensors file")
+          ->capture_default_str();
   sub->add_option("--top", a.top, "Probabilities shown per image")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1000}))
+      ->check(whole_number_in(std::size_t{1}, std::size_t{1000}))
       ->capture_default_str();
   sub->add_flag("--invert", a.invert,
                 "Invert the pixels (for dark objects on a light background; Fashion-MNIST "
                 "shows light objects on black)");
   sub->add_option("--device", a.device, "Ember device")->capture_default_str();
   sub->add_flag("--quantized", a.quantized,
-                "Use the model of `ember quantize` (RUN_DIR/model-quantized.safetensors)");
+                "Use the model of `ember quantize` (RUN_DIR/model-quantized.safetensors)")
+      ->excludes(checkpoint);
   return sub;
 }
 
@@ -87,9 +89,12 @@ int run_infer(const InferArgs& a) {
           // Softmax on the host, in double.
           const float* row = values.data() + i * num_classes;
           if (!std::all_of(row, row + num_classes, [](float v) { return std::isfinite(v); })) {
-            throw CliError("the model's outputs for " + a.images[i] +
-                           " are not finite numbers: its training diverged (see `ember summary " +
-                           dir.string() + "`)");
+            throw CliError(
+                "the model's outputs for " + a.images[i] + " are not finite numbers: " +
+                (a.quantized ? "the quantized model's scales or its training are "
+                               "broken (make it again with `ember quantize " +
+                                   dir.string() + "`)"
+                             : "its training diverged (see `ember summary " + dir.string() + "`)"));
           }
           const double mx = *std::max_element(row, row + num_classes);
           std::vector<double> p(num_classes);

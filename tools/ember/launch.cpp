@@ -245,13 +245,13 @@ CLI::App* add_launch_command(CLI::App& app, LaunchArgs& a) {
       "Run a command as the processes of a data-parallel job (torchrun's model): ember launch "
       "--nproc N -- ember train ...");
   sub->add_option("--nproc", a.settings.nproc, "Processes on this machine")
-      ->check(CLI::Range(1, 1024))
+      ->check(whole_number_in(1, 1024))
       ->capture_default_str();
   sub->add_option("--nnodes", a.settings.nnodes, "Machines taking part")
-      ->check(CLI::Range(1, 65536))
+      ->check(whole_number_in(1, 65536))
       ->capture_default_str();
   sub->add_option("--node-rank", a.settings.node_rank, "This machine's index, in [0, nnodes)")
-      ->check(CLI::Range(0, 65535))
+      ->check(whole_number_in(0, 65535))
       ->capture_default_str();
   sub->add_option("--master", a.settings.master,
                   "ADDR:PORT of rank 0's machine (default on one machine: 127.0.0.1 and a free "

@@ -38,11 +38,11 @@ CLI::App* add_onnx_command(CLI::App& app, OnnxArgs& args) {
   run->add_option("--out-dir", args.out_dir, "folder for <output name>.npy files")
       ->capture_default_str();
   run->add_option("--threads", args.threads, "CPU threads (default: all cores)")
-      ->check(CLI::Range(0, 4096));
+      ->check(whole_number_in(0, 4096));
   run->add_option("--repeat", args.repeat,
                   "run N times (after one warm-up run) and print the mean and best time")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1000000));
+      ->check(whole_number_in(1, 1000000));
   run->callback([&args] { args.action = "run"; });
   CLI::App* convert =
       onnx->add_subcommand("convert", "Write a C++ EMBER_MODULE header and safetensors weights");

@@ -31,9 +31,10 @@ CLI::App* add_quantize_command(CLI::App& app, QuantizeArgs& a) {
   CLI::Option* calibrate =
       sub->add_option("--calibrate", a.calibrate,
                       "Also quantize each layer's input (u8, static) with ranges observed on N "
-                      "training batches of the run's batch size (0: weights only; int8 Linear "
-                      "inputs are then quantized per row on the fly)")
-          ->check(CLI::Range(std::size_t{0}, std::size_t{100000}))
+                      "batches of the run's training images (its batch size, without the "
+                      "validation images; 0: weights only, int8 Linear inputs are then "
+                      "quantized per row on the fly)")
+          ->check(whole_number_in(std::size_t{0}, std::size_t{100000}))
           ->capture_default_str();
   sub->add_option("--observer", a.observer,
                   "How --calibrate takes a range: min-max, moving-average or percentile "
@@ -83,13 +84,29 @@ int run_quantize(const QuantizeArgs& a) {
   return with_trained_model(
       dir, cfg, a.checkpoint, "", device, false, [&](auto& model, const ModelFile& file) {
         using M = std::remove_cvref_t<decltype(model)>;
+        // --modules that choose no layer fail before any calibration runs.
+        std::vector<std::string> layers;
+        std::size_t chosen = 0;
+        nn::visit_modules(model, [&](const std::string& path, const auto& mod) {
+          using T = std::remove_cvref_t<decltype(mod)>;
+          if constexpr (quant::detail::is_linear_v<T> || quant::detail::is_conv_v<T>)
+            layers.push_back(path);
+        });
+        quant::detail::for_chosen_layers(model, qc, [&](const std::string&, auto&) { ++chosen; });
+        if (chosen == 0) {
+          std::string names;
+          for (const auto& l : layers) names += (names.empty() ? "" : ", ") + l;
+          throw CliError("--modules matches no layer of the run's '" + cfg.model.name +
+                         "' model (its Linear and Conv layers: " + names + ")");
+        }
         quant::QuantizeReport report;
         std::size_t calibrated = 0;
         const auto q = [&] {
           if (a.calibrate == 0) return quant::quantize(model, qc, &report);
-          // N batches of training images in the run's shuffled order (epoch 0), normalised as
-          // in training, without augmentation.
-          auto train = load_split(cfg.data, data::Split::Train, 0);
+          // N batches of the run's training part (its --limit, without the validation
+          // images) in its shuffled order of epoch 0, normalised as in training, without
+          // augmentation.
+          auto train = train_valid_split(cfg.data, cfg.train.seed).at(0);
           const auto loader =
               data::DataLoaderBuilder(NormalizingBatcher(device, cfg.data.mean, cfg.data.std))
                   .batch_size(cfg.train.batch_size)

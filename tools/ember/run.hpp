@@ -8,6 +8,8 @@
 //   checkpoints/epoch-<n>/   model.safetensors, optimizer.safetensors, state.json
 //   model.safetensors        the final model (after the last epoch), config in its metadata
 //   eval.json confusion_matrix.csv   written by `ember eval`
+//   model-quantized.safetensors      written by `ember quantize`
+//   eval-quantized.json confusion_matrix-quantized.csv   by `ember eval --quantized`
 #pragma once
 
 #include <cstddef>
@@ -197,6 +199,10 @@ void load_weights(M& model, const ModelFile& file, const ModelSpec& spec, bool q
     throw CliError(first_line(e.what()));
   }
 }
+
+/// The file name of `ember eval`'s result in a run directory: eval.json, or
+/// eval-quantized.json for the quantized model.
+std::string eval_file(bool quantized);
 
 /// RUN_DIR/model-quantized.safetensors, written by `ember quantize`.
 std::filesystem::path quantized_model_path(const std::filesystem::path& dir);

@@ -108,18 +108,26 @@ int run_summary(const SummaryArgs& a) {
   for (std::size_t i = 0; i < checkpoints.size(); ++i)
     os << (i ? ", " : "") << checkpoints[i].name();
   os << "\n";
-  if (fs::is_regular_file(dir / "eval.json", ec)) {
-    try {
-      const auto j =
-          nlohmann::json::parse(nn::detail::read_text(dir / "eval.json", "ember summary"));
-      os << "Test accuracy: " << train::format_value(100.0 * j.at("accuracy").get<double>(), "%")
-         << " (" << j.at("items").get<std::size_t>() << " images, "
-         << j.at("checkpoint").get<std::string>() << "; `ember eval`)\n";
-    } catch (const std::exception& e) {
-      os << "eval.json is damaged: " << first_line(e.what()) << "\n";
+  // The float model's evaluation, then the quantized model's when there is one.
+  for (const bool quantized : {false, true}) {
+    const std::string name = eval_file(quantized);
+    const std::string command =
+        "`ember eval " + (quantized ? dir.string() + " --quantized" : dir.string()) + "`";
+    if (fs::is_regular_file(dir / name, ec)) {
+      try {
+        const auto j = nlohmann::json::parse(nn::detail::read_text(dir / name, "ember summary"));
+        os << "Test accuracy" << (quantized ? " (quantized)" : "") << ": "
+           << train::format_value(100.0 * j.at("accuracy").get<double>(), "%") << " ("
+           << j.at("items").get<std::size_t>() << " images, "
+           << j.at("checkpoint").get<std::string>() << "; " << command << ")\n";
+      } catch (const std::exception& e) {
+        os << name << " is damaged: " << first_line(e.what()) << "\n";
+      }
+    } else if (!quantized) {
+      os << "Test accuracy: not evaluated yet (" << command << ")\n";
+    } else if (fs::is_regular_file(quantized_model_path(dir), ec)) {
+      os << "Test accuracy (quantized): not evaluated yet (" << command << ")\n";
     }
-  } else {
-    os << "Test accuracy: not evaluated yet (`ember eval " << dir.string() << "`)\n";
   }
   std::cout << os.str() << std::flush;
   return 0;

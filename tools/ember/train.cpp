@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -82,6 +83,21 @@ CLI::Validator whole_number() {
       "UINT");
 }
 
+CLI::Validator whole_number_in(std::int64_t low, std::int64_t high) {
+  const std::string range = "[" + std::to_string(low) + ", " + std::to_string(high) + "]";
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        std::int64_t v = 0;
+        const char* end = text.data() + text.size();
+        const auto [p, ec] = std::from_chars(text.data(), end, v);
+        if (text.empty() || ec != std::errc() || p != end || v < low || v > high) {
+          return "must be a whole number in " + range + ", got '" + text + "'";
+        }
+        return {};
+      },
+      "INT in " + range);
+}
+
 CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
   CLI::App* sub = app.add_subcommand(
       "train", "Train a built-in model (default: the CNN on Fashion-MNIST) into a run directory");
@@ -94,10 +110,10 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
       ->capture_default_str();
   sub->add_option("--epochs", a.epochs,
                   "Epochs to train (with --resume: more than the run's extends it)")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{100000}))
+      ->check(whole_number_in(std::size_t{1}, std::size_t{100000}))
       ->capture_default_str();
   sub->add_option("--batch-size", a.batch_size, "Images per batch")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{65536}))
+      ->check(whole_number_in(std::size_t{1}, std::size_t{65536}))
       ->capture_default_str();
   sub->add_option("--optimizer", a.optimizer, "Optimizer")
       ->check(CLI::IsMember({"adam", "adamw", "sgd"}))
@@ -118,7 +134,7 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
       ->check(non_negative_number())
       ->capture_default_str();
   sub->add_option("--step-epochs", a.step_epochs, "step schedule: epochs between decays")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{100000}))
+      ->check(whole_number_in(std::size_t{1}, std::size_t{100000}))
       ->capture_default_str();
   sub->add_option("--step-gamma", a.step_gamma, "step schedule: factor of each decay")
       ->check(number_in(0.0, 1.0, true))
@@ -134,12 +150,12 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
       ->capture_default_str();
   sub->add_option("--channels", a.channels, "cnn: the widths of its two conv blocks (e.g. 32 64)")
       ->expected(2)
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{4096}));
+      ->check(whole_number_in(std::int64_t{1}, std::int64_t{4096}));
   sub->add_option("--hidden", a.hidden,
                   "cnn: the width of its hidden Linear layer; mlp: the widths of its hidden "
                   "layers (e.g. 512 256)")
       ->expected(1, 16)
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
+      ->check(whole_number_in(std::int64_t{1}, std::int64_t{1} << 20));
   sub->add_option("--dropout", a.dropout,
                   "Dropout probability of the model's classifier, in [0, 1)")
       ->check(number_in(0.0, 1.0, false));
@@ -151,7 +167,7 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
       ->capture_default_str();
   sub->add_option("--valid-size", a.valid_size,
                   "Training images held out for validation (at most a tenth of them)")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30))
+      ->check(whole_number_in(std::size_t{1}, std::size_t{1} << 30))
       ->capture_default_str();
   sub->add_option("--device", a.device, "Ember device (cpu, cpu+autodiff, ...)")
       ->capture_default_str();
@@ -161,19 +177,19 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
                     "Continue the run in --run-dir from its newest checkpoint, with its settings");
   sub->add_flag("--overwrite", a.overwrite, "Replace a run already in --run-dir")->excludes(resume);
   sub->add_option("--workers", a.workers, "Threads preparing batches")
-      ->check(CLI::Range(std::size_t{0}, std::size_t{64}))
+      ->check(whole_number_in(std::size_t{0}, std::size_t{64}))
       ->capture_default_str();
   sub->add_option("--threads", a.threads,
                   "CPU kernel threads (default: EMBER_NUM_THREADS or all cores)")
-      ->check(CLI::Range(1, 1024));
+      ->check(whole_number_in(1, 1024));
   sub->add_option("--keep", a.keep, "Epoch checkpoints to keep besides the best")
-      ->check(CLI::Range(std::size_t{1}, TrainSettings::kMaxKeep))
+      ->check(whole_number_in(std::size_t{1}, TrainSettings::kMaxKeep))
       ->capture_default_str();
   sub->add_flag("--no-tui", a.no_tui, "Plain progress lines instead of the dashboard");
   sub->add_option("--nproc", a.nproc,
                   "Data-parallel processes on this machine (short for `ember launch --nproc N "
                   "-- ember train ...`); --batch-size is per process")
-      ->check(CLI::Range(1, 1024))
+      ->check(whole_number_in(1, 1024))
       ->capture_default_str();
   return sub;
 }
@@ -533,6 +549,8 @@ int fit(M model, const Job& job) {
     std::cout << "Removed the out-of-date " << quantized_model_path(job.dir).string()
               << " (make a new one with `ember quantize " << job.dir.string() << "`)\n";
   }
+  for (const char* f : {"eval-quantized.json", "confusion_matrix-quantized.csv"})
+    fs::remove(job.dir / f, quantized_ec);
   std::cout << "Trained " << last << " epochs in " << train::format_duration(seconds);
   if (acc) std::cout << "; validation accuracy " << train::format_value(*acc, "%");
   std::cout << ".\nFinal model: " << final_model.string() << "\nTest it: ember eval "
@@ -623,7 +641,8 @@ int run_train(const TrainArgs& a, const CLI::App& sub) {
     // The run being replaced goes only now, once the new one's data has loaded.
     for (const char* f :
          {"run.json", "model.safetensors", "model-quantized.safetensors", "eval.json",
-          "confusion_matrix.csv", "train.jsonl", "valid.jsonl", "summary.json", "summary.txt"}) {
+          "confusion_matrix.csv", "eval-quantized.json", "confusion_matrix-quantized.csv",
+          "train.jsonl", "valid.jsonl", "summary.json", "summary.txt"}) {
       fs::remove(dir / f, ec);
     }
     fs::remove_all(dir / "checkpoints", ec);
