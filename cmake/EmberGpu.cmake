@@ -24,6 +24,21 @@ if(TARGET ember_cuda)
   list(APPEND EMBER_GPU_RUNTIMES cuda)
 endif()
 message(STATUS "ember: GPU backends for ${EMBER_GPU_RUNTIMES}")
+
+# Autodiff<Vulkan>, Autodiff<Cuda>: compiled once each (ember_autodiff_instances,
+# CMakeLists.txt). Not installed yet; Autodiff<Cuda> is built on request (the GPU machine's
+# tests), since no machine of CI has a CUDA device.
+if(TARGET ember_vulkan)
+  ember_autodiff_instances(ember_autodiff_vulkan ember/autodiff/vulkan.hpp ::ember::Vulkan Vulkan)
+  add_library(ember::autodiff_vulkan ALIAS ember_autodiff_vulkan)
+  target_link_libraries(ember_autodiff_vulkan PUBLIC ember_gpu)
+endif()
+if(TARGET ember_cuda)
+  ember_autodiff_instances(ember_autodiff_cuda ember/autodiff/cuda.hpp ::ember::Cuda Cuda)
+  add_library(ember::autodiff_cuda ALIAS ember_autodiff_cuda)
+  target_link_libraries(ember_autodiff_cuda PUBLIC ember_gpu)
+  set_target_properties(ember_autodiff_cuda PROPERTIES EXCLUDE_FROM_ALL ON)
+endif()
 install(TARGETS ember_gpu EXPORT emberTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

@@ -22,10 +22,23 @@
 #ifdef EMBER_GRAD_DISPATCH
 #include "ember/dispatch/dispatch.hpp"
 #endif
+#ifdef EMBER_GRAD_VULKAN
+#include "ember/autodiff/vulkan.hpp"
+#endif
+#ifdef EMBER_GRAD_CUDA
+#include "ember/autodiff/cuda.hpp"
+#endif
 
 namespace ember::test {
 
-#ifdef EMBER_GRAD_DISPATCH
+#if defined(EMBER_GRAD_VULKAN)
+/// The gradient suite on the GPU backends (tests/gpu/: ember_autodiff_vulkan_tests, ...).
+using AD = Autodiff<Vulkan>;
+using ADInner = Vulkan;
+#elif defined(EMBER_GRAD_CUDA)
+using AD = Autodiff<Cuda>;
+using ADInner = Cuda;
+#elif defined(EMBER_GRAD_DISPATCH)
 /// The gradient suite over Dispatch: the ctest entry sets EMBER_DEVICE=cpu+autodiff, so
 /// tensors are created on the Autodiff<Cpu> stack behind Dispatch.
 using AD = Dispatch;

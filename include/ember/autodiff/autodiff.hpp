@@ -17,7 +17,7 @@
 // Compile time: the op definitions (ember/autodiff/impl/*.hpp) are compiled once per stack
 // in that backend's target (Autodiff<Cpu>: ember_autodiff_cpu). For another backend, include
 // "ember/autodiff/impl.hpp" in its own instantiation files and instantiate AdOps<B> there
-// (as src/autodiff/cpu_*.cpp do), or include it everywhere.
+// (as src/autodiff/instances/*.cpp do), or include it everywhere.
 #pragma once
 
 #include <string>

@@ -1,5 +1,5 @@
 // Autodiff<Cpu>: the CPU backend with automatic differentiation. Its ops are compiled once
-// into the ember_autodiff_cpu library (src/autodiff/cpu_*.cpp; link ember::autodiff_cpu).
+// into the ember_autodiff_cpu library (src/autodiff/instances/*.cpp; link ember::autodiff_cpu).
 #pragma once
 
 #include "ember/autodiff/autodiff.hpp"

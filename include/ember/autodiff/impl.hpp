@@ -1,8 +1,10 @@
 // All of Autodiff<B>'s op definitions. Include this (in one translation unit per family, with
-// the explicit instantiations below, as src/autodiff/cpu_*.cpp does for Autodiff<Cpu>, or
-// everywhere) to use Autodiff with a backend other than Cpu.
+// the explicit instantiations below, as src/autodiff/instances/*.cpp do for each backend's
+// library, see ember_autodiff_instances in CMakeLists.txt, or everywhere) to use Autodiff
+// with a backend.
 //
 //   #define EMBER_AD_BACKEND MyBackend
+//   #define EMBER_AD_TAG MyBackend      // an identifier, unique per backend in a program
 //   EMBER_IR_REDUCE(EMBER_AD_INSTANTIATE, EMBER_AD_INSTANTIATE_N)   // one family's rules
 #pragma once
 
@@ -31,8 +33,9 @@
 #define EMBER_AD_INSTANTIATE_N(Req, Res, Ret, name, Desc, Params, Ns) \
   EMBER_AD_INSTANTIATE_N_##Req##_##Res(Ret, name, Params, Ns)
 // Template rows: an exported pointer to each instance makes the compiler emit it.
-#define EMBER_AD_INSTANTIATE_N_ONE(n, Ret, name, Params) \
-  extern const auto kAdInstance_##name##_##n =           \
+// (named after EMBER_AD_TAG, so that the instances of several backends link into one program)
+#define EMBER_AD_INSTANTIATE_N_ONE(n, Ret, name, Params)                                    \
+  extern const auto EMBER_PP_CAT(EMBER_PP_CAT(kAdInstance_, EMBER_AD_TAG), _##name##_##n) = \
       &::ember::autodiff::AdOps<EMBER_AD_BACKEND>::template name<n>;
 #define EMBER_AD_INSTANTIATE_N_REQ_F(Ret, name, Params, Ns) \
   EMBER_IR_FOR_NS(Ns, EMBER_AD_INSTANTIATE_N_ONE, Ret, name, Params)

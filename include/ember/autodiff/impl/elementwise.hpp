@@ -95,7 +95,7 @@ AdTensor<B> AdOps<B>::float_clamp(AP x, double lo, double hi) {
 
 /// The recorded element-wise functions of Autodiff<B> for every float row. A translation unit
 /// that instantiates Autodiff for a backend stores this table in a variable with external
-/// linkage (src/autodiff/cpu_elementwise.cpp), which makes the compiler emit every row.
+/// linkage (src/autodiff/instances/elementwise.cpp), which makes the compiler emit every row.
 template <class B, class... Ops>
 constexpr auto elementwise_instances(ir::TypeList<Ops...>) {
   using AP = AdTensor<B>;
