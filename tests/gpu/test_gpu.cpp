@@ -82,6 +82,13 @@ TYPED_TEST(GpuTest, ElementwiseKernelsMatchTheCpuBackend) {
   auto gt = ga.swap_dims(0, 2), ct = ca.swap_dims(0, 2);
   expect_approx(gt.neg().into_data(), ct.neg().into_data(), tol);
   expect_approx(gt.add(gt.exp()).into_data(), ct.add(ct.exp()).into_data(), tol);
+  // A slice with negative steps (a contiguous copy made on the host: the kernels take no
+  // negative strides) as a kernel's input.
+  const std::vector<Slice> reversed{s(0, 3, -1), s(), s(1, 5, -2)}, head{s(), s(), s(0, 2)};
+  auto gr = ga.slice(reversed), cr = ca.slice(reversed);
+  expect_approx(gr.mul(gr).add(ga.slice(head)).into_data(),
+                cr.mul(cr).add(ca.slice(head)).into_data(), tol);
+  expect_eq(gr.into_data(), cr.into_data());
   // f16 computes in f32 with one rounding, as the CPU backend.
   auto ha = ga.cast(DType::F16), hb = gb.cast(DType::F16);
   expect_eq(ha.mul(hb).into_data(), ca.cast(DType::F16).mul(cb.cast(DType::F16)).into_data());

@@ -140,7 +140,9 @@ struct Gpu : Forward<Cpu, GpuTypes<R>, Gpu<R>> {
   EMBER_GPU_CORE(bool)
 #undef EMBER_GPU_CORE
 
-  // ---- views (ember/backend/views.hpp; flip, whose strides are negative, runs on the host) ----
+  // ---- views (ember/backend/views.hpp) ------------------------------------------------------
+  // Negative strides are not views here: the kernels address elements with unsigned 32-bit
+  // offsets, so flip and a slice with a negative step run on the host (a contiguous copy).
 #define EMBER_GPU_VIEWS(X)                                                                  \
   static GpuTensor X##_permute(GpuTensor t, const ir::Axes& a) {                            \
     return views::permute(std::move(t), a);                                                 \
@@ -149,6 +151,8 @@ struct Gpu : Forward<Cpu, GpuTypes<R>, Gpu<R>> {
     return views::expand(std::move(t), s);                                                  \
   }                                                                                         \
   static GpuTensor X##_slice(GpuTensor t, const ir::Ranges& r) {                            \
+    for (const SliceRange& range : r)                                                       \
+      if (range.step < 0) return Base::X##_slice(std::move(t), r);                          \
     return views::slice(std::move(t), r);                                                   \
   }                                                                                         \
   static GpuTensor X##_unfold(GpuTensor t, std::size_t d, std::int64_t n, std::int64_t s) { \
