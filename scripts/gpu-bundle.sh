@@ -2,7 +2,8 @@
 # Builds the GPU test and benchmark programs here and gathers everything a GPU machine without
 # a package registry needs to run them into one folder (docs/gpu.md):
 #   bin/   ember_kernel_tests, custom-kernel, bench_kernel_gpu, ember_gpu_tests,
-#          ember_conformance_vulkan, ember_conformance_cuda (stripped)
+#          ember_conformance_vulkan, ember_conformance_cuda, ember_autodiff_vulkan_tests,
+#          ember_autodiff_cuda_tests (stripped)
 #   lib/   the shared libraries they need but glibc's (oneDNN, OpenBLAS, libgomp, ...)
 #   debs/  the Vulkan loader and what it needs (Debian packages, unpacked there)
 #   scripts/gpu-test.sh, benchmarks/gpu/side_by_side.py
@@ -16,13 +17,15 @@ PRESET="${2:-release}"
 B="${EMBER_BUILD_DIR:-build/$PRESET}"
 if [ -z "${EMBER_BUILD_DIR:-}" ]; then cmake --preset "$PRESET" >/dev/null; fi
 cmake --build "$B" -j"${EMBER_JOBS:-2}" --target ember_kernel_tests custom-kernel bench_kernel_gpu \
-  ember_gpu_tests ember_conformance_vulkan ember_conformance_cuda
+  ember_gpu_tests ember_conformance_vulkan ember_conformance_cuda ember_autodiff_vulkan_tests \
+  ember_autodiff_cuda_tests
 
 rm -rf "$OUT"
 mkdir -p "$OUT/bin" "$OUT/lib" "$OUT/debs" "$OUT/scripts" "$OUT/benchmarks/gpu"
 cp "$B/tests/kernel/ember_kernel_tests" "$B/custom-kernel" "$B/benchmarks/gpu/bench_kernel_gpu" \
   "$B/tests/gpu/ember_gpu_tests" "$B/tests/gpu/ember_conformance_vulkan" \
-  "$B/tests/gpu/ember_conformance_cuda" "$OUT/bin/"
+  "$B/tests/gpu/ember_conformance_cuda" "$B/tests/gpu/ember_autodiff_vulkan_tests" \
+  "$B/tests/gpu/ember_autodiff_cuda_tests" "$OUT/bin/"
 strip "$OUT"/bin/*
 # Every shared library the programs load except glibc's own (the machine's glibc runs them):
 # oneDNN, OpenBLAS, libgomp, Google Benchmark, ... that a GPU machine may lack.
@@ -30,8 +33,8 @@ for b in "$OUT"/bin/*; do ldd "$b"; done | awk '/=> \//{print $3}' | sort -u |
   grep -vE '/(libc|libm|libpthread|libdl|librt|ld-linux[^/]*)\.so' |
   while read -r lib; do cp -L "$lib" "$OUT/lib/"; done
 cp scripts/gpu-test.sh "$OUT/scripts/"
-# The conformance programs read tests/fixtures at the path compiled in (this checkout's):
-# the bundle carries them and records that path for gpu-test.sh to link.
+# The conformance and gradient programs read tests/fixtures at the path compiled in (this
+# checkout's): the bundle carries them and records that path for gpu-test.sh to link.
 cp -r tests/fixtures "$OUT/fixtures"
 echo "$PWD/tests/fixtures" >"$OUT/fixture-dir"
 cp benchmarks/gpu/side_by_side.py "$OUT/benchmarks/gpu/"

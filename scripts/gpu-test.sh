@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the kernel tests, the custom-kernel example and the GPU benchmarks (side by side with
+# Runs the kernel tests, the custom-kernel example, the GPU backends' tests (their own cases,
+# the conformance and gradient suites) and the GPU benchmarks (side by side with
 # PyTorch) on a GPU machine, from a bundle made by scripts/gpu-bundle.sh. Writes logs and
 # results into OUT_DIR and prints a summary last (docs/gpu.md).
 # Usage: scripts/gpu-test.sh BUNDLE_DIR OUT_DIR
@@ -54,6 +55,19 @@ for t in ember_gpu_tests ember_conformance_vulkan ember_conformance_cuda; do
       "$(grep -c "^\[  SKIPPED \] .*/$b\." "$OUT/$t.log" 2>/dev/null || true) skipped"
   done | tee -a "$OUT/summary.txt"
   grep -E "^\[  FAILED  \]" "$OUT/$t.log" | head -40 | tee -a "$OUT/summary.txt"
+done
+
+# The gradient suite on Autodiff<Vulkan> and Autodiff<Cuda>: one backend per program, so the
+# counts are the program's (a program whose runtime has no device here skips every case).
+for t in ember_autodiff_vulkan_tests ember_autodiff_cuda_tests; do
+  [ -x "$BUNDLE/bin/$t" ] || continue
+  echo "== $t"
+  "$BUNDLE/bin/$t" --gtest_output="json:$OUT/$t.json" \
+    ${EMBER_GTEST_FILTER:+--gtest_filter=$EMBER_GTEST_FILTER} >"$OUT/$t.log" 2>&1 || status=1
+  echo "$t: $(grep -c "^\[       OK \] " "$OUT/$t.log" 2>/dev/null || true) passed," \
+    "$(grep -c "^\[  FAILED  \] .*(" "$OUT/$t.log" 2>/dev/null || true) failed," \
+    "$(grep -c "^\[  SKIPPED \] .*(" "$OUT/$t.log" 2>/dev/null || true) skipped" | tee -a "$OUT/summary.txt"
+  grep -E "^\[  (FAILED|SKIPPED) \]|no .* device" "$OUT/$t.log" | head -40 | tee -a "$OUT/summary.txt"
 done
 
 if [ -z "${EMBER_GPU_TEST_SKIP_BENCH:-}" ]; then
