@@ -52,7 +52,7 @@ for t in ember_gpu_tests ember_conformance_vulkan ember_conformance_cuda; do
   for b in cuda vulkan; do
     echo "$t $b: $(grep -c "^\[       OK \] .*/$b\." "$OUT/$t.log" 2>/dev/null || true) passed," \
       "$(grep -c "^\[  FAILED  \] .*/$b\..*(" "$OUT/$t.log" 2>/dev/null || true) failed," \
-      "$(grep -c "^\[  SKIPPED \] .*/$b\." "$OUT/$t.log" 2>/dev/null || true) skipped"
+      "$(grep -c "^\[  SKIPPED \] .*/$b\..*(" "$OUT/$t.log" 2>/dev/null || true) skipped"
   done | tee -a "$OUT/summary.txt"
   grep -E "^\[  FAILED  \]" "$OUT/$t.log" | head -40 | tee -a "$OUT/summary.txt"
 done
