@@ -11,29 +11,18 @@
 #include "ember/tensor/tensor.hpp"
 #include "fixtures.hpp"
 #include "gpu_backends.hpp"
+#include "gpu_test_util.hpp"
 
 using namespace ember;
 using ember::test::expect_approx;
 using ember::test::expect_eq;
+using ember::test::spread;
 
 template <class B>
 class GpuTest : public ::testing::Test {};
-struct GpuNames {
-  template <class B>
-  static std::string GetName(int) {
-    return B::name();
-  }
-};
-TYPED_TEST_SUITE(GpuTest, ember::test::GpuConformanceBackends, GpuNames);
+TYPED_TEST_SUITE(GpuTest, ember::test::GpuConformanceBackends, ember::test::GpuNames);
 
 namespace {
-
-/// n values spread over [lo, hi] with a fixed irregular pattern (no generator needed).
-std::vector<float> spread(std::size_t n, float lo, float hi) {
-  std::vector<float> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = lo + (hi - lo) * std::fmod(0.618034f * (i + 1), 1.f);
-  return v;
-}
 
 template <class B, std::size_t D, class K = Float>
 Tensor<B, D, K> on(const TensorData& d) {
