@@ -176,9 +176,14 @@ ActivationQuant ActivationQuant::from_range(float lo, float hi) {
 }
 
 void ActivationQuant::check(std::string_view op) const {
-  if (!(scale > 0.0f) || !std::isfinite(scale) || !std::isfinite(1.0f / scale)) {
-    detail::fail<ValueError>(op, "the input scale is ", scale,
-                             "; it must be finite and > 0, with a finite reciprocal");
+  // At least f32 epsilon (the smallest from_range gives; below it every input saturates and
+  // 1 / scale may overflow) and at most FLT_MAX / 256 (so that (q - zero point) * scale fits).
+  const float lowest = std::numeric_limits<float>::epsilon();
+  const float highest = std::numeric_limits<float>::max() / 256.0f;
+  if (!(scale > 0.0f) || !std::isfinite(scale) || scale < lowest || scale > highest) {
+    detail::fail<ValueError>(
+        op, "the input scale is ", scale, "; it must be finite and > 0, at least f32 epsilon (",
+        lowest, ", the smallest calibration gives) and at most FLT_MAX / 256 (", highest, ")");
   }
   if (zero_point < 0 || zero_point > 255) {
     detail::fail<ValueError>(op, "the input zero point is ", zero_point,

@@ -84,43 +84,45 @@ std::pair<CpuTensor, CpuTensor> QuantOps::float_quant_params(const CpuTensor& x,
   const float eps = std::numeric_limits<float>::epsilon();
   const bool f16_scales = scheme.param == QuantParam::F16;
   std::vector<std::int64_t> bad(static_cast<std::size_t>(g.groups), 0);
-  parallel_for(g.groups,
-               std::max<std::int64_t>(
-                   1, kParallelGrain / std::max<std::int64_t>(1, runs / g.groups * g.inner)),
-               [&](std::int64_t b, std::int64_t e) {
-                 for (std::int64_t c = b; c < e; ++c) {
-                   float lo = 0.0f, hi = 0.0f;  // min(min x, 0), max(max x, 0)
-                   bool nan = false;
-                   for (std::int64_t r = c; r < runs; r += g.groups) {
-                     const float* p = v + r * g.inner;
-                     for (std::int64_t i = 0; i < g.inner; ++i) {
-                       nan |= std::isnan(p[i]);
-                       lo = std::min(lo, p[i]);
-                       hi = std::max(hi, p[i]);
-                     }
-                   }
-                   float s;
-                   float z = 0.0f;
-                   if (scheme.mode == QuantMode::Symmetric) {
-                     s = std::max(-lo, hi) / ((qmax - qmin) / 2.0f);
-                     s = std::max(s, eps);
-                     if (f16_scales) s = static_cast<float>(f16(s));
-                   } else {
-                     s = (hi - lo) / (qmax - qmin);
-                     s = std::max(s, eps);
-                     if (f16_scales) s = static_cast<float>(f16(s));
-                     z = qmin - std::nearbyint(lo / s);
-                     z = std::min(std::max(z, qmin), qmax);
-                   }
-                   if (nan) {
-                     bad[static_cast<std::size_t>(c)] = 1;
-                   } else if (!std::isfinite(s)) {
-                     bad[static_cast<std::size_t>(c)] = 2;
-                   }
-                   sc[c] = s;
-                   zp[c] = static_cast<std::int32_t>(z);
-                 }
-               });
+  parallel_for(
+      g.groups,
+      std::max<std::int64_t>(
+          1, kParallelGrain /
+                 std::max<std::int64_t>(1, runs / std::max<std::int64_t>(1, g.groups) * g.inner)),
+      [&](std::int64_t b, std::int64_t e) {
+        for (std::int64_t c = b; c < e; ++c) {
+          float lo = 0.0f, hi = 0.0f;  // min(min x, 0), max(max x, 0)
+          bool nan = false;
+          for (std::int64_t r = c; r < runs; r += g.groups) {
+            const float* p = v + r * g.inner;
+            for (std::int64_t i = 0; i < g.inner; ++i) {
+              nan |= std::isnan(p[i]);
+              lo = std::min(lo, p[i]);
+              hi = std::max(hi, p[i]);
+            }
+          }
+          float s;
+          float z = 0.0f;
+          if (scheme.mode == QuantMode::Symmetric) {
+            s = std::max(-lo, hi) / ((qmax - qmin) / 2.0f);
+            s = std::max(s, eps);
+            if (f16_scales) s = static_cast<float>(f16(s));
+          } else {
+            s = (hi - lo) / (qmax - qmin);
+            s = std::max(s, eps);
+            if (f16_scales) s = static_cast<float>(f16(s));
+            z = qmin - std::nearbyint(lo / s);
+            z = std::min(std::max(z, qmin), qmax);
+          }
+          if (nan) {
+            bad[static_cast<std::size_t>(c)] = 1;
+          } else if (!std::isfinite(s)) {
+            bad[static_cast<std::size_t>(c)] = 2;
+          }
+          sc[c] = s;
+          zp[c] = static_cast<std::int32_t>(z);
+        }
+      });
   for (std::int64_t c = 0; c < g.groups; ++c) {
     if (bad[static_cast<std::size_t>(c)] == 1) {
       detail::fail<ValueError>("quantize", "group ", c, " of ", g.groups,

@@ -143,6 +143,20 @@ TEST(QuantErrors, BlockSizeAndAxis) {
                          "f16 scales are for the per-block level only");
 }
 
+TEST(Quant, EmptyTensors) {
+  // No group, or groups of no element: empty parameters, no division by zero.
+  for (const auto& [shape, s] : std::vector<std::pair<Shape, QuantScheme>>{
+           {Shape{0, 64}, QuantScheme::int8().per_channel(0)},
+           {Shape{0, 64}, QuantScheme::int4().per_block(32)},
+           {Shape{4, 0}, QuantScheme::int4().per_block(32)},
+           {Shape{4, 0}, QuantScheme::int8().per_channel(0)}}) {
+    SCOPED_TRACE(s.to_string());
+    const auto q = Tensor<Cpu, 2>::zeros(shape).quantize(s);
+    EXPECT_EQ(q.scales().shape(), s.params_shape(shape));
+    EXPECT_EQ(q.dequantize().shape(), shape);
+  }
+}
+
 TEST(QuantErrors, ZeroNegativeNaNAndInfiniteScales) {
   auto x = Tensor<Cpu, 2>::ones({2, 3});
   const auto s = QuantScheme::int8().per_channel(0);

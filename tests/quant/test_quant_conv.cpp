@@ -170,9 +170,11 @@ TEST(QuantizedConv2d, Errors) {
   const auto q = w.quantize(QuantScheme::int8().per_channel(0));
   EMBER_EXPECT_THROW_MSG(quantized_conv2d(x, q, ws, std::nullopt, {}, ActivationQuant{0, 3}),
                          ValueError, "the input scale is 0");
-  // A denormal scale: 1 / scale overflows.
-  EMBER_EXPECT_THROW_MSG(quantized_conv2d(x, q, ws, std::nullopt, {}, ActivationQuant{1e-40f, 3}),
-                         ValueError, "with a finite reciprocal");
+  // A denormal scale (1 / scale overflows), one below what calibration gives, one too large.
+  for (const float bad : {1e-40f, 1e-30f, 1e38f}) {
+    EMBER_EXPECT_THROW_MSG(quantized_conv2d(x, q, ws, std::nullopt, {}, ActivationQuant{bad, 3}),
+                           ValueError, "at least f32 epsilon");
+  }
   EMBER_EXPECT_THROW_MSG(
       quantized_conv2d(Tensor<Cpu, 4>::ones({1, 3, 5, 5}), q, ws, std::nullopt, {}, a), ShapeError,
       "channels");

@@ -232,6 +232,22 @@ TEST(QuantizeModule, Errors) {
   EMBER_EXPECT_THROW_MSG((void)quant::load(make_net(), path), nn::LoadError,
                          "the quantized tensors of fc1 (int8-per-channel0) do not fit the scheme " +
                              path.string() + "'s metadata records for them");
+  // Zero points outside the scheme's integers are found by load too.
+  const Net qa = quant::quantize(net, {.weights = QuantScheme::int8().affine().per_channel(0)});
+  quant::save(qa, path);
+  file = store::read_safetensors(path);
+  for (auto& [name, t] : file.tensors) {
+    if (name == "fc1.qweight.zero_points") {
+      auto v = t.to_vec<std::int64_t>();
+      v[2] = 300;
+      t = TensorData(v, t.shape()).convert(t.dtype());
+    }
+  }
+  store::write_safetensors(path, file);
+  EMBER_EXPECT_THROW_MSG((void)quant::load(make_net(), path), ValueError,
+                         "the quantized weight of layer 'fc1' in " + path.string() +
+                             " is invalid: [quantize] zero point 2 of 32 is 300; it must be in "
+                             "[-128, 127]");
   // Bad stored scales are found by load, naming the layer and the file.
   for (const double bad : {0.0, -1.0, 1e38}) {
     SCOPED_TRACE(bad);

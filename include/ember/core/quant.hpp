@@ -136,7 +136,7 @@ inline std::ostream& operator<<(std::ostream& os, const QuantScheme& s) {
 ///   q = clamp(round_half_even(x * (1 / scale)) + zero_point, 0, 255),
 /// so inputs outside [(0 - zero_point) * scale, (255 - zero_point) * scale] clamp.
 struct ActivationQuant {
-  float scale = 1.0f;           ///< input units per u8 step; > 0, with a finite 1 / scale
+  float scale = 1.0f;           ///< input units per u8 step; in [f32 eps, FLT_MAX / 256]
   std::int32_t zero_point = 0;  ///< the u8 value of 0.0, in [0, 255]
 
   bool operator==(const ActivationQuant&) const = default;
@@ -146,8 +146,8 @@ struct ActivationQuant {
   /// zero_point = clamp(-round_half_even(lo / scale), 0, 255). ValueError for NaN, lo > hi
   /// or a range whose scale overflows.
   static ActivationQuant from_range(float lo, float hi);
-  /// ValueError "[op] ..." unless the scale is finite and > 0 with a finite reciprocal (the
-  /// kernels multiply by 1 / scale) and the zero point in [0, 255].
+  /// ValueError "[op] ..." unless the scale is in [f32 epsilon, FLT_MAX / 256] (the kernels
+  /// multiply by 1 / scale; calibration gives at least epsilon) and the zero point in [0, 255].
   void check(std::string_view op) const;
   /// "u8 affine per-tensor (scale=0.0123, zero_point=17)".
   std::string to_string() const;

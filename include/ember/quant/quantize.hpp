@@ -256,7 +256,8 @@ std::map<std::string, ActivationQuant> saved_inputs(const std::filesystem::path&
 /// the result equals the saved module exactly. Throws IoError / LoadError as nn::load
 /// (`model` unchanged; the LoadError names the quantized layers whose tensors do not fit the
 /// recorded scheme), ValueError when a recorded layer is not a Linear or Conv of `model` or
-/// a stored scale is zero, negative, NaN or too large (naming the layer and the file).
+/// a stored scale is zero, negative, NaN or too large or a zero point outside the scheme's
+/// integer range (naming the layer and the file).
 template <class M>
 M load(M model, const std::filesystem::path& path, const nn::LoadOptions& options = {}) {
   const auto schemes = saved_schemes(path);
@@ -311,13 +312,26 @@ M load(M model, const std::filesystem::path& path, const nn::LoadOptions& option
                             "'s metadata records for them",
                         e.missing, e.unexpected, e.mismatched);
   }
-  // The scales are checked here, naming the layer and the file, not at the first forward.
+  // The scales and zero points are checked here, naming the layer and the file, not at the
+  // first forward.
   nn::visit_modules(model, [&](const std::string& path_, const auto& mod) {
     using T = std::remove_cvref_t<decltype(mod)>;
     if constexpr (detail::is_linear_v<T> || detail::is_conv_v<T>) {
       if (!mod.qweight) return;
       try {
         (void)mod.qweight->checked();
+        if (mod.qweight->zero_points) {
+          const QuantScheme& s = mod.qweight->scheme;
+          const auto z =
+              mod.qweight->zero_points->val().into_data().template to_vec<std::int64_t>();
+          for (std::size_t i = 0; i < z.size(); ++i) {
+            if (z[i] < s.qmin() || z[i] > s.qmax()) {
+              ember::detail::fail<ValueError>("quantize", "zero point ", i, " of ", z.size(),
+                                              " is ", z[i], "; it must be in [", s.qmin(), ", ",
+                                              s.qmax(), "] (", s.to_string(), ")");
+            }
+          }
+        }
       } catch (const Error& e) {
         ember::detail::fail<ValueError>("quant::load", "the quantized weight of layer '", path_,
                                         "' in ", path.string(), " is invalid: ", e.what());
