@@ -571,6 +571,15 @@ TEST_F(CliTest, QuantizeThenEvalAndInferTheQuantizedModel) {
   EXPECT_GT(static_cast<double>(fs::file_size(run_dir_ / "model.safetensors")) /
                 static_cast<double>(fs::file_size(q)),
             6.5);
+  // A new quantized model makes the earlier one's evaluation out of date: it is removed.
+  EXPECT_FALSE(fs::exists(run_dir_ / "eval-quantized.json"));
+  // Every --modules pattern must match a layer.
+  expect_error(ember({"quantize", run_dir_.string(), "--modules", "fc1", "--modules", "typo"}), 1,
+               {"--modules typo matches no layer"});
+  // Resuming the finished run trains nothing: the quantized model stays.
+  const Result again = ember({"train", "--resume", "--run-dir", run_dir_.string(), "--no-tui"});
+  ASSERT_EQ(again.status, 0) << again.out << again.err;
+  EXPECT_TRUE(fs::exists(q)) << again.out;
   // Weights only again: the earlier run's input record is gone.
   EXPECT_FALSE(store::read_safetensors(q).metadata.count("ember.quantized.inputs"));
   const Result e4 = ember({"eval", run_dir_.string(), "--limit", "1000", "--quantized"});
@@ -584,6 +593,11 @@ TEST_F(CliTest, QuantizeThenEvalAndInferTheQuantizedModel) {
   store::write_safetensors(q, damaged);
   expect_error(ember({"eval", run_dir_.string(), "--limit", "10", "--quantized"}), 1,
                {"scheme of layer 'fc1'", "malformed"});
+  // A record that contradicts the tensors is named as such, not as another run's model.
+  damaged.metadata["ember.quantized"] = R"({"fc1": "int8-per-channel0"})";
+  store::write_safetensors(q, damaged);
+  expect_error(ember({"eval", run_dir_.string(), "--limit", "10", "--quantized"}), 1,
+               {"is inconsistent: the quantized tensors of fc1 (int8-per-channel0) do not fit"});
   fs::remove(q, ec);
   fs::remove(run_dir_ / "eval-quantized.json", ec);
   fs::remove(run_dir_ / "confusion_matrix-quantized.csv", ec);

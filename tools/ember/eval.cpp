@@ -1,6 +1,7 @@
 // `ember eval RUN_DIR`: test accuracy, the per-class table and the confusion matrix of a run
 // (RUN_DIR/eval.json, confusion_matrix.csv; with --quantized, of the model of `ember quantize`:
 // eval-quantized.json, confusion_matrix-quantized.csv, beside the float model's).
+#include <cmath>
 #include <iostream>
 
 #include "commands.hpp"
@@ -79,6 +80,15 @@ int run_eval(const EvalArgs& a) {
         };
         const auto report =
             train::Evaluator(model, step).class_names(cfg.data.classes).eval(loader);
+        if (report.loss && !std::isfinite(*report.loss)) {
+          throw CliError(
+              "the model's outputs on the test images are not finite numbers (loss " +
+              std::to_string(*report.loss) + "): " +
+              (a.quantized ? "the quantized model or the training it came from is broken (make "
+                             "it again with `ember quantize " +
+                                 dir.string() + "`)"
+                           : "its training diverged (see `ember summary " + dir.string() + "`)"));
+        }
         const fs::path csv =
             dir / (a.quantized ? "confusion_matrix-quantized.csv" : "confusion_matrix.csv");
         report.confusion.write_csv(csv, cfg.data.classes);

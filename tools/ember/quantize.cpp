@@ -5,6 +5,7 @@
 // batches.
 #include "ember/quant/quantize.hpp"
 
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 
@@ -93,11 +94,19 @@ int run_quantize(const QuantizeArgs& a) {
             layers.push_back(path);
         });
         quant::detail::for_chosen_layers(model, qc, [&](const std::string&, auto&) { ++chosen; });
+        std::string names;
+        for (const auto& l : layers) names += (names.empty() ? "" : ", ") + l;
         if (chosen == 0) {
-          std::string names;
-          for (const auto& l : layers) names += (names.empty() ? "" : ", ") + l;
           throw CliError("--modules matches no layer of the run's '" + cfg.model.name +
                          "' model (its Linear and Conv layers: " + names + ")");
+        }
+        for (const auto& pattern : a.modules) {
+          if (std::none_of(layers.begin(), layers.end(), [&](const std::string& l) {
+                return nn::detail::glob_match(pattern, l);
+              })) {
+            throw CliError("--modules " + pattern + " matches no layer of the run's '" +
+                           cfg.model.name + "' model (its Linear and Conv layers: " + names + ")");
+          }
         }
         quant::QuantizeReport report;
         std::size_t calibrated = 0;
@@ -143,6 +152,9 @@ int run_quantize(const QuantizeArgs& a) {
         }
         const fs::path out = quantized_model_path(dir);
         quant::save(q, out, metadata);
+        // The evaluation of an earlier quantized model is out of date now.
+        for (const char* f : {"eval-quantized.json", "confusion_matrix-quantized.csv"})
+          fs::remove(dir / f, ec);
         std::error_code ec;
         const auto before = fs::file_size(file.path, ec), after = fs::file_size(out, ec);
         std::cout << "ember quantize: " << cfg.model.name << " of " << dir.string() << " ("

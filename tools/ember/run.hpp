@@ -191,6 +191,13 @@ void load_weights(M& model, const ModelFile& file, const ModelSpec& spec, bool q
       nn::load(model, file.path);
     }
   } catch (const nn::LoadError& e) {
+    // quant::load says when the tensors contradict the file's own quantization record.
+    const std::string what = e.what();
+    const auto own = what.find("; the quantized tensors of ");
+    if (quantized && own != std::string::npos) {
+      throw CliError(file.path.string() + " is inconsistent: " + what.substr(own + 2) + " (" +
+                     describe(e) + ")");
+    }
     throw CliError("the weights in " + file.path.string() + " do not fit the run's model '" +
                    spec.name + "' (run.json): " + describe(e));
   } catch (const IoError& e) {

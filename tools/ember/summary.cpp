@@ -67,15 +67,23 @@ int run_summary(const SummaryArgs& a) {
     const auto f32 = fs::file_size(dir / "model.safetensors", ec);
     const auto q = fs::file_size(quantized, ec);
     std::string scheme = "?";
+    std::string damaged;
     try {
       const store::WeightsReader file(quantized);
       const auto& meta = file.metadata();
       if (const auto it = meta.find("ember.quantized.scheme"); it != meta.end())
         scheme = it->second;
-    } catch (const Error&) {
+    } catch (const Error& e) {
+      damaged = first_line(e.what());
     }
-    os << "  size      model.safetensors " << f32 << " bytes; model-quantized.safetensors ("
-       << scheme << ") " << q << " bytes, " << ratio_text(f32, q) << "x smaller\n";
+    if (damaged.empty()) {
+      os << "  size      model.safetensors " << f32 << " bytes; model-quantized.safetensors ("
+         << scheme << ") " << q << " bytes, " << ratio_text(f32, q) << "x smaller\n";
+    } else {
+      os << "  size      model.safetensors " << f32 << " bytes; model-quantized.safetensors is "
+         << "damaged (" << damaged << "): make it again with `ember quantize " << dir.string()
+         << "`\n";
+    }
   } else if (finished) {
     os << "  size      model.safetensors " << fs::file_size(dir / "model.safetensors", ec)
        << " bytes (no quantized model: `ember quantize " << dir.string() << "`)\n";

@@ -18,6 +18,7 @@
 #include "ember/data/loader.hpp"
 #include "ember/dist/process_group.hpp"
 #include "ember/optim/optim.hpp"
+#include "ember/store/weights.hpp"
 #include "launch.hpp"
 #include "optimizer.hpp"
 
@@ -541,16 +542,29 @@ int fit(M model, const Job& job) {
     return 0;
   }
   const fs::path final_model = job.dir / "model.safetensors";
-  nn::save(trained, final_model,
-           {{"config", cfg.model.to_json().dump()}, {"ember.epoch", std::to_string(last)}});
-  // A quantized model of the earlier final model (`ember quantize`) is out of date now.
-  std::error_code quantized_ec;
-  if (fs::remove(quantized_model_path(job.dir), quantized_ec)) {
-    std::cout << "Removed the out-of-date " << quantized_model_path(job.dir).string()
-              << " (make a new one with `ember quantize " << job.dir.string() << "`)\n";
+  // A resumed run that had finished trains no epoch: its final model, and a quantized model
+  // made from it, stay as they are.
+  bool unchanged = false;
+  std::error_code final_ec;
+  if (job.args.resume && fs::is_regular_file(final_model, final_ec)) {
+    try {
+      const auto meta = store::WeightsReader(final_model).metadata();
+      const auto it = meta.find("ember.epoch");
+      unchanged = it != meta.end() && it->second == std::to_string(last);
+    } catch (const Error&) {
+    }
   }
-  for (const char* f : {"eval-quantized.json", "confusion_matrix-quantized.csv"})
-    fs::remove(job.dir / f, quantized_ec);
+  if (!unchanged) {
+    nn::save(trained, final_model,
+             {{"config", cfg.model.to_json().dump()}, {"ember.epoch", std::to_string(last)}});
+    // A quantized model of the earlier final model (`ember quantize`) is out of date now.
+    if (fs::remove(quantized_model_path(job.dir), final_ec)) {
+      std::cout << "Removed the out-of-date " << quantized_model_path(job.dir).string()
+                << " (make a new one with `ember quantize " << job.dir.string() << "`)\n";
+    }
+    for (const char* f : {"eval-quantized.json", "confusion_matrix-quantized.csv"})
+      fs::remove(job.dir / f, final_ec);
+  }
   std::cout << "Trained " << last << " epochs in " << train::format_duration(seconds);
   if (acc) std::cout << "; validation accuracy " << train::format_value(*acc, "%");
   std::cout << ".\nFinal model: " << final_model.string() << "\nTest it: ember eval "
