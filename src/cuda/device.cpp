@@ -190,6 +190,7 @@ class CudaDevice final : public kernel::ComputeDevice, private CachingPool::Driv
     return s;
   }
   void release_memory() override { pool_.release(); }
+  void reset_peak_memory() override { pool_.reset_peak(); }
 
  protected:
   CachingPool::Block allocate_block(std::size_t bytes) override { return pool_.allocate(bytes); }

@@ -90,6 +90,7 @@ class CpuDevice final : public ComputeDevice {
   }
   MemoryStats memory_stats() const override { return pool_.stats(); }
   void release_memory() override { pool_.release(); }
+  void reset_peak_memory() override { pool_.reset_peak(); }
 
  protected:
   CachingPool::Block allocate_block(std::size_t bytes) override { return pool_.allocate(bytes); }

@@ -120,4 +120,9 @@ MemoryStats CachingPool::stats() const {
   return stats_;
 }
 
+void CachingPool::reset_peak() {
+  std::lock_guard lock(mu_);
+  stats_.peak_bytes_in_use = stats_.bytes_in_use;
+}
+
 }  // namespace ember::kernel

@@ -72,6 +72,7 @@ class VulkanDevice final : public kernel::ComputeDevice, private CachingPool::Dr
   }
   double time_ms(const std::function<void()>& work) override;
   kernel::MemoryStats memory_stats() const override { return pool_.stats(); }
+  void reset_peak_memory() override { pool_.reset_peak(); }
   void release_memory() override {
     pool_.release();  // waits for the device first
     std::lock_guard lock(mu_);
@@ -277,6 +278,7 @@ VulkanDevice::VulkanDevice(const detail::Instance& inst, VkPhysicalDevice pd)
   }
 
   props_.kind = "vulkan";
+  props_.software = p.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
   props_.name = p.deviceName;
   const std::uint32_t v = p.driverVersion;
   props_.driver = p.vendorID == 0x10de  // NVIDIA packs 10.8.8.6 bits
@@ -341,7 +343,11 @@ std::optional<std::uint64_t> VulkanDevice::allocate(std::size_t bytes) {
   bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
              VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   Segment s{};
-  check(f_.vkCreateBuffer(dev_, &bi, nullptr, &s.buffer), "alloc");
+  // Out of memory (for the buffer or its memory) lets the pool release its cache and retry,
+  // then report the request's size.
+  const VkResult cr = f_.vkCreateBuffer(dev_, &bi, nullptr, &s.buffer);
+  if (cr == VK_ERROR_OUT_OF_DEVICE_MEMORY || cr == VK_ERROR_OUT_OF_HOST_MEMORY) return std::nullopt;
+  check(cr, "alloc");
   VkMemoryRequirements req;
   f_.vkGetBufferMemoryRequirements(dev_, s.buffer, &req);
   VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
@@ -696,6 +702,14 @@ double VulkanDevice::time_ms(const std::function<void()>& work) {
 int device_count(std::string* why) {
   const detail::Instance* i = detail::instance(why);
   return i ? static_cast<int>(i->devices.size()) : 0;
+}
+
+bool is_software(int index) {
+  const detail::Instance* inst = detail::instance(nullptr);
+  if (!inst || index < 0 || index >= static_cast<int>(inst->devices.size())) return false;
+  VkPhysicalDeviceProperties p;
+  inst->fn.vkGetPhysicalDeviceProperties(inst->devices[static_cast<std::size_t>(index)], &p);
+  return p.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
 }
 
 kernel::ComputeDevice& device(int index) {

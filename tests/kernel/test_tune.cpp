@@ -32,6 +32,7 @@ class CountingTimer final : public ComputeDevice {
   }
   MemoryStats memory_stats() const override { return {}; }
   void release_memory() override {}
+  void reset_peak_memory() override {}
 
  protected:
   CachingPool::Block allocate_block(std::size_t) override { return {}; }

@@ -19,6 +19,7 @@ namespace ember::kernel {
 
 struct DeviceProperties {
   std::string kind;                // "cpu", "cuda", "vulkan"
+  bool software = false;           // a CPU implementation of the API (Mesa's llvmpipe)
   std::string name;                // "NVIDIA H200", "llvmpipe (LLVM 15.0.6, 256 bits)", ...
   std::string driver;              // driver version
   std::uint64_t total_memory = 0;  // bytes
@@ -96,6 +97,8 @@ class ComputeDevice {
   virtual double time_ms(const std::function<void()>& work) = 0;
 
   virtual MemoryStats memory_stats() const = 0;
+  /// Starts memory_stats().peak_bytes_in_use again from the bytes in use now.
+  virtual void reset_peak_memory() = 0;
   /// Returns cached memory to the driver (waits for the device first).
   virtual void release_memory() = 0;
 

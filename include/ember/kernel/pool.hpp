@@ -70,6 +70,8 @@ class CachingPool {
   /// Waits for the device, then returns every cached block (and empty slab) to the driver.
   void release();
   MemoryStats stats() const;
+  /// Starts the peak (peak_bytes_in_use) again from the bytes in use now.
+  void reset_peak();
   /// The class size a request of `bytes` is rounded up to.
   std::size_t class_size(std::size_t bytes) const;
 

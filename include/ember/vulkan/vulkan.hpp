@@ -21,6 +21,9 @@ int device_count(std::string* why = nullptr);
 /// Device `index` (made on first use; lives until the process ends). DeviceError when there
 /// is no such device.
 kernel::ComputeDevice& device(int index = 0);
+/// Whether device `index` is a CPU implementation of Vulkan (Mesa's llvmpipe), read from the
+/// driver's properties without creating the device; false for an index out of range.
+bool is_software(int index);
 
 /// Compiles GLSL compute source to SPIR-V words with shaderc (no device needed). DeviceError
 /// with shaderc's messages when it fails.
