@@ -7,6 +7,7 @@ if(NOT TARGET ember_vulkan AND NOT TARGET ember_cuda)
 endif()
 
 add_library(ember_gpu src/gpu/core.cpp src/gpu/map.cpp src/gpu/reduce.cpp src/gpu/matmul.cpp
+  src/gpu/conv.cpp src/gpu/pool.cpp src/gpu/index.cpp
   src/gpu/fallback.cpp)
 add_library(ember::gpu ALIAS ember_gpu)
 set_target_properties(ember_gpu PROPERTIES EXPORT_NAME gpu OUTPUT_NAME ember_gpu)
@@ -26,20 +27,28 @@ endif()
 message(STATUS "ember: GPU backends for ${EMBER_GPU_RUNTIMES}")
 
 # Autodiff<Vulkan>, Autodiff<Cuda>: compiled once each (ember_autodiff_instances,
-# CMakeLists.txt). Not installed yet; Autodiff<Cuda> is built on request (the GPU machine's
-# tests), since no machine of CI has a CUDA device.
+# CMakeLists.txt), and registered with Dispatch as the devices vulkan:N and cuda:N (each
+# plain, +autodiff and +checkpointing; src/dispatch/stacks.hpp).
+set(EMBER_GPU_INSTALL ember_gpu)
 if(TARGET ember_vulkan)
   ember_autodiff_instances(ember_autodiff_vulkan ember/autodiff/vulkan.hpp ::ember::Vulkan Vulkan)
   add_library(ember::autodiff_vulkan ALIAS ember_autodiff_vulkan)
+  set_target_properties(ember_autodiff_vulkan PROPERTIES EXPORT_NAME autodiff_vulkan)
   target_link_libraries(ember_autodiff_vulkan PUBLIC ember_gpu)
+  target_link_libraries(ember_dispatch PUBLIC ember_autodiff_vulkan)
+  target_compile_definitions(ember_dispatch PUBLIC EMBER_DISPATCH_VULKAN=1)
+  list(APPEND EMBER_GPU_INSTALL ember_autodiff_vulkan)
 endif()
 if(TARGET ember_cuda)
   ember_autodiff_instances(ember_autodiff_cuda ember/autodiff/cuda.hpp ::ember::Cuda Cuda)
   add_library(ember::autodiff_cuda ALIAS ember_autodiff_cuda)
+  set_target_properties(ember_autodiff_cuda PROPERTIES EXPORT_NAME autodiff_cuda)
   target_link_libraries(ember_autodiff_cuda PUBLIC ember_gpu)
-  set_target_properties(ember_autodiff_cuda PROPERTIES EXCLUDE_FROM_ALL ON)
+  target_link_libraries(ember_dispatch PUBLIC ember_autodiff_cuda)
+  target_compile_definitions(ember_dispatch PUBLIC EMBER_DISPATCH_CUDA=1)
+  list(APPEND EMBER_GPU_INSTALL ember_autodiff_cuda)
 endif()
-install(TARGETS ember_gpu EXPORT emberTargets
+install(TARGETS ${EMBER_GPU_INSTALL} EXPORT emberTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

@@ -14,15 +14,53 @@ namespace {
 
 constexpr DeviceKind kKinds[] = {DeviceKind::Cpu, DeviceKind::Cuda, DeviceKind::Vulkan};
 
-/// Number of devices of `kind` in this build (0 when no stack runs it).
+/// Whether this build has a stack for `kind`.
 template <std::size_t I = 0>
-int device_count(DeviceKind kind) {
+bool has_kind(DeviceKind kind) {
+  if constexpr (I == dispatch::kNumStacks) {
+    return false;
+  } else {
+    return dispatch::StackAt<I>::kind == kind || has_kind<I + 1>(kind);
+  }
+}
+
+/// Number of devices of `kind` (0 when no stack runs it, or when the machine has none:
+/// then `why` gets the driver's reason).
+template <std::size_t I = 0>
+int device_count(DeviceKind kind, std::string* why = nullptr) {
   if constexpr (I == dispatch::kNumStacks) {
     return 0;
   } else {
     using S = dispatch::StackAt<I>;
-    if (S::kind == kind) return dispatch::NativeDevice<S::kind>::count();
-    return device_count<I + 1>(kind);
+    if (S::kind == kind) return dispatch::NativeDevice<S::kind>::count(why);
+    return device_count<I + 1>(kind, why);
+  }
+}
+
+/// Why `kind` has no device: "not in this build" or "no device on this machine: <reason>".
+std::string no_device_reason(DeviceKind kind) {
+  if (!has_kind(kind)) return " is not available in this build";
+  std::string why;
+  device_count(kind, &why);
+  return " has no device on this machine" + (why.empty() ? std::string() : " (" + why + ")");
+}
+
+/// Whether device `index` of `kind` is a software implementation (Mesa's llvmpipe is a
+/// Vulkan device that runs on the CPU): never the default device.
+template <std::size_t I = 0>
+bool is_software(DeviceKind kind, int index) {
+  if constexpr (I == dispatch::kNumStacks) {
+    return false;
+  } else {
+    using S = dispatch::StackAt<I>;
+    using N = dispatch::NativeDevice<S::kind>;
+    if (S::kind == kind) {
+      if constexpr (requires { N::software(index); })
+        return N::software(index);
+      else
+        return false;
+    }
+    return is_software<I + 1>(kind, index);
   }
 }
 
@@ -168,9 +206,8 @@ Device Device::parse(std::string_view text) {
   Device d(Raw{}, kind, index, autodiff || checkpointing, checkpointing);
   const int count = device_count(kind);
   if (count == 0) {
-    detail::fail<DeviceError>("device", device_kind_name(kind),
-                              " is not available in this build (available: ", available_list(),
-                              ")");
+    detail::fail<DeviceError>("device", device_kind_name(kind), no_device_reason(kind),
+                              " (available: ", available_list(), ")");
   }
   if (index >= count) {
     detail::fail<DeviceError>("device", d.to_string(), " does not exist: ", device_kind_name(kind),
@@ -189,12 +226,17 @@ Device Device::parse(std::string_view text) {
 Device Device::default_() {
   const char* env = std::getenv("EMBER_DEVICE");
   if (env == nullptr || *env == '\0') {
-    // The best available device: the first plain device of the first kind with devices
-    // (kinds are listed in the order of preference: cuda, vulkan, cpu).
-    for (const DeviceKind k : {DeviceKind::Cuda, DeviceKind::Vulkan, DeviceKind::Cpu}) {
-      if (device_count(k) > 0) return Device::of(k, 0);
-    }
-    return Device::cpu();
+    // The best available device, found once: the first hardware device of the first kind
+    // that has one, in the order cuda, vulkan, cpu (a software Vulkan device such as
+    // llvmpipe is slower than the CPU backend, so it is never chosen).
+    static const Device best = [] {
+      for (const DeviceKind k : {DeviceKind::Cuda, DeviceKind::Vulkan}) {
+        for (int i = 0; i < device_count(k); ++i)
+          if (!is_software(k, i)) return Device::of(k, i);
+      }
+      return Device::cpu();
+    }();
+    return best;
   }
   // Parsing is cheap, but creation functions take Device{} by default: cache per thread.
   thread_local std::string cached_text;
@@ -229,9 +271,14 @@ int find_stack(const Device& device) {
 std::uint8_t stack_of(const char* op, const Device& device) {
   const int s = find_stack(device);
   if (s < 0 || device.index() < 0 || device.index() >= device_count(device.kind())) {
-    detail::fail<DeviceError>(op, "device ", device.to_string(),
-                              " is not available in this build (available: ", available_list(),
-                              ")");
+    const int count = device_count(device.kind());
+    const std::string why =
+        s < 0 || count == 0
+            ? std::string(device_kind_name(device.kind())) + no_device_reason(device.kind())
+            : std::string(device_kind_name(device.kind())) + " has " + std::to_string(count) +
+                  (count == 1 ? " device" : " devices");
+    detail::fail<DeviceError>(op, "device ", device.to_string(), " is not available: ", why,
+                              " (available: ", available_list(), ")");
   }
   return static_cast<std::uint8_t>(s);
 }

@@ -1,9 +1,10 @@
 // The backend stacks of Dispatch and the forwarding machinery (not installed).
 //
-// ADDING A BACKEND: append a `Stack<...>` to `Stacks` below (and, for a new kind of hardware,
-// specialise `NativeDevice` for it). Nothing else changes: every Dispatch function is
-// written once over the list, and a binary op instantiates one call per stack (the device
-// is checked first, then one stack is visited), so N stacks cost N instantiations, not N^2.
+// ADDING A BACKEND: append a `Stack<...>` (or a kind's `KindStacks<...>`) to `Stacks` below
+// (and, for a new kind of hardware, specialise `NativeDevice` for it). Nothing else changes: every
+// Dispatch function is written once over the list, and a binary op instantiates one call per stack
+// (the device is checked first, then one stack is visited), so N stacks cost N instantiations, not
+// N^2.
 #pragma once
 
 #include <cstddef>
@@ -19,6 +20,13 @@
 #include "ember/autodiff/cpu.hpp"
 #include "ember/cpu/cpu.hpp"
 #include "ember/dispatch/dispatch.hpp"
+// The GPU stacks, when CMake builds the runtime (cmake/EmberGpu.cmake defines these).
+#if EMBER_DISPATCH_CUDA
+#include "ember/autodiff/cuda.hpp"
+#endif
+#if EMBER_DISPATCH_VULKAN
+#include "ember/autodiff/vulkan.hpp"
+#endif
 
 namespace ember::dispatch {
 
@@ -41,21 +49,61 @@ struct StackList {
   using At = std::tuple_element_t<I, std::tuple<S...>>;
 };
 
+/// The stacks of one kind of hardware (`B`: its backend): plain, +autodiff, +checkpointing.
+template <class B, DeviceKind Kind>
+using KindStacks =
+    StackList<Stack<B, Kind, Grad::None>, Stack<Autodiff<B>, Kind, Grad::Autodiff>,
+              Stack<Autodiff<B, autodiff::BalancedCheckpointing>, Kind, Grad::Checkpointing>>;
+
+template <class... L>
+struct Concat;
+template <class... A>
+struct Concat<StackList<A...>> {
+  using type = StackList<A...>;
+};
+template <class... A, class... B, class... L>
+struct Concat<StackList<A...>, StackList<B...>, L...> {
+  using type = typename Concat<StackList<A..., B...>, L...>::type;
+};
+
 /// How an ember::Device maps to the device type of the backends of one kind of hardware,
-/// and how many devices of that kind exist.
+/// and how many devices of that kind exist (`why` gets the driver's reason when none).
 template <DeviceKind Kind>
 struct NativeDevice;
 template <>
 struct NativeDevice<DeviceKind::Cpu> {
   static CpuDevice get(const Device&) { return {}; }
-  static int count() { return 1; }
+  static int count(std::string* = nullptr) { return 1; }
 };
+#if EMBER_DISPATCH_CUDA
+template <>
+struct NativeDevice<DeviceKind::Cuda> {
+  static GpuDevice<CudaRuntime> get(const Device& d) { return {d.index()}; }
+  static int count(std::string* why = nullptr) { return CudaRuntime::device_count(why); }
+};
+#endif
+#if EMBER_DISPATCH_VULKAN
+template <>
+struct NativeDevice<DeviceKind::Vulkan> {
+  static GpuDevice<VulkanRuntime> get(const Device& d) { return {d.index()}; }
+  static int count(std::string* why = nullptr) { return VulkanRuntime::device_count(why); }
+  static bool software(int index) { return VulkanRuntime::software(index); }
+};
+#endif
 
 // ==== THE REGISTRATION LIST ================================================================
-using Stacks = StackList<Stack<Cpu, DeviceKind::Cpu, Grad::None>,                // "cpu"
-                         Stack<Autodiff<Cpu>, DeviceKind::Cpu, Grad::Autodiff>,  // "cpu+autodiff"
-                         Stack<Autodiff<Cpu, autodiff::BalancedCheckpointing>, DeviceKind::Cpu,
-                               Grad::Checkpointing>>;  // "cpu+autodiff+checkpointing"
+// "cpu", "cpu+autodiff", "cpu+autodiff+checkpointing"; the same for "cuda:N" and "vulkan:N"
+// when the build has the runtime.
+using Stacks = typename Concat<KindStacks<Cpu, DeviceKind::Cpu>
+#if EMBER_DISPATCH_CUDA
+                               ,
+                               KindStacks<Cuda, DeviceKind::Cuda>
+#endif
+#if EMBER_DISPATCH_VULKAN
+                               ,
+                               KindStacks<Vulkan, DeviceKind::Vulkan>
+#endif
+                               >::type;
 // ===========================================================================================
 
 inline constexpr std::size_t kNumStacks = Stacks::size;

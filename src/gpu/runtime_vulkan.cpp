@@ -10,5 +10,8 @@ kernel::ComputeDevice& VulkanRuntime::device(int index) {
 int VulkanRuntime::device_count(std::string* why) {
   return vulkan::device_count(why);
 }
+bool VulkanRuntime::software(int index) {
+  return vulkan::is_software(index);
+}
 
 }  // namespace ember

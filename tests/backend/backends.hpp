@@ -66,11 +66,12 @@ inline constexpr bool kViewsBuildable = kCpuBacked<B>
 
 /// True when B's views and in-place reuse are observable as CPU storage sharing: Cpu-backed,
 /// and for Dispatch only on a plain cpu default device (an autodiff stack composes some
-/// layout ops from copies).
+/// layout ops from copies; a GPU device's tensors reach the test as copies).
 template <class B>
 bool cpu_views_observable() {
   if constexpr (std::is_same_v<B, ember::Dispatch>) {
-    return !ember::Device::default_().is_autodiff();
+    const ember::Device d = ember::Device::default_();
+    return !d.is_autodiff() && d.kind() == ember::DeviceKind::Cpu;
   } else if constexpr (std::is_same_v<B, ember::Autodiff<ember::Cpu>>) {
     return false;  // some layout ops are composites built from copies
   } else {
@@ -78,7 +79,18 @@ bool cpu_views_observable() {
   }
 }
 
-/// The CpuTensor behind primitive `p` (shares its data).
+/// True when cpu_of / storage_id see B's own buffers (to test views and in-place reuse): all
+/// but Dispatch on a GPU device, whose tensors reach the test as host copies (the GPU
+/// backends' own programs, ember_conformance_vulkan / _cuda, test their buffers).
+template <class B>
+bool buffers_observable() {
+  if constexpr (std::is_same_v<B, ember::Dispatch>)
+    return ember::Device::default_().kind() == ember::DeviceKind::Cpu;
+  else
+    return true;
+}
+
+/// The CpuTensor behind primitive `p` (shares its data; a copy for Dispatch on a GPU).
 template <class P>
 CpuTensor cpu_of(const P& p) {
 #ifdef EMBER_CONFORMANCE_GPU
@@ -91,6 +103,15 @@ CpuTensor cpu_of(const P& p) {
   } else if constexpr (std::is_same_v<P, ember::autodiff::AdTensor<Cpu>>) {
     return p.inner;
   } else {
+    if (p.device().kind() != ember::DeviceKind::Cpu) {  // Dispatch on a GPU: a host copy
+      using K = typename P::Kind;
+      if constexpr (std::is_same_v<K, ember::Float>)
+        return Cpu::float_from_data(ember::Dispatch::float_into_data(p), {});
+      else if constexpr (std::is_same_v<K, ember::Int>)
+        return Cpu::int_from_data(ember::Dispatch::int_into_data(p), {});
+      else
+        return Cpu::bool_from_data(ember::Dispatch::bool_into_data(p), {});
+    }
     return ember::dispatch::cpu_primitive(p);
   }
 }
@@ -126,6 +147,15 @@ P with_cpu(const P& like, CpuTensor t) {
   } else if constexpr (std::is_same_v<P, ember::autodiff::AdTensor<Cpu>>) {
     return P{std::move(t), nullptr, like.checkpointing};
   } else {
+    if (like.device().kind() != ember::DeviceKind::Cpu) {  // Dispatch on a GPU: t's values
+      using K = typename P::Kind;
+      if constexpr (std::is_same_v<K, ember::Float>)
+        return ember::Dispatch::float_from_data(Cpu::float_into_data(t), like.device());
+      else if constexpr (std::is_same_v<K, ember::Int>)
+        return ember::Dispatch::int_from_data(Cpu::int_into_data(t), like.device());
+      else
+        return ember::Dispatch::bool_from_data(Cpu::bool_into_data(t), like.device());
+    }
     return ember::dispatch::from_cpu_primitive<typename P::Kind>(std::move(t), like.device());
   }
 }

@@ -8,6 +8,10 @@
 #include <string_view>
 #include <vector>
 
+#if EMBER_DISPATCH_VULKAN
+#include "ember/gpu/vulkan.hpp"
+#endif
+
 #include "backends.hpp"
 #include "ember/ir/scalar.hpp"
 #include "fixtures.hpp"
@@ -67,10 +71,18 @@ std::vector<float> sweep() {
 /// kernel tests (docs/gpu.md, "Numerics").
 template <class B>
 bool keeps_subnormals() {
-  if constexpr (requires { typename B::Device::runtime_type; })
+  if constexpr (requires { typename B::Device::runtime_type; }) {
     return B::Device::runtime_type::device(0).properties().denormals;
-  else
+  } else if constexpr (std::is_same_v<B, ember::Dispatch>) {
+#if EMBER_DISPATCH_VULKAN
+    const ember::Device d = ember::Device::default_();
+    if (d.kind() == ember::DeviceKind::Vulkan)
+      return ember::VulkanRuntime::device(d.index()).properties().denormals;
+#endif
     return true;
+  } else {
+    return true;
+  }
 }
 
 /// Extra ulp for the tensor path on Vulkan devices: Vulkan's f32 division is not correctly
@@ -80,6 +92,8 @@ template <class B>
 std::int64_t driver_slack() {
   if constexpr (requires { typename B::Device::runtime_type; })
     return std::string_view(B::Device::runtime_type::name) == "vulkan" ? 2 : 0;
+  else if constexpr (std::is_same_v<B, ember::Dispatch>)
+    return ember::Device::default_().kind() == ember::DeviceKind::Vulkan ? 2 : 0;
   else
     return 0;
 }

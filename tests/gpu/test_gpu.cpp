@@ -212,3 +212,130 @@ TYPED_TEST(GpuTest, TheGuidesExampleRunsOnTheDevice) {
   after.erase("float_random");
   EXPECT_EQ(after, before);
 }
+
+// Convolutions, their gradients and pooling run on the device (src/gpu/conv.cpp, pool.cpp):
+// the CPU backend's values (f32 within 1e-5; max pooling and its indices exactly) and no call
+// through the host. The conformance suite covers every option on Dispatch and each backend.
+TYPED_TEST(GpuTest, ConvolutionsAndPoolingRunOnTheDevice) {
+  using B = TypeParam;
+  const auto host_calls = [] {
+    auto m = gpu::fallback_counts();
+    std::uint64_t n = 0;
+    for (const auto& [k, v] : m) n += v;
+    return n;
+  };
+  const TensorData xd(spread(2 * 4 * 7 * 6, -2, 2), Shape{2, 4, 7, 6});
+  const TensorData wd(spread(6 * 2 * 3 * 3, -1, 1), Shape{6, 2, 3, 3});
+  const TensorData bd(spread(6, -0.5, 0.5), Shape{6});
+  ConvOptions<2> o;
+  o.stride = {2, 1};
+  o.padding = {1, 2};
+  o.dilation = {1, 2};
+  o.groups = 2;
+  const auto gx = on<B, 4>(xd), gw = on<B, 4>(wd);
+  const auto gb = on<B, 1>(bd);
+  const auto cx = on<Cpu, 4>(xd), cw = on<Cpu, 4>(wd);
+  const auto cb = on<Cpu, 1>(bd);
+  const Tolerance tol = Tolerance::rel_abs(1e-5, 1e-5);
+  const std::uint64_t before = host_calls();
+
+  const auto gy = B::template conv<2>(gx.primitive(), gw.primitive(), gb.primitive(), o);
+  const auto cy = Cpu::template conv<2>(cx.primitive(), cw.primitive(), cb.primitive(), o);
+  expect_approx(B::float_into_data(gy), Cpu::float_into_data(cy), tol);
+  const Shape ys = Cpu::float_shape(cy);
+  const TensorData dyd(spread(static_cast<std::size_t>(ys.numel()), -1, 1), ys);
+  const auto gdy = on<B, 4>(dyd).primitive();
+  const auto cdy = on<Cpu, 4>(dyd).primitive();
+  expect_approx(
+      B::float_into_data(B::template conv_x_backward<2>(gdy, gw.primitive(), xd.shape(), o)),
+      Cpu::float_into_data(Cpu::template conv_x_backward<2>(cdy, cw.primitive(), xd.shape(), o)),
+      tol);
+  expect_approx(
+      B::float_into_data(B::template conv_weight_backward<2>(gx.primitive(), gdy, wd.shape(), o)),
+      Cpu::float_into_data(
+          Cpu::template conv_weight_backward<2>(cx.primitive(), cdy, wd.shape(), o)),
+      tol);
+  ConvTransposeOptions<2> t;
+  t.stride = {2, 2};
+  t.padding = {1, 0};
+  t.padding_out = {1, 0};
+  t.groups = 2;
+  const TensorData td(spread(4 * 3 * 3 * 3, -1, 1), Shape{4, 3, 3, 3});  // [C_in, C_out/G, k]
+  expect_approx(B::float_into_data(B::template conv_transpose<2>(
+                    gx.primitive(), on<B, 4>(td).primitive(), std::nullopt, t)),
+                Cpu::float_into_data(Cpu::template conv_transpose<2>(
+                    cx.primitive(), on<Cpu, 4>(td).primitive(), std::nullopt, t)),
+                tol);
+
+  MaxPoolOptions<2> mp;
+  mp.kernel = {3, 2};
+  mp.stride = {2, 2};
+  mp.padding = {1, 1};
+  const auto [gv, gi] = B::template float_max_pool_with_indices<2>(gx.primitive(), mp);
+  const auto [cv, ci] = Cpu::template float_max_pool_with_indices<2>(cx.primitive(), mp);
+  expect_eq(B::float_into_data(gv), Cpu::float_into_data(cv));
+  expect_eq(B::int_into_data(gi), Cpu::int_into_data(ci));
+  const Shape ps = Cpu::float_shape(cv);
+  const TensorData pgd(spread(static_cast<std::size_t>(ps.numel()), -1, 1), ps);
+  expect_approx(B::float_into_data(B::template float_max_pool_backward<2>(on<B, 4>(pgd).primitive(),
+                                                                          gi, xd.shape())),
+                Cpu::float_into_data(Cpu::template float_max_pool_backward<2>(
+                    on<Cpu, 4>(pgd).primitive(), ci, xd.shape())),
+                tol);
+  AvgPoolOptions<2> ap;
+  ap.kernel = {3, 3};
+  ap.stride = {2, 2};
+  ap.padding = {1, 1};
+  ap.count_include_pad = false;
+  expect_approx(B::float_into_data(B::template float_avg_pool<2>(gx.primitive(), ap)),
+                Cpu::float_into_data(Cpu::template float_avg_pool<2>(cx.primitive(), ap)), tol);
+  expect_approx(
+      B::float_into_data(B::template float_adaptive_avg_pool<2>(gx.primitive(), {3, 4})),
+      Cpu::float_into_data(Cpu::template float_adaptive_avg_pool<2>(cx.primitive(), {3, 4})), tol);
+  EXPECT_EQ(host_calls(), before);
+}
+
+// Indexing runs on the device (src/gpu/index.cpp): the CPU backend's values exactly, no call
+// through the host.
+TYPED_TEST(GpuTest, IndexingRunsOnTheDevice) {
+  using B = TypeParam;
+  const auto host_calls = [] {
+    std::uint64_t n = 0;
+    for (const auto& [k, v] : gpu::fallback_counts()) n += v;
+    return n;
+  };
+  const TensorData xd(spread(3 * 4 * 5, -3, 3), Shape{3, 4, 5});
+  const TensorData yd(spread(3 * 2 * 5, -1, 1), Shape{3, 2, 5});
+  const TensorData id(std::vector<std::int64_t>{2, 0, 2}, Shape{3});
+  const TensorData gd(std::vector<std::int64_t>{1, 0, 3, 3, 2, 1, 0, 0, 1, 2, 3, 0},
+                      Shape{3, 2, 2});
+  const TensorData md(std::vector<bool>{true, false, false, true, true}, Shape{1, 1, 5});
+  const auto gx = on<B, 3>(xd), gy = on<B, 3>(yd);
+  const auto cx = on<Cpu, 3>(xd), cy = on<Cpu, 3>(yd);
+  const auto gi = on<B, 1, Int>(id), ci = on<Cpu, 1, Int>(id);
+  const auto gg = on<B, 3, Int>(gd), cg = on<Cpu, 3, Int>(gd);
+  const auto gm = on<B, 3, Bool>(md), cm = on<Cpu, 3, Bool>(md);
+  const std::uint64_t before = host_calls();
+  expect_eq(Tensor<B, 3>::cat({gx, gy, gx}, 1).into_data(),
+            Tensor<Cpu, 3>::cat({cx, cy, cx}, 1).into_data());
+  const std::vector<Slice> region{s(), s(1, 3), s(0, 5, 2)};
+  const TensorData vd(spread(3 * 2 * 3, 5, 9), Shape{3, 2, 3});
+  expect_eq(gx.slice_assign(region, on<B, 3>(vd)).into_data(),
+            cx.slice_assign(region, on<Cpu, 3>(vd)).into_data());
+  expect_eq(gx.select(1, gi).into_data(), cx.select(1, ci).into_data());
+  expect_eq(gx.gather(1, gg).into_data(), cx.gather(1, cg).into_data());
+  expect_approx(gx.scatter(1, gg, gy.slice({s(), s(), s(0, 2)}), IndexUpdate::Add).into_data(),
+                cx.scatter(1, cg, cy.slice({s(), s(), s(0, 2)}), IndexUpdate::Add).into_data(),
+                Tolerance::rel_abs(1e-6, 1e-6));
+  expect_eq(gx.mask_fill(gm, -7.5).into_data(), cx.mask_fill(cm, -7.5).into_data());
+  expect_eq(gx.mask_where(gm, gx.neg()).into_data(), cx.mask_where(cm, cx.neg()).into_data());
+  expect_eq(
+      on<B, 3, Int>(gd)
+          .mask_fill(on<B, 3, Bool>(TensorData(std::vector<bool>{true, false}, Shape{1, 1, 2})), 9)
+          .into_data(),
+      on<Cpu, 3, Int>(gd)
+          .mask_fill(on<Cpu, 3, Bool>(TensorData(std::vector<bool>{true, false}, Shape{1, 1, 2})),
+                     9)
+          .into_data());
+  EXPECT_EQ(host_calls(), before);
+}

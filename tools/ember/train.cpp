@@ -492,9 +492,12 @@ int fit(M model, const Job& job) {
   }
 
   using Batch = data::ImageBatch<>;
+  auto builder = train::LearnerBuilder(std::move(model), AnyOptimizer(t.optimizer, t.weight_decay),
+                                       train_loader, valid_loader);
+  // On a GPU the dashboard shows the device memory held by tensors beside the host's.
+  if (job.device.kind() != DeviceKind::Cpu) builder.metric(train::TensorMemoryMetric{});
   auto learner =
-      train::LearnerBuilder(std::move(model), AnyOptimizer(t.optimizer, t.weight_decay),
-                            train_loader, valid_loader)
+      builder
           .train_step(
               [smoothing = t.label_smoothing](M& m, Batch& b) { return classify(m, b, smoothing); })
           .valid_step([](const M& m, Batch& b) { return classify(m, b, 0.0); })

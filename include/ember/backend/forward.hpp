@@ -11,7 +11,10 @@
 //           `forward_float`: false when the decorator must intercept every function that
 //           computes a float tensor from float tensors (Autodiff records them): Forward then
 //           offers those only as declarations that can never be called, and OPT / EXT float
-//           rows are not offered, so the front end runs their composites on the decorator.
+//           rows are not offered, so the front end runs their composites on the decorator;
+//           and optionally `forward_optional`: false when no OPT / EXT row is forwarded (a
+//           backend over a host fallback, Gpu<R>, whose composites of its own kernels beat
+//           running Inner's optional function on the host).
 //   Self    the decorator (the most derived class whose unwrap/lift apply).
 // Optional rows (OPT, EXT) are offered only when Inner has them.
 #pragma once
@@ -26,6 +29,15 @@
 #include "ember/ir/registry.hpp"
 
 namespace ember {
+
+/// Types::forward_optional, true when Types does not say.
+template <class Types>
+inline constexpr bool kForwardOptional = true;
+template <class Types>
+requires requires {
+  Types::forward_optional;
+}
+inline constexpr bool kForwardOptional<Types> = Types::forward_optional;
 
 #define EMBER_FORWARD_UNWRAP(T, a) Self::unwrap(std::forward<T>(a))
 // The constraint of an optional row: Inner has the function.
@@ -42,8 +54,9 @@ namespace ember {
 #define EMBER_FORWARD_REQUIRES_REQ_N(has)
 #define EMBER_FORWARD_REQUIRES_REQ_C(has)
 #define EMBER_FORWARD_REQUIRES_REQ_F(has) requires(Types::forward_float)
-#define EMBER_FORWARD_REQUIRES_OPT_N(has) requires(has)
-#define EMBER_FORWARD_REQUIRES_OPT_F(has) requires(Types::forward_float && has)
+#define EMBER_FORWARD_REQUIRES_OPT_N(has) requires(kForwardOptional<Types> && has)
+#define EMBER_FORWARD_REQUIRES_OPT_F(has) \
+  requires(Types::forward_float && kForwardOptional<Types> && has)
 #define EMBER_FORWARD_REQUIRES_EXT_N EMBER_FORWARD_REQUIRES_OPT_N
 #define EMBER_FORWARD_REQUIRES_EXT_F EMBER_FORWARD_REQUIRES_OPT_F
 

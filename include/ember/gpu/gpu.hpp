@@ -26,8 +26,11 @@
 #include "ember/backend/forward.hpp"
 #include "ember/backend/views.hpp"
 #include "ember/cpu/cpu.hpp"
+#include "ember/gpu/conv.hpp"
 #include "ember/gpu/expr.hpp"
+#include "ember/gpu/index.hpp"
 #include "ember/gpu/ops.hpp"
+#include "ember/gpu/pool.hpp"
 
 namespace ember {
 
@@ -58,6 +61,9 @@ struct GpuTypes {
   using BoolTensor = GpuTensor;
   using Device = GpuDevice<R>;
   static constexpr bool forward_float = true;
+  /// The optional rows (softmax, batch norm, linear, ...) without a device kernel are not
+  /// run on the host: the front end's composites run them on the device's own kernels.
+  static constexpr bool forward_optional = false;
 };
 
 template <class R>
@@ -77,7 +83,9 @@ struct Gpu : Forward<Cpu, GpuTypes<R>, Gpu<R>> {
   /// The same counter-based generator as the CPU: a seed gives the same values everywhere.
   static void seed(std::uint64_t s) { Cpu::seed(s); }
   static void sync(const Device& d) { R::device(d.index).sync(); }
+  /// Bytes of live tensors, their peak and the pool's cached bytes on device `d`.
   static MemoryStats memory_stats(const Device& d) { return gpu::memory_stats(R::device(d.index)); }
+  static void reset_peak_memory(const Device& d) { R::device(d.index).reset_peak_memory(); }
 
   // ---- host fallback: unwrap to the CPU backend, lift back to the device --------------------
 
@@ -107,6 +115,12 @@ struct Gpu : Forward<Cpu, GpuTypes<R>, Gpu<R>> {
     if (!p.dev) p = {&R::device(0), 0};
     gpu::note_fallback(fn);
     return lift_to<Ret>(call(unwrap(std::forward<A>(a))...), p);
+  }
+  /// The host path of a function that has a device kernel for some cases only: `call` runs
+  /// the CPU backend's function on the downloaded arguments; the result comes back up.
+  template <class Call, class... A>
+  static GpuTensor host(const char* fn, Call call, A&&... a) {
+    return run<void, GpuTensor>(fn, call, std::forward<A>(a)...);
   }
 
   // ---- core ---------------------------------------------------------------------------------
@@ -309,7 +323,8 @@ struct Gpu : Forward<Cpu, GpuTypes<R>, Gpu<R>> {
     if (native_float(x))                                                                      \
       if (auto r = act_map(x, #fn, {}, [](Val a, std::span<const Val>) -> Val { return e; })) \
         return std::move(*r);                                                                 \
-    return Base::fn(std::move(x));                                                            \
+    return host(                                                                              \
+        #fn, [](auto&&... a_) { return Cpu::fn(a_...); }, std::move(x));                      \
   }
 #define EMBER_GPU_ACT2(fn, e)                                                                    \
   static F fn(F x, double p0, double p1) {                                                       \
@@ -317,7 +332,8 @@ struct Gpu : Forward<Cpu, GpuTypes<R>, Gpu<R>> {
       if (auto r =                                                                               \
               act_map(x, #fn, {p0, p1}, [](Val a, std::span<const Val> p) -> Val { return e; })) \
         return std::move(*r);                                                                    \
-    return Base::fn(std::move(x), p0, p1);                                                       \
+    return host(                                                                                 \
+        #fn, [](auto&&... a_) { return Cpu::fn(a_...); }, std::move(x), p0, p1);                 \
   }
   EMBER_GPU_ACT(float_relu, kernel::select(a < lit(a, 0), lit(a, 0), a))
   EMBER_GPU_ACT(float_relu6, kernel::select(a < lit(a, 0), lit(a, 0),
@@ -342,7 +358,9 @@ struct Gpu : Forward<Cpu, GpuTypes<R>, Gpu<R>> {
                 return kernel::select(a < lit(a, 0), a * p[0], a);
               }))
         return std::move(*r);
-    return Base::float_leaky_relu(std::move(x), slope);
+    return host(
+        "float_leaky_relu", [](auto&&... a_) { return Cpu::float_leaky_relu(a_...); }, std::move(x),
+        slope);
   }
   EMBER_GPU_ACT2(float_hard_sigmoid, kernel::select(p[0] * a + p[1] < lit(a, 0), lit(a, 0),
                                                     kernel::select(p[0] * a + p[1] > lit(a, 1),
@@ -354,7 +372,8 @@ struct Gpu : Forward<Cpu, GpuTypes<R>, Gpu<R>> {
 #define EMBER_GPU_REDUCE_DIM(fn, R)                                                         \
   static GpuTensor fn(const GpuTensor& x, std::int64_t d) {                                 \
     if (gpu::reduce_native(gpu::Reduce::R, x, d)) return gpu::reduce(gpu::Reduce::R, x, d); \
-    return Base::fn(x, d);                                                                  \
+    return host(                                                                            \
+        #fn, [](auto&&... a_) { return Cpu::fn(a_...); }, x, d);                            \
   }
   EMBER_GPU_REDUCE_DIM(float_sum_dim, Sum)
   EMBER_GPU_REDUCE_DIM(float_prod_dim, Prod)
@@ -368,11 +387,13 @@ struct Gpu : Forward<Cpu, GpuTypes<R>, Gpu<R>> {
 #undef EMBER_GPU_REDUCE_DIM
   static GpuTensor float_sum(const GpuTensor& x) {
     if (gpu::reduce_native(gpu::Reduce::Sum, x, -1)) return gpu::reduce(gpu::Reduce::Sum, x, -1);
-    return Base::float_sum(x);
+    return host(
+        "float_sum", [](auto&&... a_) { return Cpu::float_sum(a_...); }, x);
   }
   static GpuTensor int_sum(const GpuTensor& x) {
     if (gpu::reduce_native(gpu::Reduce::Sum, x, -1)) return gpu::reduce(gpu::Reduce::Sum, x, -1);
-    return Base::int_sum(x);
+    return host(
+        "int_sum", [](auto&&... a_) { return Cpu::int_sum(a_...); }, x);
   }
 
   // ---- matrix products ------------------------------------------------------------------------
@@ -381,6 +402,142 @@ struct Gpu : Forward<Cpu, GpuTypes<R>, Gpu<R>> {
         a.dtype == b.dtype && gpu::matmul_native(a, b))
       return gpu::matmul(a, b);
     return Base::float_matmul(a, b);
+  }
+
+  // ---- indexing (src/gpu/index.cpp) -----------------------------------------------------------
+#define EMBER_GPU_INDEXING(X)                                                                      \
+  static GpuTensor X##_cat(const std::vector<GpuTensor>& xs, std::size_t d) {                      \
+    if (auto r = gpu::cat(xs, d)) return std::move(*r);                                            \
+    return Base::X##_cat(xs, d);                                                                   \
+  }                                                                                                \
+  static GpuTensor X##_slice_assign(GpuTensor t, const ir::Ranges& r, GpuTensor v) {               \
+    if (auto o = gpu::slice_assign(t, r, v, sole(t, true))) return std::move(*o);                  \
+    return Base::X##_slice_assign(std::move(t), r, std::move(v));                                  \
+  }                                                                                                \
+  static GpuTensor X##_select(const GpuTensor& x, std::size_t d, const GpuTensor& i) {             \
+    if (auto r = gpu::select(x, d, i)) return std::move(*r);                                       \
+    return Base::X##_select(x, d, i);                                                              \
+  }                                                                                                \
+  static GpuTensor X##_gather(std::size_t d, const GpuTensor& x, const GpuTensor& i) {             \
+    if (auto r = gpu::gather(d, x, i)) return std::move(*r);                                       \
+    return Base::X##_gather(d, x, i);                                                              \
+  }                                                                                                \
+  static GpuTensor X##_scatter(std::size_t d, GpuTensor t, const GpuTensor& i, const GpuTensor& v, \
+                               IndexUpdate up) {                                                   \
+    if (up == IndexUpdate::Add)                                                                    \
+      if (auto r = gpu::scatter_add(d, t, i, v, sole(t, true))) return std::move(*r);              \
+    return Base::X##_scatter(d, std::move(t), i, v, up);                                           \
+  }                                                                                                \
+  static GpuTensor X##_mask_where(GpuTensor t, const GpuTensor& m, const GpuTensor& v) {           \
+    if (auto r = gpu::mask_where(t, m, v, sole(t, true))) return std::move(*r);                    \
+    return Base::X##_mask_where(std::move(t), m, v);                                               \
+  }                                                                                                \
+  static GpuTensor X##_mask_fill(GpuTensor t, const GpuTensor& m, double v) {                      \
+    if (auto r = gpu::mask_fill(t, m, v, sole(t, true))) return std::move(*r);                     \
+    return Base::X##_mask_fill(std::move(t), m, v);                                                \
+  }
+  EMBER_GPU_INDEXING(float)
+  EMBER_GPU_INDEXING(int)
+  EMBER_GPU_INDEXING(bool)
+#undef EMBER_GPU_INDEXING
+
+  // ---- optional rows without a composite: the host path -------------------------------------
+#define EMBER_GPU_HOST_ROW(fn, Params, Args)                                      \
+  static GpuTensor fn Params {                                                    \
+    return host(                                                                  \
+        #fn, [](auto&&... a_) { return Cpu::fn(a_...); }, EMBER_PP_UNPAREN Args); \
+  }
+  EMBER_GPU_HOST_ROW(float_diag, (const GpuTensor& x), (x))
+  EMBER_GPU_HOST_ROW(int_diag, (const GpuTensor& x), (x))
+  EMBER_GPU_HOST_ROW(float_cross, (const GpuTensor& a, const GpuTensor& b, std::size_t d),
+                     (a, b, d))
+  EMBER_GPU_HOST_ROW(int_cross, (const GpuTensor& a, const GpuTensor& b, std::size_t d), (a, b, d))
+  EMBER_GPU_HOST_ROW(float_vector_norm, (const GpuTensor& x, double p, std::size_t d), (x, p, d))
+  EMBER_GPU_HOST_ROW(float_cosine_similarity,
+                     (const GpuTensor& a, const GpuTensor& b, std::size_t d, double eps),
+                     (a, b, d, eps))
+  // Quantization parameters and values must be the CPU's bit for bit (a scale one ulp off
+  // moves integers across a rounding edge), and some Vulkan drivers' division is not
+  // correctly rounded: these run on the host.
+  static std::pair<GpuTensor, GpuTensor> float_quant_params(const GpuTensor& x,
+                                                            const QuantScheme& s) {
+    return run<void, std::pair<GpuTensor, GpuTensor>>(
+        "float_quant_params", [](auto&&... a_) { return Cpu::float_quant_params(a_...); }, x, s);
+  }
+  EMBER_GPU_HOST_ROW(float_quantize,
+                     (const GpuTensor& x, const GpuTensor& sc, const std::optional<GpuTensor>& zp,
+                      const QuantScheme& s),
+                     (x, sc, zp, s))
+  EMBER_GPU_HOST_ROW(int_dequantize,
+                     (const GpuTensor& q, const GpuTensor& sc, const std::optional<GpuTensor>& zp,
+                      const QuantScheme& s, const Shape& shape, DType dt),
+                     (q, sc, zp, s, shape, dt))
+#undef EMBER_GPU_HOST_ROW
+
+  // ---- convolutions (src/gpu/conv.cpp: im2col + the matrix product, col2im) ----------------
+  template <std::size_t N>
+  static GpuTensor conv(const GpuTensor& x, const GpuTensor& w, const std::optional<GpuTensor>& b,
+                        const ConvOptions<N>& o) {
+    if (gpu::conv_native(x, w) && (!b || b->dtype == x.dtype)) return gpu::conv<N>(x, w, b, o);
+    return Base::template conv<N>(x, w, b, o);
+  }
+  template <std::size_t N>
+  static GpuTensor conv_transpose(const GpuTensor& x, const GpuTensor& w,
+                                  const std::optional<GpuTensor>& b,
+                                  const ConvTransposeOptions<N>& o) {
+    if (gpu::conv_native(x, w) && (!b || b->dtype == x.dtype))
+      return gpu::conv_transpose<N>(x, w, b, o);
+    return Base::template conv_transpose<N>(x, w, b, o);
+  }
+  /// The optional gradients of conv (ember/backend/conv.hpp), which Autodiff's rules use.
+  template <std::size_t N>
+  static GpuTensor conv_x_backward(const GpuTensor& dy, const GpuTensor& w, const Shape& xs,
+                                   const ConvOptions<N>& o) {
+    if (gpu::conv_native(dy, w)) return gpu::conv_x_backward<N>(dy, w, xs, o);
+    return host(
+        "conv_x_backward", [](auto&&... a_) { return Cpu::template conv_x_backward<N>(a_...); }, dy,
+        w, xs, o);
+  }
+  template <std::size_t N>
+  static GpuTensor conv_weight_backward(const GpuTensor& x, const GpuTensor& dy, const Shape& ws,
+                                        const ConvOptions<N>& o) {
+    if (gpu::conv_native(x, dy)) return gpu::conv_weight_backward<N>(x, dy, ws, o);
+    return host(
+        "conv_weight_backward",
+        [](auto&&... a_) { return Cpu::template conv_weight_backward<N>(a_...); }, x, dy, ws, o);
+  }
+
+  // ---- pooling (src/gpu/pool.cpp) ------------------------------------------------------------
+  template <std::size_t N>
+  static GpuTensor float_max_pool(const GpuTensor& x, const MaxPoolOptions<N>& o) {
+    if (auto r = gpu::max_pool<N>(x, o, false)) return std::move(r->first);
+    return Base::template float_max_pool<N>(x, o);
+  }
+  template <std::size_t N>
+  static std::pair<GpuTensor, GpuTensor> float_max_pool_with_indices(const GpuTensor& x,
+                                                                     const MaxPoolOptions<N>& o) {
+    if (auto r = gpu::max_pool<N>(x, o, true)) return {std::move(r->first), std::move(*r->second)};
+    return Base::template float_max_pool_with_indices<N>(x, o);
+  }
+  /// The optional gradient of max pooling (ember/backend/pool.hpp), which Autodiff uses.
+  template <std::size_t N>
+  static GpuTensor float_max_pool_backward(const GpuTensor& g, const GpuTensor& idx,
+                                           const Shape& xs) {
+    if (auto r = gpu::max_pool_backward<N>(g, idx, xs)) return std::move(*r);
+    return host(
+        "float_max_pool_backward",
+        [](auto&&... a_) { return Cpu::template float_max_pool_backward<N>(a_...); }, g, idx, xs);
+  }
+  template <std::size_t N>
+  static GpuTensor float_avg_pool(const GpuTensor& x, const AvgPoolOptions<N>& o) {
+    if (auto r = gpu::avg_pool<N>(x, o)) return std::move(*r);
+    return Base::template float_avg_pool<N>(x, o);
+  }
+  template <std::size_t N>
+  static GpuTensor float_adaptive_avg_pool(const GpuTensor& x,
+                                           const std::array<std::int64_t, N>& s) {
+    if (auto r = gpu::adaptive_avg_pool<N>(x, s)) return std::move(*r);
+    return Base::template float_adaptive_avg_pool<N>(x, s);
   }
 
  private:

@@ -14,6 +14,8 @@ struct VulkanRuntime {
   static kernel::ComputeDevice& device(int index);
   /// Number of Vulkan devices (0 without a driver); `why` gets the reason when 0.
   static int device_count(std::string* why = nullptr);
+  /// Whether device `index` runs on the CPU (llvmpipe): never picked as the default device.
+  static bool software(int index);
 };
 
 using Vulkan = Gpu<VulkanRuntime>;

@@ -1,9 +1,21 @@
-// Autodiff<B> (B = EMBER_AD_BACKEND, given by CMake per library): training batch norm with Cpu's
-// fused kernels.
+// Autodiff<B> (B = EMBER_AD_BACKEND, given by CMake per library): training batch norm with the
+// inner backend's fused kernels, when it has them (Cpu does; without them the front end's
+// composite runs on Autodiff<B>'s own ops and nothing is instantiated here).
 #include EMBER_AD_HEADER
 #include "ember/autodiff/impl.hpp"
 
 namespace ember::autodiff {
-template auto AdOps<EMBER_AD_BACKEND>::float_batch_norm_train(const AP&, const OptAP&, const OptAP&,
-                                                              double) -> std::pair<AP, AP>;
+namespace {
+template <class B>
+constexpr auto batch_norm_train_instance() {
+  if constexpr (HasBatchNormTrain<B>)
+    return &AdOps<B>::float_batch_norm_train;
+  else
+    return nullptr;
+}
+}  // namespace
+// An exported pointer to the instance makes the compiler emit it (named after EMBER_AD_TAG,
+// so that the instances of several backends link into one program).
+extern const auto EMBER_PP_CAT(kAdInstance_, EMBER_PP_CAT(EMBER_AD_TAG, _batch_norm_train)) =
+    batch_norm_train_instance<EMBER_AD_BACKEND>();
 }  // namespace ember::autodiff

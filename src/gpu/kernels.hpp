@@ -1,0 +1,48 @@
+// What the GPU backends' kernel files (src/gpu/conv.cpp, pool.cpp, index.cpp) share: the
+// workgroup size, the cache of compiled kernels, 32-bit index checks. Not installed.
+#pragma once
+
+#include <cstdint>
+#include <sstream>
+#include <string>
+
+#include "ember/core/error.hpp"
+#include "ember/kernel/cache.hpp"
+#include "ember/kernel/device.hpp"
+
+namespace ember::gpu::detail {
+
+/// Threads per workgroup of the one-thread-per-element kernels.
+inline constexpr std::uint32_t kGroup = 256;
+
+inline kernel::LruCache<kernel::CompiledPtr>& kernel_cache() {
+  static kernel::LruCache<kernel::CompiledPtr> c(1024);
+  return c;
+}
+
+/// The kernel `make()` builds, compiled once per device and `key`; nullptr when the device
+/// lacks a feature it uses (the caller then takes the host path).
+template <class Make>
+const kernel::CompiledKernel* compiled(kernel::ComputeDevice& dev, const std::string& key,
+                                       Make make) {
+  std::ostringstream k;
+  k << static_cast<const void*>(&dev) << '|' << key;
+  auto c = kernel_cache().get(k.str());
+  if (!c) {
+    const kernel::Kernel kern = make();
+    if (!kernel::missing_features(dev.properties(), kernel::features(kern)).empty()) return nullptr;
+    c = dev.compile(kern);
+    kernel_cache().put(k.str(), *c);
+  }
+  return c->get();
+}
+
+/// `v` as a kernel's 32-bit index; UnsupportedError "[op] what V exceeds ..." otherwise.
+inline std::uint32_t u32_index(std::int64_t v, const char* op, const char* what) {
+  if (v < 0 || v > std::int64_t{0xffffffff})
+    throw UnsupportedError(std::string("[") + op + "] " + what + " " + std::to_string(v) +
+                           " exceeds the kernels' 32-bit indices");
+  return static_cast<std::uint32_t>(v);
+}
+
+}  // namespace ember::gpu::detail
