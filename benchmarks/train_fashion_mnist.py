@@ -10,8 +10,12 @@ every batch read back, as Ember's metrics do). The Ember side of the comparison 
 `ember train --epochs 1 --batch-size N --threads T --no-tui`, whose train line prints
 "Throughput ... items/s".
 
+On a GPU (`--device cuda`) the images live on the device, the batches are gathered there,
+and each epoch ends with a synchronisation; `ember train --device cuda` is the Ember side.
+
 Usage: python3 benchmarks/train_fashion_mnist.py [--batch-size 64] [--threads 2]
-       [--items 55000] [--repeat 1] [--dir /usr/share/datasets/fashion-mnist]
+       [--items 55000] [--repeat 1] [--device cpu|cuda]
+       [--dir /usr/share/datasets/fashion-mnist]
 """
 import argparse
 import gzip
@@ -68,6 +72,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--items", type=int, default=55000)
     ap.add_argument("--repeat", type=int, default=1, help="epochs to time; the best is printed")
+    ap.add_argument("--device", default="cpu", help="cpu or cuda")
     ap.add_argument("--dir", default=os.environ.get("EMBER_FASHION_MNIST_DIR",
                                                     "/usr/share/datasets/fashion-mnist"))
     a = ap.parse_args()
@@ -77,15 +82,16 @@ def main():
     images = read_idx(find(a.dir, "train-images-idx3-ubyte"))[: a.items]
     labels = read_idx(find(a.dir, "train-labels-idx1-ubyte"))[: a.items]
     x_all = (torch.from_numpy(images.astype(np.float32) / 255.0) - 0.2860) / 0.3530
-    x_all = x_all.unsqueeze(1)  # [N, 1, 28, 28]
-    y_all = torch.from_numpy(labels.astype(np.int64))
+    dev = torch.device(a.device)
+    x_all = x_all.unsqueeze(1).to(dev)  # [N, 1, 28, 28]
+    y_all = torch.from_numpy(labels.astype(np.int64)).to(dev)
 
-    model = Cnn()
+    model = Cnn().to(dev)
     opt = torch.optim.Adam(model.parameters(), lr=2e-3)
     best = 0.0
     for epoch in range(a.repeat):
         model.train()
-        order = torch.randperm(len(y_all))
+        order = torch.randperm(len(y_all), device=dev)
         start = time.perf_counter()
         loss_sum = 0.0
         for i in range(0, len(order), a.batch_size):
@@ -96,11 +102,13 @@ def main():
             loss.backward()
             opt.step()
             loss_sum += loss.item() * len(idx)
+        if dev.type == "cuda":
+            torch.cuda.synchronize()
         seconds = time.perf_counter() - start
         rate = len(order) / seconds
         best = max(best, rate)
         print(json.dumps({"framework": "pytorch", "torch": torch.__version__,
-                          "batch_size": a.batch_size, "threads": a.threads,
+                          "device": a.device, "batch_size": a.batch_size, "threads": a.threads,
                           "items": len(order), "epoch": epoch + 1, "seconds": round(seconds, 2),
                           "images_per_s": round(rate, 1),
                           "train_loss": round(loss_sum / len(order), 4)}), flush=True)

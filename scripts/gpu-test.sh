@@ -4,7 +4,9 @@
 # PyTorch) on a GPU machine, from a bundle made by scripts/gpu-bundle.sh. Writes logs and
 # results into OUT_DIR and prints a summary last (docs/gpu.md).
 # Usage: scripts/gpu-test.sh BUNDLE_DIR OUT_DIR
-#   EMBER_GPU_TEST_SKIP_BENCH=1 skips the benchmarks; EMBER_GTEST_FILTER narrows the tests.
+#   EMBER_GPU_TEST_SKIP_BENCH=1 skips the benchmarks; EMBER_GTEST_FILTER narrows the tests;
+#   EMBER_GPU_TESTS=0 skips the test programs (e.g. for a training-only run, EMBER_GPU_TRAIN=1);
+#   programs missing from the bundle are skipped.
 set -uo pipefail
 BUNDLE="$(cd "${1:?usage: scripts/gpu-test.sh BUNDLE_DIR OUT_DIR}" && pwd)"
 OUT="${2:?usage: scripts/gpu-test.sh BUNDLE_DIR OUT_DIR}"
@@ -35,17 +37,21 @@ done
 } | tee "$OUT/summary.txt"
 
 status=0
-echo "== kernel tests"
-"$BUNDLE/bin/ember_kernel_tests" --gtest_brief=1 --gtest_output="json:$OUT/kernel_tests.json" \
-  ${EMBER_GTEST_FILTER:+--gtest_filter=$EMBER_GTEST_FILTER} >"$OUT/kernel_tests.log" 2>&1 || status=1
-grep -E "^\[ +(cuda|vulkan|cpu|nvrtc) \]|FAILED|Failure" "$OUT/kernel_tests.log" | head -40 | tee -a "$OUT/summary.txt"
-
-echo "== custom-kernel example"
-"$BUNDLE/bin/custom-kernel" 2>&1 | tee -a "$OUT/summary.txt" || status=1
+TESTS=${EMBER_GPU_TESTS:-1}
+if [ "$TESTS" != 0 ] && [ -x "$BUNDLE/bin/ember_kernel_tests" ]; then
+  echo "== kernel tests"
+  "$BUNDLE/bin/ember_kernel_tests" --gtest_brief=1 --gtest_output="json:$OUT/kernel_tests.json" \
+    ${EMBER_GTEST_FILTER:+--gtest_filter=$EMBER_GTEST_FILTER} >"$OUT/kernel_tests.log" 2>&1 || status=1
+  grep -E "^\[ +(cuda|vulkan|cpu|nvrtc) \]|FAILED|Failure" "$OUT/kernel_tests.log" | head -40 | tee -a "$OUT/summary.txt"
+fi
+if [ "$TESTS" != 0 ] && [ -x "$BUNDLE/bin/custom-kernel" ]; then
+  echo "== custom-kernel example"
+  "$BUNDLE/bin/custom-kernel" 2>&1 | tee -a "$OUT/summary.txt" || status=1
+fi
 
 # The GPU backends: their own cases and the conformance suite, per backend (cuda, vulkan).
 for t in ember_gpu_tests ember_conformance_vulkan ember_conformance_cuda; do
-  [ -x "$BUNDLE/bin/$t" ] || continue
+  [ "$TESTS" != 0 ] && [ -x "$BUNDLE/bin/$t" ] || continue
   echo "== $t"
   "$BUNDLE/bin/$t" --gtest_output="json:$OUT/$t.json" \
     ${EMBER_GTEST_FILTER:+--gtest_filter=$EMBER_GTEST_FILTER} >"$OUT/$t.log" 2>&1 || status=1
@@ -60,7 +66,7 @@ done
 # The gradient suite on Autodiff<Vulkan> and Autodiff<Cuda>: one backend per program, so the
 # counts are the program's (a program whose runtime has no device here skips every case).
 for t in ember_autodiff_vulkan_tests ember_autodiff_cuda_tests; do
-  [ -x "$BUNDLE/bin/$t" ] || continue
+  [ "$TESTS" != 0 ] && [ -x "$BUNDLE/bin/$t" ] || continue
   echo "== $t"
   "$BUNDLE/bin/$t" --gtest_output="json:$OUT/$t.json" \
     ${EMBER_GTEST_FILTER:+--gtest_filter=$EMBER_GTEST_FILTER} >"$OUT/$t.log" 2>&1 || status=1
@@ -69,6 +75,77 @@ for t in ember_autodiff_vulkan_tests ember_autodiff_cuda_tests; do
     "$(grep -c "^\[  SKIPPED \] .*(" "$OUT/$t.log" 2>/dev/null || true) skipped" | tee -a "$OUT/summary.txt"
   grep -E "^\[  (FAILED|SKIPPED) \]|no .* device" "$OUT/$t.log" | head -40 | tee -a "$OUT/summary.txt"
 done
+
+# Dispatch on the GPU devices: the conformance suite's Dispatch cases and the gradient suite
+# over Dispatch with EMBER_DEVICE set to each device, and Dispatch's own tests (which visit
+# every available device).
+counts() {  # LOG: "N passed, N failed, N skipped" of a GoogleTest log
+  echo "$(grep -c "^\[       OK \] " "$1" 2>/dev/null || true) passed," \
+    "$(grep -c "^\[  FAILED  \] .*(" "$1" 2>/dev/null || true) failed," \
+    "$(grep -c "^\[  SKIPPED \] .*(" "$1" 2>/dev/null || true) skipped"
+}
+for dev in ${EMBER_GPU_DEVICES:-cuda:0 cuda:0+autodiff vulkan:0 vulkan:0+autodiff}; do
+  [ "$TESTS" != 0 ] || break
+  name=${dev//[:+]/_}
+  if [ -x "$BUNDLE/bin/ember_conformance" ]; then
+    echo "== ember_conformance on Dispatch $dev"
+    EMBER_DEVICE=$dev "$BUNDLE/bin/ember_conformance" --gtest_filter="${EMBER_GTEST_FILTER:-*/dispatch.*}" \
+      >"$OUT/conformance_$name.log" 2>&1 || status=1
+    echo "ember_conformance dispatch $dev: $(counts "$OUT/conformance_$name.log")" | tee -a "$OUT/summary.txt"
+    grep -E "^\[  (FAILED|SKIPPED) \] .*\(" "$OUT/conformance_$name.log" | head -40 | tee -a "$OUT/summary.txt"
+  fi
+  if [ -x "$BUNDLE/bin/ember_autodiff_dispatch_tests" ] && [ "${dev%+autodiff}" = "$dev" ]; then
+    echo "== ember_autodiff_dispatch_tests on $dev+autodiff"
+    EMBER_DEVICE=$dev "$BUNDLE/bin/ember_autodiff_dispatch_tests" \
+      ${EMBER_GTEST_FILTER:+--gtest_filter=$EMBER_GTEST_FILTER} >"$OUT/autodiff_$name.log" 2>&1 || status=1
+    echo "ember_autodiff_dispatch_tests $dev+autodiff: $(counts "$OUT/autodiff_$name.log")" | tee -a "$OUT/summary.txt"
+    grep -E "^\[  (FAILED|SKIPPED) \] .*\(" "$OUT/autodiff_$name.log" | head -40 | tee -a "$OUT/summary.txt"
+  fi
+  if [ -x "$BUNDLE/bin/ember_nn_tests" ] && [ "${dev%+autodiff}" != "$dev" ]; then
+    echo "== ember_nn_tests with EMBER_DEVICE=$dev"
+    EMBER_DEVICE=$dev "$BUNDLE/bin/ember_nn_tests" \
+      ${EMBER_GTEST_FILTER:+--gtest_filter=$EMBER_GTEST_FILTER} >"$OUT/nn_$name.log" 2>&1 || status=1
+    echo "ember_nn_tests $dev: $(counts "$OUT/nn_$name.log")" | tee -a "$OUT/summary.txt"
+    grep -E "^\[  FAILED  \] .*\(" "$OUT/nn_$name.log" | head -40 | tee -a "$OUT/summary.txt"
+  fi
+done
+if [ "$TESTS" != 0 ] && [ -x "$BUNDLE/bin/ember_dispatch_tests" ]; then
+  echo "== ember_dispatch_tests"
+  "$BUNDLE/bin/ember_dispatch_tests" >"$OUT/dispatch_tests.log" 2>&1 || status=1
+  echo "ember_dispatch_tests: $(counts "$OUT/dispatch_tests.log")" | tee -a "$OUT/summary.txt"
+  grep -E "^\[  (FAILED|SKIPPED) \] .*\(" "$OUT/dispatch_tests.log" | head -20 | tee -a "$OUT/summary.txt"
+fi
+
+# Training on the GPU (EMBER_GPU_TRAIN=1, with bin/ember and data/fashion-mnist in the
+# bundle): `ember train --device D` for the default 5 epochs, its evaluation on the test
+# split, and PyTorch's time per epoch on the same GPU (benchmarks/train_fashion_mnist.py).
+if [ -n "${EMBER_GPU_TRAIN:-}" ] && [ -x "$BUNDLE/bin/ember" ]; then
+  for dev in ${EMBER_GPU_TRAIN_DEVICES:-cuda}; do
+    echo "== ember train --device $dev"
+    rm -rf "$OUT/run-$dev"
+    "$BUNDLE/bin/ember" train --device "$dev" --no-tui --run-dir "$OUT/run-$dev" \
+      --dataset fashion-mnist "$BUNDLE/data/fashion-mnist" ${EMBER_GPU_TRAIN_ARGS:-} \
+      >"$OUT/train_$dev.log" 2>&1 || status=1
+    grep -E "^ember train|epoch|Throughput|Accuracy|test|error" "$OUT/train_$dev.log" | tail -30 | tee -a "$OUT/summary.txt"
+    "$BUNDLE/bin/ember" eval "$OUT/run-$dev" --device "$dev" >"$OUT/eval_$dev.log" 2>&1 || status=1
+    tail -n 5 "$OUT/eval_$dev.log" | tee -a "$OUT/summary.txt"
+    cp "$OUT/run-$dev/confusion_matrix.csv" "$OUT/confusion_$dev.csv" 2>/dev/null
+    # The model trained on the GPU, evaluated on the CPU: the same predictions.
+    "$BUNDLE/bin/ember" eval "$OUT/run-$dev" --device cpu >"$OUT/eval_${dev}_on_cpu.log" 2>&1 || status=1
+    tail -n 3 "$OUT/eval_${dev}_on_cpu.log" | tee -a "$OUT/summary.txt"
+    if cmp -s "$OUT/confusion_$dev.csv" "$OUT/run-$dev/confusion_matrix.csv"; then
+      echo "confusion matrix on $dev and on cpu: identical" | tee -a "$OUT/summary.txt"
+    else
+      echo "confusion matrix on $dev and on cpu: DIFFERENT" | tee -a "$OUT/summary.txt"
+      diff "$OUT/confusion_$dev.csv" "$OUT/run-$dev/confusion_matrix.csv" | head | tee -a "$OUT/summary.txt"
+    fi
+  done
+  if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+    echo "== PyTorch: benchmarks/train_fashion_mnist.py --device cuda"
+    python3 "$BUNDLE/benchmarks/train_fashion_mnist.py" --device cuda --repeat 3 \
+      --dir "$BUNDLE/data/fashion-mnist" 2>&1 | tee -a "$OUT/summary.txt" || status=1
+  fi
+fi
 
 if [ -z "${EMBER_GPU_TEST_SKIP_BENCH:-}" ]; then
   echo "== benchmarks"
@@ -85,6 +162,6 @@ fi
 
 echo "== summary"
 # The tests' counts per target, which the test binary prints after GoogleTest's summary.
-sed -n '/^target  /,$p' "$OUT/kernel_tests.log" | tee -a "$OUT/summary.txt"
+[ -f "$OUT/kernel_tests.log" ] && sed -n '/^target  /,$p' "$OUT/kernel_tests.log" | tee -a "$OUT/summary.txt"
 [ -f "$EMBER_CACHE_DIR/autotune.json" ] && cp "$EMBER_CACHE_DIR/autotune.json" "$OUT/"
 exit $status
