@@ -205,6 +205,23 @@ std::shared_ptr<QEntry> primitive(const QConv& d, const ActivationQuant& a, cons
   return entry;
 }
 
+/// Whether oneDNN's int8 convolutions sum u8 x s8 products exactly on this CPU: with VNNI
+/// (AVX-512 VNNI, AVX-VNNI; AMX CPUs have it too). Without it (AVX2, e.g. AMD Zen 3) they
+/// add pairs of products in saturating 16-bit lanes (vpmaddubsw), which overflows for
+/// full-range int8 weights and u8 inputs (oneDNN's "int8 computation" notes); the direct
+/// loop is exact, so it runs there instead.
+bool dnnl_int8_exact() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool v = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni");
+  }();
+  return v;
+#else
+  return false;
+#endif
+}
+
 /// The oneDNN path; false when oneDNN has no kernel for the case (the caller loops).
 bool conv_dnnl(std::vector<std::uint8_t>& q, const std::int8_t* w, const QConv& d,
                const ActivationQuant& a, Epilogue& e, float* y) {
@@ -263,7 +280,7 @@ CpuTensor QuantOps::float_quantized_conv2d(const CpuTensor& x, const CpuTensor& 
   std::vector<std::uint8_t> q = quantize_padded(xc.data<float>(), d, input);
   Epilogue e = epilogue(scales, bias, d.o, input);
 #ifdef EMBER_HAVE_DNNL
-  if (std::getenv("EMBER_QUANT_CONV_DIRECT") == nullptr &&
+  if (std::getenv("EMBER_QUANT_CONV_DIRECT") == nullptr && dnnl_int8_exact() &&
       conv_dnnl(q, wc.data<std::int8_t>(), d, input, e, y.data<float>())) {
     return y;
   }
