@@ -392,6 +392,25 @@ TEST(OptimApi, StepRetracksParamsOnAutodiffDevices) {
   EXPECT_EQ(grads_of(model).size(), 4u);
 }
 
+TEST(OptimApi, StepKeepsCheckpointingDevices) {
+  // The updated parameters stay on cpu+autodiff+checkpointing (not plain +autodiff, which
+  // made the next forward mix devices: "[conv] tensors are on different devices").
+  const Device ck = Device::cpu().gradient_checkpointing();
+  TinyNet<Dispatch> m{nn::LinearConfig{.d_input = 4, .d_output = 3}.init<Dispatch>(ck),
+                      nn::LinearConfig{.d_input = 3, .d_output = 2}.init<Dispatch>(ck)};
+  auto sgd = op::SgdConfig{}.init();
+  for (int step = 0; step < 2; ++step) {
+    const auto x = Tensor<Dispatch, 2>::ones({5, 4}, ck);
+    const auto y = m.forward(x);
+    const auto loss = (y * y).mean();
+    auto grads = op::GradientsParams::from_grads(loss.backward(), m);
+    sgd.step(0.1, m, grads);
+    EXPECT_EQ(m.fc1.weight.val().device(), ck);
+    EXPECT_EQ(m.fc2.weight.val().device(), ck);
+    EXPECT_TRUE(m.fc1.weight.val().is_require_grad());
+  }
+}
+
 /// A fresh temporary folder, removed at the end of the test.
 struct TempDir {
   std::filesystem::path path =

@@ -39,14 +39,14 @@ Tensor<Inner<B>, D> to_inner(const Tensor<B, D>& t) {
   }
 }
 
-/// The inverse of to_inner for a value that replaces `like` (Dispatch on a device without
-/// autodiff keeps its device).
+/// The inverse of to_inner for a value that replaces `like`: Dispatch puts it on like's
+/// device (an autodiff device keeps its +checkpointing; a device without autodiff stays).
 template <class B, std::size_t D>
 Tensor<B, D> from_inner(Tensor<Inner<B>, D> t, const Tensor<B, D>& like) {
   if constexpr (!AutodiffBackend<B>) {
     return t;
   } else if constexpr (std::is_same_v<Inner<B>, B>) {
-    return nn::detail::can_track(like) ? Tensor<B, D>::from_inner(t) : t;
+    return nn::detail::can_track(like) ? t.to_device(like.device()) : t;
   } else {
     return Tensor<B, D>::from_inner(t);
   }
