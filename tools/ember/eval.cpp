@@ -26,7 +26,8 @@ CLI::App* add_eval_command(CLI::App& app, EvalArgs& a) {
           ->capture_default_str();
   sub->add_option("--model", a.model, "Fail unless the run's model is this one")
       ->check(CLI::IsMember(model_names()));
-  sub->add_option("--device", a.device, "Ember device")->capture_default_str();
+  sub->add_option("--device", a.device, "Ember device: cpu, cuda[:N], vulkan[:N]")
+      ->capture_default_str();
   sub->add_option("--data-dir", a.data_dir,
                   "Folder of the dataset's IDX files (default: the one the run used)");
   sub->add_option("--batch-size", a.batch_size, "Images per batch")

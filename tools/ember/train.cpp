@@ -170,7 +170,8 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
                   "Training images held out for validation (at most a tenth of them)")
       ->check(whole_number_in(std::size_t{1}, std::size_t{1} << 30))
       ->capture_default_str();
-  sub->add_option("--device", a.device, "Ember device (cpu, cpu+autodiff, ...)")
+  sub->add_option("--device", a.device,
+                  "Ember device: cpu, cuda[:N], vulkan[:N] (autodiff is added)")
       ->capture_default_str();
   sub->add_option("--run-dir", a.run_dir, "Run directory (default: runs/<dataset>-<model>)");
   CLI::Option* resume =
