@@ -103,12 +103,15 @@ std::map<std::string, Value> reference(const Model& model, std::map<std::string,
   return vals;
 }
 
+/// The largest difference relative to the reference's magnitude (absolute below 1): fused
+/// and node-by-node convolutions sum in different orders, and oneDNN's kernels (and so the
+/// rounding) differ between CPUs (AVX2 against AVX-512).
 double max_diff(const Value& a, const Value& b) {
   EXPECT_EQ(a.shape(), b.shape());
   const auto x = a.to_doubles(), y = b.to_doubles();
   double d = 0;
   for (std::size_t i = 0; i < x.size() && i < y.size(); ++i)
-    d = std::max(d, std::fabs(x[i] - y[i]));
+    d = std::max(d, std::fabs(x[i] - y[i]) / std::max(1.0, std::fabs(y[i])));
   return d;
 }
 
@@ -191,8 +194,10 @@ TEST(OnnxFusion, FusedConvMatchesNodeByNode) {
       const auto out = session.run({x});
       const char* names[] = {"z", "u", "c6", "r6", "c8", "o10", "m11"};
       ASSERT_EQ(out.size(), std::size(names));
+      // Two chained convolutions over 36 taps of values up to ~10: f32 rounding in a
+      // different order reaches ~1e-5 near zero (AVX2's oneDNN kernels), so 5e-5.
       for (std::size_t i = 0; i < std::size(names); ++i)
-        EXPECT_LE(max_diff(out[i], want.at(names[i])), 1e-5)
+        EXPECT_LE(max_diff(out[i], want.at(names[i])), 5e-5)
             << names[i] << " batch " << batch << " run " << rep;
     }
   }
