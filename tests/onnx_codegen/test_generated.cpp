@@ -41,7 +41,10 @@ void check(const std::string& name) {
   EXPECT_LE(max_diff(y, want), 1e-4) << name << " generated code vs onnxruntime";
   const auto model = ember::onnx::load_model(gen + "/models/" + name + ".onnx");
   const Value yi = ember::onnx::Session(model).run({x})[0];
-  EXPECT_EQ(max_diff(y, yi), 0.0) << name << " generated code vs interpreter";
+  // The same ops in the same order; the interpreter fuses conv epilogues into oneDNN, whose
+  // kernels on AVX2 (this session's AMD machine) round those sums differently (7.7e-7 on
+  // ResNet-18's logits), while AVX-512 machines agree bit for bit.
+  EXPECT_LE(max_diff(y, yi), 1e-5) << name << " generated code vs interpreter";
 }
 
 TEST(OnnxGenerated, Resnet18) {
