@@ -253,6 +253,17 @@ void place(const GpuTensor& src, const GpuTensor& dst, std::int64_t at) {
                      static_cast<std::size_t>(dst.offset + at) * es, bytes);
 }
 
+/// The batch items [b0, b0 + g.batch) of y, contiguous [g.batch, C_out, L]: weight (as
+/// [G, 1, C_out/G, R]) x the columns of x.
+GpuTensor forward_chunk(const GpuTensor& x, const GpuTensor& w, std::int64_t b0,
+                        std::int64_t channels, const Geometry& g, std::int64_t c_out) {
+  kernel::ComputeDevice& dev = x.compute();
+  const std::int64_t G = g.groups, R = g.rows(), L = g.positions();
+  GpuTensor cols = empty(Shape{G, g.batch, R, L}, x.dtype, dev, x.device);
+  im2col(x, b0, channels, g, {g.batch * R * L, R * L, L, 1}, cols);
+  return swap01(matmul(w, cols), G, g.batch, c_out / G, L);  // [G, batch, ..] -> [batch, G, ..]
+}
+
 /// y [B, C_out, L] = weight x columns of `x`, chunked over the batch.
 GpuTensor forward(const GpuTensor& x_in, const GpuTensor& w_in, const Geometry& geo,
                   std::int64_t c_out) {
@@ -260,18 +271,17 @@ GpuTensor forward(const GpuTensor& x_in, const GpuTensor& w_in, const Geometry& 
   const GpuTensor x = contiguous(x_in);
   const std::int64_t G = geo.groups, cog = c_out / G, channels = G * geo.cg;
   const GpuTensor w = reshape(w_in, Shape{G, 1, cog, geo.rows()});
-  GpuTensor y = empty(Shape{geo.batch, c_out, geo.positions()}, x.dtype, dev, x.device);
   const std::int64_t chunk = chunk_of(geo, x.dtype, dev);
-  for (std::int64_t b0 = 0; b0 < geo.batch; b0 += chunk) {
-    Geometry g = geo;
-    g.batch = std::min(chunk, geo.batch - b0);
-    const std::int64_t R = g.rows(), L = g.positions();
-    GpuTensor cols = empty(Shape{G, g.batch, R, L}, x.dtype, dev, x.device);
-    im2col(x, b0, channels, g, {g.batch * R * L, R * L, L, 1}, cols);
-    GpuTensor part = matmul(w, cols);  // [G, batch, C_out/G, L]
-    place(swap01(part, G, g.batch, cog, L), y, b0 * c_out * L);
+  if (geo.batch == 0 || chunk < geo.batch) {
+    GpuTensor y = empty(Shape{geo.batch, c_out, geo.positions()}, x.dtype, dev, x.device);
+    for (std::int64_t b0 = 0; b0 < geo.batch; b0 += chunk) {
+      Geometry g = geo;
+      g.batch = std::min(chunk, geo.batch - b0);
+      place(forward_chunk(x, w, b0, channels, g, c_out), y, b0 * c_out * g.positions());
+    }
+    return y;
   }
-  return y;
+  return forward_chunk(x, w, 0, channels, geo, c_out);  // one chunk: its result is y
 }
 
 /// dx [B, C, *S] from dy [B, C_out, L]: (weight^T x dy) through col2im, chunked.
@@ -286,6 +296,7 @@ GpuTensor input_grad(const GpuTensor& dy_in, const GpuTensor& w_in, const Geomet
   wt = copy(wt);
   GpuTensor dx = empty(Shape{geo.batch, channels, geo.spatial()}, dy.dtype, dev, dy.device);
   const std::int64_t chunk = chunk_of(geo, dy.dtype, dev);
+  const bool one_chunk = chunk >= geo.batch;  // col2im writes dx itself
   for (std::int64_t b0 = 0; b0 < geo.batch; b0 += chunk) {
     Geometry g = geo;
     g.batch = std::min(chunk, geo.batch - b0);
@@ -293,9 +304,10 @@ GpuTensor input_grad(const GpuTensor& dy_in, const GpuTensor& w_in, const Geomet
     const GpuTensor part = batch_part(dy, b0, g.batch, G, cog, L);
     GpuTensor dyg = swap01(contiguous(part), g.batch, G, cog, L);  // [G, batch, C_out/G, L]
     GpuTensor cols = matmul(wt, dyg);                              // [G, batch, R, L]
-    GpuTensor out = empty(Shape{g.batch, channels, g.spatial()}, dy.dtype, dev, dy.device);
+    const GpuTensor out =
+        one_chunk ? dx : empty(Shape{g.batch, channels, g.spatial()}, dy.dtype, dev, dy.device);
     col2im(cols, g, {g.batch * R * L, R * L, L, 1}, out);
-    place(out, dx, b0 * channels * g.spatial());
+    if (!one_chunk) place(out, dx, b0 * channels * g.spatial());
   }
   return dx;
 }

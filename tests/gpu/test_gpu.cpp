@@ -339,3 +339,34 @@ TYPED_TEST(GpuTest, IndexingRunsOnTheDevice) {
           .into_data());
   EXPECT_EQ(host_calls(), before);
 }
+
+// A convolution whose columns exceed one chunk's budget (64 MiB on Vulkan, 256 MiB on CUDA):
+// the batch runs in chunks, forward and both gradients still the CPU's values.
+TYPED_TEST(GpuTest, ConvolutionsChunkedOverTheBatchMatchTheCpu) {
+  using B = TypeParam;
+  // 10 items x 64 channels x 9 taps x 56 x 56 positions x 4 bytes = 72 MiB of columns.
+  const TensorData xd(spread(10 * 64 * 56 * 56, -1, 1), Shape{10, 64, 56, 56});
+  const TensorData wd(spread(8 * 64 * 9, -0.1f, 0.1f), Shape{8, 64, 3, 3});
+  ConvOptions<2> o;
+  o.padding = {1, 1};
+  const auto gx = on<B, 4>(xd), gw = on<B, 4>(wd);
+  const auto cx = on<Cpu, 4>(xd), cw = on<Cpu, 4>(wd);
+  const Tolerance tol = Tolerance::rel_abs(1e-4, 1e-4);
+  const auto cy = Cpu::template conv<2>(cx.primitive(), cw.primitive(), std::nullopt, o);
+  expect_approx(
+      B::float_into_data(B::template conv<2>(gx.primitive(), gw.primitive(), std::nullopt, o)),
+      Cpu::float_into_data(cy), tol);
+  const Shape ys = Cpu::float_shape(cy);
+  const TensorData dyd(spread(static_cast<std::size_t>(ys.numel()), -1, 1), ys);
+  const auto gdy = on<B, 4>(dyd).primitive();
+  const auto cdy = on<Cpu, 4>(dyd).primitive();
+  expect_approx(
+      B::float_into_data(B::template conv_x_backward<2>(gdy, gw.primitive(), xd.shape(), o)),
+      Cpu::float_into_data(Cpu::template conv_x_backward<2>(cdy, cw.primitive(), xd.shape(), o)),
+      tol);
+  expect_approx(
+      B::float_into_data(B::template conv_weight_backward<2>(gx.primitive(), gdy, wd.shape(), o)),
+      Cpu::float_into_data(
+          Cpu::template conv_weight_backward<2>(cx.primitive(), cdy, wd.shape(), o)),
+      Tolerance::rel_abs(1e-3, 1e-2));  // sums over 31,360 products
+}
