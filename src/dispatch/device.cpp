@@ -14,27 +14,27 @@ namespace {
 
 constexpr DeviceKind kKinds[] = {DeviceKind::Cpu, DeviceKind::Cuda, DeviceKind::Vulkan};
 
-/// Whether this build has a stack for `kind`.
-template <std::size_t I = 0>
-bool has_kind(DeviceKind kind) {
+/// f.template operator()<NativeDevice<kind>>() when a stack runs `kind`, else `none`.
+template <class R, std::size_t I = 0, class F>
+R with_native(DeviceKind kind, R none, F f) {
   if constexpr (I == dispatch::kNumStacks) {
-    return false;
+    return none;
   } else {
-    return dispatch::StackAt<I>::kind == kind || has_kind<I + 1>(kind);
+    using S = dispatch::StackAt<I>;
+    if (S::kind == kind) return f.template operator()<dispatch::NativeDevice<S::kind>>();
+    return with_native<R, I + 1>(kind, none, f);
   }
+}
+
+/// Whether this build has a stack for `kind`.
+bool has_kind(DeviceKind kind) {
+  return with_native(kind, false, []<class N>() { return true; });
 }
 
 /// Number of devices of `kind` (0 when no stack runs it, or when the machine has none:
 /// then `why` gets the driver's reason).
-template <std::size_t I = 0>
 int device_count(DeviceKind kind, std::string* why = nullptr) {
-  if constexpr (I == dispatch::kNumStacks) {
-    return 0;
-  } else {
-    using S = dispatch::StackAt<I>;
-    if (S::kind == kind) return dispatch::NativeDevice<S::kind>::count(why);
-    return device_count<I + 1>(kind, why);
-  }
+  return with_native(kind, 0, [why]<class N>() { return N::count(why); });
 }
 
 /// Why `kind` has no device: "not in this build" or "no device on this machine: <reason>".
@@ -47,21 +47,13 @@ std::string no_device_reason(DeviceKind kind) {
 
 /// Whether device `index` of `kind` is a software implementation (Mesa's llvmpipe is a
 /// Vulkan device that runs on the CPU): never the default device.
-template <std::size_t I = 0>
 bool is_software(DeviceKind kind, int index) {
-  if constexpr (I == dispatch::kNumStacks) {
-    return false;
-  } else {
-    using S = dispatch::StackAt<I>;
-    using N = dispatch::NativeDevice<S::kind>;
-    if (S::kind == kind) {
-      if constexpr (requires { N::software(index); })
-        return N::software(index);
-      else
-        return false;
-    }
-    return is_software<I + 1>(kind, index);
-  }
+  return with_native(kind, false, [index]<class N>() {
+    if constexpr (requires { N::software(index); })
+      return N::software(index);
+    else
+      return false;
+  });
 }
 
 std::string available_list() {
