@@ -180,11 +180,6 @@ kernel::Kernel build_scatter_add(Elem ei, std::uint32_t rank) {
   return kb.build();
 }
 
-/// A contiguous copy of `t` made on the device (t when already contiguous).
-GpuTensor dense(const GpuTensor& t) {
-  return contiguous(t);
-}
-
 }  // namespace
 
 std::optional<GpuTensor> cat(const std::vector<GpuTensor>& xs, std::size_t dim) {
@@ -230,7 +225,7 @@ std::optional<GpuTensor> slice_assign(const GpuTensor& t, const std::vector<Slic
 std::optional<GpuTensor> select(const GpuTensor& x_in, std::size_t dim, const GpuTensor& idx_in) {
   if (!native(x_in) || !native(idx_in)) return std::nullopt;
   kernel::ComputeDevice& dev = x_in.compute();
-  const GpuTensor x = dense(x_in), idx = dense(idx_in);
+  const GpuTensor x = contiguous(x_in), idx = contiguous(idx_in);
   Shape out_shape = x.shape;
   const std::int64_t m = idx.numel();
   out_shape.dims[dim] = m;
@@ -257,7 +252,7 @@ std::optional<GpuTensor> select(const GpuTensor& x_in, std::size_t dim, const Gp
 std::optional<GpuTensor> gather(std::size_t dim, const GpuTensor& x_in, const GpuTensor& idx) {
   if (!native(x_in) || !native(idx)) return std::nullopt;
   kernel::ComputeDevice& dev = x_in.compute();
-  const GpuTensor x = dense(x_in);
+  const GpuTensor x = contiguous(x_in);
   GpuTensor out = empty(idx.shape, x.dtype, dev, x.device);
   const std::int64_t n = out.numel();
   if (n == 0) return out;
