@@ -12,6 +12,7 @@
 
 #include "ember/backend/views.hpp"
 #include "ember/cpu/ops_core.hpp"
+#include "ember/cpu/random.hpp"
 #include "kernel.hpp"
 
 namespace ember::cpu {
@@ -346,12 +347,17 @@ void CoreOps::seed(std::uint64_t s) {
   g_counter.store(0);
 }
 
+RandomStream reserve_random(std::int64_t n) {
+  const std::uint64_t seed = g_seed.load();
+  return {seed, g_counter.fetch_add(2 * static_cast<std::uint64_t>(n))};
+}
+
 CpuTensor CoreOps::float_random(const Shape& shape, Distribution dist, const CpuDevice&,
                                 DType dtype) {
   CpuTensor out = alloc(shape, dtype);
   const std::int64_t n = out.numel();
-  const std::uint64_t seed = g_seed.load();
-  const std::uint64_t base = g_counter.fetch_add(2 * static_cast<std::uint64_t>(n));
+  const RandomStream stream = reserve_random(n);
+  const std::uint64_t seed = stream.seed, base = stream.base;
   visit_dtype(dtype, [&]<class T>() {
     if constexpr (is_float(dtype_of<T>())) {
       T* p = out.data<T>();

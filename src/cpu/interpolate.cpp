@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "ember/cpu/interpolate_taps.hpp"
 #include "ember/cpu/ops_pool.hpp"
 #include "kernel.hpp"
 
@@ -49,56 +50,6 @@ std::int64_t nearest_idx(std::int64_t dst, std::int64_t in, std::int64_t out) {
   if (out == 2 * in) return dst >> 1;
   const float scale = static_cast<float>(in) / static_cast<float>(out);
   return std::min(static_cast<std::int64_t>(std::floor(static_cast<float>(dst) * scale)), in - 1);
-}
-
-// Per-axis taps: for output index i, `taps` source indices and weights.
-template <class A>
-struct Taps {
-  int n = 1;
-  std::vector<std::int64_t> idx;
-  std::vector<A> w;
-};
-
-template <class A>
-Taps<A> axis_taps(std::int64_t in, std::int64_t out, InterpolateMode mode, bool align_corners) {
-  Taps<A> t;
-  if (mode == InterpolateMode::Nearest) {
-    t.n = 1;
-    for (std::int64_t i = 0; i < out; ++i) {
-      t.idx.push_back(nearest_idx(i, in, out));
-      t.w.push_back(A(1));
-    }
-  } else if (mode == InterpolateMode::Bilinear) {
-    t.n = 2;
-    const A scale = area_scale<A>(in, out, align_corners);
-    for (std::int64_t i = 0; i < out; ++i) {
-      std::int64_t i0;
-      A l1;
-      guard_index_and_lambda(source_index(scale, i, align_corners, false), in, i0, l1);
-      const std::int64_t i1 = i0 + (i0 < in - 1 ? 1 : 0);
-      t.idx.push_back(i0);
-      t.idx.push_back(i1);
-      t.w.push_back(A(1) - l1);
-      t.w.push_back(l1);
-    }
-  } else {
-    t.n = 4;
-    const A scale = area_scale<A>(in, out, align_corners);
-    const A a = A(-0.75);
-    auto conv1 = [a](A x) { return ((a + 2) * x - (a + 3)) * x * x + 1; };
-    auto conv2 = [a](A x) { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a; };
-    for (std::int64_t i = 0; i < out; ++i) {
-      std::int64_t i0;
-      A l;
-      guard_index_and_lambda(source_index(scale, i, align_corners, true), in, i0, l);
-      const A c[4] = {conv2(l + 1), conv1(l), conv1(1 - l), conv2(2 - l)};
-      for (int j = 0; j < 4; ++j) {
-        t.idx.push_back(std::clamp<std::int64_t>(i0 - 1 + j, 0, in - 1));
-        t.w.push_back(c[j]);
-      }
-    }
-  }
-  return t;
 }
 
 // PyTorch's reflect_coordinates (GridSampler.h). The parity of the flip count is taken
@@ -147,6 +98,54 @@ A safe_index(A coord) {
 
 }  // namespace
 
+template <class A>
+InterpolateTaps<A> interpolate_taps(std::int64_t in, std::int64_t out, InterpolateMode mode,
+                                    bool align_corners) {
+  InterpolateTaps<A> t;
+  if (mode == InterpolateMode::Nearest) {
+    t.n = 1;
+    for (std::int64_t i = 0; i < out; ++i) {
+      t.idx.push_back(nearest_idx(i, in, out));
+      t.w.push_back(A(1));
+    }
+  } else if (mode == InterpolateMode::Bilinear) {
+    t.n = 2;
+    const A scale = area_scale<A>(in, out, align_corners);
+    for (std::int64_t i = 0; i < out; ++i) {
+      std::int64_t i0;
+      A l1;
+      guard_index_and_lambda(source_index(scale, i, align_corners, false), in, i0, l1);
+      const std::int64_t i1 = i0 + (i0 < in - 1 ? 1 : 0);
+      t.idx.push_back(i0);
+      t.idx.push_back(i1);
+      t.w.push_back(A(1) - l1);
+      t.w.push_back(l1);
+    }
+  } else {
+    t.n = 4;
+    const A scale = area_scale<A>(in, out, align_corners);
+    const A a = A(-0.75);
+    auto conv1 = [a](A x) { return ((a + 2) * x - (a + 3)) * x * x + 1; };
+    auto conv2 = [a](A x) { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a; };
+    for (std::int64_t i = 0; i < out; ++i) {
+      std::int64_t i0;
+      A l;
+      guard_index_and_lambda(source_index(scale, i, align_corners, true), in, i0, l);
+      const A c[4] = {conv2(l + 1), conv1(l), conv1(1 - l), conv2(2 - l)};
+      for (int j = 0; j < 4; ++j) {
+        t.idx.push_back(std::clamp<std::int64_t>(i0 - 1 + j, 0, in - 1));
+        t.w.push_back(c[j]);
+      }
+    }
+  }
+  return t;
+}
+
+template InterpolateTaps<float> interpolate_taps<float>(std::int64_t, std::int64_t, InterpolateMode,
+                                                        bool);
+template InterpolateTaps<double> interpolate_taps<double>(std::int64_t, std::int64_t,
+                                                          InterpolateMode, bool);
+
 CpuTensor PoolOps::float_interpolate(const P& x_in, PoolArg2 os, InterpolateOptions opt) {
   const CpuTensor x = contiguous(x_in);
   const std::int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
@@ -155,8 +154,8 @@ CpuTensor PoolOps::float_interpolate(const P& x_in, PoolArg2 os, InterpolateOpti
   visit_dtype(x.dtype, [&]<class T>() {
     if constexpr (is_float_type<T>) {
       using A = compute_t<T>;
-      const Taps<A> th = axis_taps<A>(H, OH, opt.mode, opt.align_corners);
-      const Taps<A> tw = axis_taps<A>(W, OW, opt.mode, opt.align_corners);
+      const InterpolateTaps<A> th = interpolate_taps<A>(H, OH, opt.mode, opt.align_corners);
+      const InterpolateTaps<A> tw = interpolate_taps<A>(W, OW, opt.mode, opt.align_corners);
       const T* src = x.data<T>();
       T* dst = out.data<T>();
       // Separable: per output row, blend the nh source rows into `tmp` (W values,
