@@ -1,13 +1,15 @@
-// Indexing on the GPU backends: strided assignment (cat, slice_assign), index_select, gather,
-// scatter-add (f32, with atomics), mask_where and mask_fill. The front end has checked the
-// shapes and the index ranges (ember/tensor/ops/indexing.hpp); the kernels still skip an
-// index outside its dim rather than address memory outside the tensor.
+// Indexing on the GPU backends: strided assignment (cat, slice_assign), flip, index_select,
+// index_copy / index_add, gather, scatter (assign: the last duplicate wins, by an atomic max of
+// the source positions, then a write; add: f32 atomics), mask_where and mask_fill. The front
+// end has checked the shapes and the index ranges (ember/tensor/ops/indexing.hpp); the kernels
+// still skip an index outside its dim rather than address memory outside the tensor.
 #include "ember/gpu/index.hpp"
 
 #include <algorithm>
 #include <sstream>
 
 #include "ember/core/error.hpp"
+#include "ember/gpu/create.hpp"
 #include "ember/gpu/ops.hpp"
 #include "kernels.hpp"
 
@@ -110,6 +112,107 @@ bool assign(const GpuTensor& dst, const GpuTensor& src) {
              {view_of(src, dst.shape, rank), y, Arg::u32(u32(src.offset, "offset")),
               Arg::u32(u32(dst.offset, "offset")), Arg::u32(u32(n, "element count"))});
   return true;
+}
+
+/// Where element `pos` of idx (coordinates `c`) goes in the contiguous `dst`: c with `dim`
+/// replaced by the index, or nothing when the index is outside the dim.
+struct Target {
+  Val ok, at;
+};
+Target target(KernelBuilder& kb, const Mem& idx, const Mem& dst, const std::vector<Val>& c, Val dim,
+              Val i0) {
+  Val raw = idx[offset(idx, c, i0)];
+  Val size = dst.shape(dim);
+  Val ok = (raw >= kernel::lit(raw, 0)) & (raw < kernel::cast(size, raw.elem()));
+  Val at = kernel::select(ok, kernel::cast(raw, Elem::U32), kb.u32(0));
+  Val o = kb.u32(0);
+  for (std::uint32_t d = 0; d < c.size(); ++d)
+    o = o + kernel::select(dim == d, at, c[d]) * dst.stride(d);
+  return {ok, o};
+}
+
+/// Scatter with "the last one wins" in two launches: `claim` records, per target element,
+/// the largest source position + 1 (atomic max); `write` stores each value whose position
+/// holds its target.
+kernel::Kernel build_scatter_assign(Elem e, Elem ei, std::uint32_t rank, bool claim) {
+  KernelBuilder kb(claim ? "scatter_claim" : "scatter_assign", {kGroup, 1, 1});
+  Mem v = kb.buffer("values", e, kernel::Access::Read, rank);
+  Mem idx = kb.buffer("idx", ei, kernel::Access::Read, rank);
+  Mem y = kb.buffer("y", e, claim ? kernel::Access::Read : kernel::Access::ReadWrite, rank);
+  Mem win =
+      kb.buffer("winner", Elem::U32, claim ? kernel::Access::ReadWrite : kernel::Access::Read);
+  Val dim = kb.scalar("dim", Elem::U32), v0 = kb.scalar("v0", Elem::U32);
+  Val i0 = kb.scalar("i0", Elem::U32), n = kb.scalar("n", Elem::U32);
+  Val pos = kb.absolute_pos();
+  kb.if_in_bounds(pos, n, [&] {
+    const auto c = coords(idx, pos, rank);
+    const Target t = target(kb, idx, y, c, dim, i0);
+    if (claim) {
+      kb.if_(t.ok, [&] { win.atomic_max(t.at, pos + 1u); });
+    } else {
+      kb.if_(t.ok & (Val(win[t.at]) == pos + 1u), [&] { y[t.at] = v[offset(v, c, v0)]; });
+    }
+  });
+  return kb.build();
+}
+
+/// index_add / index_copy over [outer, size, inner] (t contiguous) from values [outer, n,
+/// inner] (contiguous) with idx [n]: `Add` adds with f32 atomics; `claim` / `write` as in
+/// build_scatter_assign.
+enum class SelectPhase { Add, Claim, Write };
+kernel::Kernel build_select_assign(Elem e, Elem ei, SelectPhase phase) {
+  KernelBuilder kb(phase == SelectPhase::Add     ? "index_add"
+                   : phase == SelectPhase::Claim ? "index_copy_claim"
+                                                 : "index_copy",
+                   {kGroup, 1, 1});
+  Mem v = kb.buffer("values", e, kernel::Access::Read);
+  Mem idx = kb.buffer("idx", ei, kernel::Access::Read);
+  Mem y = kb.buffer("y", e, kernel::Access::ReadWrite);
+  Mem win = kb.buffer("winner", Elem::U32, kernel::Access::ReadWrite);
+  Val size = kb.scalar("size", Elem::U32), m = kb.scalar("m", Elem::U32);
+  Val inner = kb.scalar("inner", Elem::U32), v0 = kb.scalar("v0", Elem::U32);
+  Val i0 = kb.scalar("i0", Elem::U32), n = kb.scalar("n", Elem::U32);
+  Val pos = kb.absolute_pos();
+  kb.if_in_bounds(pos, n, [&] {
+    Val in = pos % inner, j = (pos / inner) % m, outer = pos / (inner * m);
+    Val raw = idx[i0 + j];
+    Val ok = (raw >= kernel::lit(raw, 0)) & (raw < kernel::cast(size, raw.elem()));
+    Val at = kernel::select(ok, kernel::cast(raw, Elem::U32), kb.u32(0));
+    Val dst = (outer * size + at) * inner + in;
+    switch (phase) {
+      case SelectPhase::Add:
+        kb.if_(ok, [&] { y.atomic_add(dst, v[v0 + pos]); });
+        break;
+      case SelectPhase::Claim:
+        // One claim per index (the first element of its slab is enough).
+        kb.if_(ok & (pos < m * inner) & (in == 0u), [&] { win.atomic_max(at, j + 1u); });
+        break;
+      case SelectPhase::Write:
+        kb.if_(ok & (Val(win[at]) == j + 1u), [&] { y[dst] = v[v0 + pos]; });
+        break;
+    }
+  });
+  return kb.build();
+}
+
+/// y[pos] = x[coords of pos, reversed along the dims whose bit is set in `mask`] (x any view
+/// of y's shape, y contiguous).
+kernel::Kernel build_flip(Elem e, std::uint32_t rank) {
+  KernelBuilder kb("flip", {kGroup, 1, 1});
+  Mem x = kb.buffer("x", e, kernel::Access::Read, rank);
+  Mem y = kb.buffer("y", e, kernel::Access::Write);
+  Val x0 = kb.scalar("x0", Elem::U32), mask = kb.scalar("mask", Elem::U32);
+  Val n = kb.scalar("n", Elem::U32);
+  Val pos = kb.absolute_pos();
+  kb.if_in_bounds(pos, n, [&] {
+    auto c = coords(x, pos, rank);
+    for (std::uint32_t d = 0; d < rank; ++d) {
+      Val flipped = ((mask >> kb.u32(d)) & kb.u32(1)) != 0u;
+      c[d] = kernel::select(flipped, x.shape(d) - kb.u32(1) - c[d], c[d]);
+    }
+    y[pos] = x[offset(x, c, x0)];
+  });
+  return kb.build();
 }
 
 /// out[..., j, ...] = x[..., idx[j], ...] with x, out contiguous as [outer, size, inner].
@@ -249,6 +352,27 @@ std::optional<GpuTensor> select(const GpuTensor& x_in, std::size_t dim, const Gp
   return out;
 }
 
+std::optional<GpuTensor> flip(const GpuTensor& t, const std::vector<std::size_t>& axes) {
+  if (!native(t)) return std::nullopt;
+  kernel::ComputeDevice& dev = t.compute();
+  GpuTensor out = empty(t.shape, t.dtype, dev, t.device);
+  const std::int64_t n = out.numel();
+  if (n == 0) return out;
+  const std::uint32_t rank = rank_of(t.shape);
+  std::uint32_t mask = 0;
+  for (std::size_t a : axes) mask |= std::uint32_t{1} << (rank - t.shape.dims.size() + a);
+  const Elem e = elem_of(t.dtype, "flip");
+  std::ostringstream key;
+  key << "flip|" << static_cast<int>(e) << '|' << rank;
+  const auto* k = compiled(dev, key.str(), [&] { return build_flip(e, rank); });
+  if (!k) return std::nullopt;
+  // t with its own strides (a size-1 dim has stride 0 in view_of, which reads the same).
+  dev.launch(*k, kernel::grid_for(k->kernel(), static_cast<std::uint64_t>(n)),
+             {view_of(t, t.shape, rank), Arg::buf(out.buffer, 0, u32(n, "out")),
+              Arg::u32(u32(t.offset, "offset")), Arg::u32(mask), Arg::u32(u32(n, "out"))});
+  return out;
+}
+
 std::optional<GpuTensor> gather(std::size_t dim, const GpuTensor& x_in, const GpuTensor& idx) {
   if (!native(x_in) || !native(idx)) return std::nullopt;
   kernel::ComputeDevice& dev = x_in.compute();
@@ -297,6 +421,90 @@ std::optional<GpuTensor> scatter_add(std::size_t dim, const GpuTensor& t, const 
              {view_of(values, idx.shape, rank), view_of(idx, idx.shape, rank), ya,
               Arg::u32(static_cast<std::uint32_t>(dim)), Arg::u32(u32(values.offset, "offset")),
               Arg::u32(u32(idx.offset, "offset")), Arg::u32(u32(n, "indices"))});
+  return out;
+}
+
+/// A zeroed u32 buffer of `n` (at least one) elements for the claims of a scatter.
+kernel::Buffer claims(kernel::ComputeDevice& dev, int device, std::int64_t n) {
+  const std::optional<GpuTensor> z =
+      full(Shape{std::max<std::int64_t>(n, 1)}, 0.0, DType::I32, dev, device);
+  if (!z) throw UnsupportedError("[gpu index] the device has no 32-bit integers");
+  return z->buffer;
+}
+
+std::optional<GpuTensor> scatter_assign(std::size_t dim, const GpuTensor& t, const GpuTensor& idx,
+                                        const GpuTensor& values, bool reuse) {
+  if (!native(t) || !native(idx) || !native(values) || values.dtype != t.dtype ||
+      idx.numel() >= std::int64_t{0xffffffff})
+    return std::nullopt;
+  kernel::ComputeDevice& dev = t.compute();
+  const std::uint32_t rank = rank_of(t.shape);
+  const Elem e = elem_of(t.dtype, "scatter"), ei = elem_of(idx.dtype, "scatter");
+  std::ostringstream key;
+  key << "scatter_assign|" << static_cast<int>(e) << '|' << static_cast<int>(ei) << '|' << rank;
+  const auto* kc =
+      compiled(dev, key.str() + "|claim", [&] { return build_scatter_assign(e, ei, rank, true); });
+  const auto* kw =
+      compiled(dev, key.str(), [&] { return build_scatter_assign(e, ei, rank, false); });
+  if (!kc || !kw) return std::nullopt;
+  GpuTensor out = reuse && t.offset == 0 && t.is_contiguous() ? t : copy(t);
+  const std::int64_t n = idx.numel();
+  if (n == 0 || out.numel() == 0) return out;
+  Arg ya = Arg::view(out.buffer, std::vector<std::uint32_t>(rank, 1));
+  for (std::size_t d = 0; d < out.shape.dims.size(); ++d) {
+    ya.shape[d] = u32(out.shape.dims[d], "dim");
+    ya.strides[d] = u32(out.strides[d], "stride");
+  }
+  ya.len = u32(out.numel(), "elements");
+  const kernel::Buffer winner = claims(dev, t.device, out.numel());
+  for (const auto* k : {kc, kw})
+    dev.launch(
+        *k, kernel::grid_for(k->kernel(), static_cast<std::uint64_t>(n)),
+        {view_of(values, idx.shape, rank), view_of(idx, idx.shape, rank), ya,
+         Arg::buf(winner, 0, static_cast<std::uint64_t>(std::max<std::int64_t>(out.numel(), 1))),
+         Arg::u32(static_cast<std::uint32_t>(dim)), Arg::u32(u32(values.offset, "offset")),
+         Arg::u32(u32(idx.offset, "offset")), Arg::u32(u32(n, "indices"))});
+  return out;
+}
+
+std::optional<GpuTensor> select_assign(std::size_t dim, const GpuTensor& t, const GpuTensor& idx_in,
+                                       const GpuTensor& values_in, IndexUpdate update, bool reuse) {
+  if (!native(t) || !native(idx_in) || !native(values_in) || values_in.dtype != t.dtype)
+    return std::nullopt;
+  if (update == IndexUpdate::Add && t.dtype != DType::F32) return std::nullopt;
+  kernel::ComputeDevice& dev = t.compute();
+  const Elem e = elem_of(t.dtype, "select_assign"), ei = elem_of(idx_in.dtype, "select_assign");
+  std::ostringstream key;
+  key << "select_assign|" << static_cast<int>(e) << '|' << static_cast<int>(ei) << '|';
+  const auto kernel_of = [&](SelectPhase p) {
+    return compiled(dev, key.str() + std::to_string(static_cast<int>(p)),
+                    [&] { return build_select_assign(e, ei, p); });
+  };
+  const bool add = update == IndexUpdate::Add;
+  const auto* k1 = kernel_of(add ? SelectPhase::Add : SelectPhase::Claim);
+  const auto* k2 = add ? k1 : kernel_of(SelectPhase::Write);
+  if (!k1 || !k2) return std::nullopt;
+  GpuTensor out = reuse && t.offset == 0 && t.is_contiguous() ? t : copy(t);
+  const GpuTensor values = contiguous(values_in), idx = contiguous(idx_in);
+  const std::int64_t n = values.numel(), m = idx.numel();
+  if (n == 0 || out.numel() == 0) return out;
+  std::int64_t inner = 1;
+  for (std::size_t d = dim + 1; d < t.shape.dims.size(); ++d) inner *= t.shape.dims[d];
+  const kernel::Buffer winner = claims(dev, t.device, add ? 1 : t.shape.dims[dim]);
+  const std::vector<Arg> args{
+      Arg::buf(values.buffer, 0, u32(values.offset + n, "values")),
+      Arg::buf(idx.buffer, 0, u32(idx.offset + std::max<std::int64_t>(m, 1), "idx")),
+      Arg::buf(out.buffer, 0, u32(out.numel(), "out")),
+      Arg::buf(winner, 0,
+               static_cast<std::uint64_t>(add ? 1 : std::max<std::int64_t>(t.shape.dims[dim], 1))),
+      Arg::u32(u32(t.shape.dims[dim], "size")),
+      Arg::u32(u32(m, "indices")),
+      Arg::u32(u32(inner, "inner")),
+      Arg::u32(u32(values.offset, "offset")),
+      Arg::u32(u32(idx.offset, "offset")),
+      Arg::u32(u32(n, "values"))};
+  dev.launch(*k1, kernel::grid_for(k1->kernel(), static_cast<std::uint64_t>(n)), args);
+  if (!add) dev.launch(*k2, kernel::grid_for(k2->kernel(), static_cast<std::uint64_t>(n)), args);
   return out;
 }
 

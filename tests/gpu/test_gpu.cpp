@@ -71,8 +71,8 @@ TYPED_TEST(GpuTest, ElementwiseKernelsMatchTheCpuBackend) {
   auto gt = ga.swap_dims(0, 2), ct = ca.swap_dims(0, 2);
   expect_approx(gt.neg().into_data(), ct.neg().into_data(), tol);
   expect_approx(gt.add(gt.exp()).into_data(), ct.add(ct.exp()).into_data(), tol);
-  // A slice with negative steps (a contiguous copy made on the host: the kernels take no
-  // negative strides) as a kernel's input.
+  // A slice with negative steps (a contiguous copy: the kernels take no negative strides) as a
+  // kernel's input.
   const std::vector<Slice> reversed{s(0, 3, -1), s(), s(1, 5, -2)}, head{s(), s(), s(0, 2)};
   auto gr = ga.slice(reversed), cr = ca.slice(reversed);
   expect_approx(gr.mul(gr).add(ga.slice(head)).into_data(),
@@ -112,10 +112,11 @@ TYPED_TEST(GpuTest, OpsWithoutKernelsRunOnTheHostAndAreCounted) {
   };
   auto a = Tensor<B, 2>::from_floats({{1, 2}, {3, 4}});
   auto b = Tensor<B, 2>::from_floats({{5, 6}, {7, 8}});
-  expect_eq(a.cumsum(1).into_data(), TensorData(std::vector<float>{1, 3, 3, 7}, Shape{2, 2}));
+  expect_eq(a.median_dim(1).into_data(), TensorData(std::vector<float>{1, 3}, Shape{2, 1}));
   expect_eq(a.add(b).into_data(), TensorData(std::vector<float>{6, 8, 10, 12}, Shape{2, 2}));
   const auto after = gpu::fallback_counts();
-  EXPECT_GT(count(after, "float_cumsum"), count(before, "float_cumsum"));
+  EXPECT_GT(count(after, "float_median_dim_with_indices"),
+            count(before, "float_median_dim_with_indices"));
   EXPECT_EQ(count(after, "float_binary"), count(before, "float_binary"));  // add has a kernel
   // i8 tensors live on the device; their ops run on the host.
   const TensorData i8 =
@@ -327,6 +328,33 @@ TYPED_TEST(GpuTest, IndexingRunsOnTheDevice) {
   expect_approx(gx.scatter(1, gg, gy.slice({s(), s(), s(0, 2)}), IndexUpdate::Add).into_data(),
                 cx.scatter(1, cg, cy.slice({s(), s(), s(0, 2)}), IndexUpdate::Add).into_data(),
                 Tolerance::rel_abs(1e-6, 1e-6));
+  // index_copy / index_add with a duplicate index (index_copy: the last one wins), and scatter
+  // assigning with duplicate targets (the last in row-major order wins).
+  const TensorData dd(std::vector<std::int64_t>{3, 0, 3}, Shape{3});
+  const TensorData vd3(spread(3 * 3 * 5, -4, 4), Shape{3, 3, 5});
+  for (IndexUpdate up : {IndexUpdate::Assign, IndexUpdate::Add}) {
+    expect_approx(gx.select_assign(1, on<B, 1, Int>(dd), on<B, 3>(vd3), up).into_data(),
+                  cx.select_assign(1, on<Cpu, 1, Int>(dd), on<Cpu, 3>(vd3), up).into_data(),
+                  Tolerance::rel_abs(1e-6, 1e-6));
+  }
+  EXPECT_EQ(gx.select_assign(1, on<B, 1, Int>(dd), on<B, 3>(vd3))
+                .into_data()
+                .template to_vec<float>()[3 * 5],
+            vd3.template to_vec<float>()[2 * 5]);  // x[0, 3, 0] = values[0, 2, 0]
+  const TensorData sd(std::vector<std::int64_t>{2, 2, 2, 2, 0, 0, 0, 0, 3, 1, 3, 1},
+                      Shape{3, 2, 2});
+  const auto gs = on<B, 3, Int>(sd), cs = on<Cpu, 3, Int>(sd);
+  expect_eq(gx.scatter(1, gs, gy.slice({s(), s(), s(0, 2)})).into_data(),
+            cx.scatter(1, cs, cy.slice({s(), s(), s(0, 2)})).into_data());
+  EXPECT_EQ(gx.scatter(1, gs, gy).into_data().template to_vec<float>()[2 * 5],
+            yd.template to_vec<float>()[5]);  // x[0, 2, 0] = y[0, 1, 0]: the later duplicate
+  expect_eq(
+      on<B, 3, Int>(gd)
+          .scatter(1, gs.slice({s(), s(), s(0, 1)}).remainder_scalar(2), on<B, 3, Int>(gd).neg())
+          .into_data(),
+      on<Cpu, 3, Int>(gd)
+          .scatter(1, cs.slice({s(), s(), s(0, 1)}).remainder_scalar(2), on<Cpu, 3, Int>(gd).neg())
+          .into_data());
   expect_eq(gx.mask_fill(gm, -7.5).into_data(), cx.mask_fill(cm, -7.5).into_data());
   expect_eq(gx.mask_where(gm, gx.neg()).into_data(), cx.mask_where(cm, cx.neg()).into_data());
   expect_eq(

@@ -27,10 +27,13 @@
 #include "ember/backend/views.hpp"
 #include "ember/cpu/cpu.hpp"
 #include "ember/gpu/conv.hpp"
+#include "ember/gpu/create.hpp"
 #include "ember/gpu/expr.hpp"
 #include "ember/gpu/index.hpp"
 #include "ember/gpu/ops.hpp"
 #include "ember/gpu/pool.hpp"
+#include "ember/gpu/scan.hpp"
+#include "ember/gpu/sort.hpp"
 
 namespace ember {
 
@@ -65,6 +68,12 @@ struct GpuTypes {
   /// run on the host: the front end's composites run them on the device's own kernels.
   static constexpr bool forward_optional = false;
 };
+
+/// Inside Gpu<R>: the CPU backend's `fn` on host copies of the arguments, its result uploaded
+/// (the host path of a function whose device kernels do not serve the case).
+#define EMBER_GPU_ON_HOST(fn, ...) \
+  host(                            \
+      #fn, [](auto&&... a_) { return Cpu::fn(a_...); }, __VA_ARGS__)
 
 template <class R>
 struct Gpu : Forward<Cpu, GpuTypes<R>, Gpu<R>> {
@@ -154,9 +163,31 @@ struct Gpu : Forward<Cpu, GpuTypes<R>, Gpu<R>> {
   EMBER_GPU_CORE(bool)
 #undef EMBER_GPU_CORE
 
+  // ---- creation (src/gpu/create.cpp) ----------------------------------------------------------
+#define EMBER_GPU_FULL(X)                                                                    \
+  static GpuTensor X##_full(const Shape& s, double v, const Device& dev, DType dt) {         \
+    if (auto r = gpu::full(s, v, dt, R::device(dev.index), dev.index)) return std::move(*r); \
+    return Base::X##_full(s, v, dev, dt);                                                    \
+  }
+  EMBER_GPU_FULL(float)
+  EMBER_GPU_FULL(int)
+  EMBER_GPU_FULL(bool)
+#undef EMBER_GPU_FULL
+  static GpuTensor int_arange(std::int64_t start, std::int64_t end, std::int64_t step,
+                              const Device& dev, DType dt) {
+    if (auto r = gpu::arange(start, end, step, dt, R::device(dev.index), dev.index))
+      return std::move(*r);
+    return Base::int_arange(start, end, step, dev, dt);
+  }
+  /// The CPU's generator on the device (uniform, Bernoulli); normal values on the host.
+  static GpuTensor float_random(const Shape& s, Distribution d, const Device& dev, DType dt) {
+    if (auto r = gpu::random(s, d, dt, R::device(dev.index), dev.index)) return std::move(*r);
+    return Base::float_random(s, d, dev, dt);
+  }
+
   // ---- views (ember/backend/views.hpp) ------------------------------------------------------
   // Negative strides are not views here: the kernels address elements with unsigned 32-bit
-  // offsets, so flip and a slice with a negative step run on the host (a contiguous copy).
+  // offsets, so flip and a slice with a negative step make a contiguous copy (on the device).
 #define EMBER_GPU_VIEWS(X)                                                                  \
   static GpuTensor X##_permute(GpuTensor t, const ir::Axes& a) {                            \
     return views::permute(std::move(t), a);                                                 \
@@ -165,9 +196,14 @@ struct Gpu : Forward<Cpu, GpuTypes<R>, Gpu<R>> {
     return views::expand(std::move(t), s);                                                  \
   }                                                                                         \
   static GpuTensor X##_slice(GpuTensor t, const ir::Ranges& r) {                            \
+    if (auto c = reversed_slice(t, r)) return std::move(*c);                                \
     for (const SliceRange& range : r)                                                       \
       if (range.step < 0) return Base::X##_slice(std::move(t), r);                          \
     return views::slice(std::move(t), r);                                                   \
+  }                                                                                         \
+  static GpuTensor X##_flip(GpuTensor t, const ir::Axes& a) {                               \
+    if (auto c = gpu::flip(t, a)) return std::move(*c);                                     \
+    return Base::X##_flip(std::move(t), a);                                                 \
   }                                                                                         \
   static GpuTensor X##_unfold(GpuTensor t, std::size_t d, std::int64_t n, std::int64_t s) { \
     return views::unfold(std::move(t), d, n, s);                                            \
@@ -323,8 +359,7 @@ struct Gpu : Forward<Cpu, GpuTypes<R>, Gpu<R>> {
     if (native_float(x))                                                                      \
       if (auto r = act_map(x, #fn, {}, [](Val a, std::span<const Val>) -> Val { return e; })) \
         return std::move(*r);                                                                 \
-    return host(                                                                              \
-        #fn, [](auto&&... a_) { return Cpu::fn(a_...); }, std::move(x));                      \
+    return EMBER_GPU_ON_HOST(fn, std::move(x));                                               \
   }
 #define EMBER_GPU_ACT2(fn, e)                                                                    \
   static F fn(F x, double p0, double p1) {                                                       \
@@ -332,8 +367,7 @@ struct Gpu : Forward<Cpu, GpuTypes<R>, Gpu<R>> {
       if (auto r =                                                                               \
               act_map(x, #fn, {p0, p1}, [](Val a, std::span<const Val> p) -> Val { return e; })) \
         return std::move(*r);                                                                    \
-    return host(                                                                                 \
-        #fn, [](auto&&... a_) { return Cpu::fn(a_...); }, std::move(x), p0, p1);                 \
+    return EMBER_GPU_ON_HOST(fn, std::move(x), p0, p1);                                          \
   }
   EMBER_GPU_ACT(float_relu, kernel::select(a < lit(a, 0), lit(a, 0), a))
   EMBER_GPU_ACT(float_relu6, kernel::select(a < lit(a, 0), lit(a, 0),
@@ -358,9 +392,7 @@ struct Gpu : Forward<Cpu, GpuTypes<R>, Gpu<R>> {
                 return kernel::select(a < lit(a, 0), a * p[0], a);
               }))
         return std::move(*r);
-    return host(
-        "float_leaky_relu", [](auto&&... a_) { return Cpu::float_leaky_relu(a_...); }, std::move(x),
-        slope);
+    return EMBER_GPU_ON_HOST(float_leaky_relu, std::move(x), slope);
   }
   EMBER_GPU_ACT2(float_hard_sigmoid, kernel::select(p[0] * a + p[1] < lit(a, 0), lit(a, 0),
                                                     kernel::select(p[0] * a + p[1] > lit(a, 1),
@@ -372,8 +404,7 @@ struct Gpu : Forward<Cpu, GpuTypes<R>, Gpu<R>> {
 #define EMBER_GPU_REDUCE_DIM(fn, R)                                                         \
   static GpuTensor fn(const GpuTensor& x, std::int64_t d) {                                 \
     if (gpu::reduce_native(gpu::Reduce::R, x, d)) return gpu::reduce(gpu::Reduce::R, x, d); \
-    return host(                                                                            \
-        #fn, [](auto&&... a_) { return Cpu::fn(a_...); }, x, d);                            \
+    return EMBER_GPU_ON_HOST(fn, x, d);                                                     \
   }
   EMBER_GPU_REDUCE_DIM(float_sum_dim, Sum)
   EMBER_GPU_REDUCE_DIM(float_prod_dim, Prod)
@@ -387,13 +418,66 @@ struct Gpu : Forward<Cpu, GpuTypes<R>, Gpu<R>> {
 #undef EMBER_GPU_REDUCE_DIM
   static GpuTensor float_sum(const GpuTensor& x) {
     if (gpu::reduce_native(gpu::Reduce::Sum, x, -1)) return gpu::reduce(gpu::Reduce::Sum, x, -1);
-    return host(
-        "float_sum", [](auto&&... a_) { return Cpu::float_sum(a_...); }, x);
+    return EMBER_GPU_ON_HOST(float_sum, x);
   }
   static GpuTensor int_sum(const GpuTensor& x) {
     if (gpu::reduce_native(gpu::Reduce::Sum, x, -1)) return gpu::reduce(gpu::Reduce::Sum, x, -1);
-    return host(
-        "int_sum", [](auto&&... a_) { return Cpu::int_sum(a_...); }, x);
+    return EMBER_GPU_ON_HOST(int_sum, x);
+  }
+
+  // ---- line kernels (src/gpu/scan.cpp) and sorting (src/gpu/sort.cpp) ------------------------
+#define EMBER_GPU_SCAN(fn, S)                                         \
+  static GpuTensor fn(const GpuTensor& x, std::int64_t d) {           \
+    if (auto r = gpu::scan(gpu::Scan::S, x, d)) return std::move(*r); \
+    return Base::fn(x, d);                                            \
+  }
+#define EMBER_GPU_WITH_INDICES(fn, call)                                          \
+  static std::pair<GpuTensor, GpuTensor> fn(const GpuTensor& x, std::int64_t d) { \
+    if (auto r = gpu::call) return std::move(*r);                                 \
+    return Base::fn(x, d);                                                        \
+  }
+#define EMBER_GPU_ANY_ALL(fn, all)                              \
+  static GpuTensor fn(const GpuTensor& x, std::int64_t d) {     \
+    if (auto r = gpu::any_all(all, x, d)) return std::move(*r); \
+    return Base::fn(x, d);                                      \
+  }
+#define EMBER_GPU_LINES(X)                                                            \
+  EMBER_GPU_SCAN(X##_cumsum, Sum)                                                     \
+  EMBER_GPU_SCAN(X##_cumprod, Prod)                                                   \
+  EMBER_GPU_SCAN(X##_cummax, Max)                                                     \
+  EMBER_GPU_SCAN(X##_cummin, Min)                                                     \
+  EMBER_GPU_WITH_INDICES(X##_cummax_with_indices, scan_with_indices(true, x, d))      \
+  EMBER_GPU_WITH_INDICES(X##_cummin_with_indices, scan_with_indices(false, x, d))     \
+  EMBER_GPU_WITH_INDICES(X##_max_dim_with_indices, extreme_with_indices(true, x, d))  \
+  EMBER_GPU_WITH_INDICES(X##_min_dim_with_indices, extreme_with_indices(false, x, d)) \
+  EMBER_GPU_ANY_ALL(X##_any_dim, false)                                               \
+  EMBER_GPU_ANY_ALL(X##_all_dim, true)
+  EMBER_GPU_LINES(float)
+  EMBER_GPU_LINES(int)
+  EMBER_GPU_ANY_ALL(bool_any_dim, false)
+  EMBER_GPU_ANY_ALL(bool_all_dim, true)
+#undef EMBER_GPU_LINES
+#undef EMBER_GPU_ANY_ALL
+#undef EMBER_GPU_WITH_INDICES
+#undef EMBER_GPU_SCAN
+#define EMBER_GPU_SORT(X)                                                                          \
+  static std::pair<GpuTensor, GpuTensor> X##_sort_with_indices(const GpuTensor& x, std::int64_t d, \
+                                                               bool desc) {                        \
+    if (auto r = gpu::sort(x, d, desc)) return std::move(*r);                                      \
+    return Base::X##_sort_with_indices(x, d, desc);                                                \
+  }                                                                                                \
+  static std::pair<GpuTensor, GpuTensor> X##_topk_with_indices(const GpuTensor& x, std::int64_t k, \
+                                                               std::int64_t d) {                   \
+    if (auto r = gpu::topk(x, k, d)) return std::move(*r);                                         \
+    return Base::X##_topk_with_indices(x, k, d);                                                   \
+  }
+  EMBER_GPU_SORT(float)
+  EMBER_GPU_SORT(int)
+#undef EMBER_GPU_SORT
+  static std::pair<GpuTensor, GpuTensor> float_var_mean(const GpuTensor& x, std::int64_t d,
+                                                        std::int64_t correction) {
+    if (auto r = gpu::var_mean(x, d, correction)) return std::move(*r);
+    return Base::float_var_mean(x, d, correction);
   }
 
   // ---- matrix products ------------------------------------------------------------------------
@@ -424,9 +508,15 @@ struct Gpu : Forward<Cpu, GpuTypes<R>, Gpu<R>> {
   }                                                                                                \
   static GpuTensor X##_scatter(std::size_t d, GpuTensor t, const GpuTensor& i, const GpuTensor& v, \
                                IndexUpdate up) {                                                   \
-    if (up == IndexUpdate::Add)                                                                    \
-      if (auto r = gpu::scatter_add(d, t, i, v, sole(t, true))) return std::move(*r);              \
+    if (auto r = up == IndexUpdate::Add ? gpu::scatter_add(d, t, i, v, sole(t, true))              \
+                                        : gpu::scatter_assign(d, t, i, v, sole(t, true)))          \
+      return std::move(*r);                                                                        \
     return Base::X##_scatter(d, std::move(t), i, v, up);                                           \
+  }                                                                                                \
+  static GpuTensor X##_select_assign(GpuTensor t, std::size_t d, const GpuTensor& i,               \
+                                     const GpuTensor& v, IndexUpdate up) {                         \
+    if (auto r = gpu::select_assign(d, t, i, v, up, sole(t, true))) return std::move(*r);          \
+    return Base::X##_select_assign(std::move(t), d, i, v, up);                                     \
   }                                                                                                \
   static GpuTensor X##_mask_where(GpuTensor t, const GpuTensor& m, const GpuTensor& v) {           \
     if (auto r = gpu::mask_where(t, m, v, sole(t, true))) return std::move(*r);                    \
@@ -442,10 +532,9 @@ struct Gpu : Forward<Cpu, GpuTypes<R>, Gpu<R>> {
 #undef EMBER_GPU_INDEXING
 
   // ---- optional rows without a composite: the host path -------------------------------------
-#define EMBER_GPU_HOST_ROW(fn, Params, Args)                                      \
-  static GpuTensor fn Params {                                                    \
-    return host(                                                                  \
-        #fn, [](auto&&... a_) { return Cpu::fn(a_...); }, EMBER_PP_UNPAREN Args); \
+#define EMBER_GPU_HOST_ROW(fn, Params, Args)             \
+  static GpuTensor fn Params {                           \
+    return EMBER_GPU_ON_HOST(fn, EMBER_PP_UNPAREN Args); \
   }
   EMBER_GPU_HOST_ROW(float_diag, (const GpuTensor& x), (x))
   EMBER_GPU_HOST_ROW(int_diag, (const GpuTensor& x), (x))
@@ -533,6 +622,11 @@ struct Gpu : Forward<Cpu, GpuTypes<R>, Gpu<R>> {
     if (auto r = gpu::avg_pool<N>(x, o)) return std::move(*r);
     return Base::template float_avg_pool<N>(x, o);
   }
+  static GpuTensor float_interpolate(const GpuTensor& x, const std::array<std::int64_t, 2>& s,
+                                     InterpolateOptions o) {
+    if (auto r = gpu::interpolate(x, s, o)) return std::move(*r);
+    return Base::float_interpolate(x, s, o);
+  }
   template <std::size_t N>
   static GpuTensor float_adaptive_avg_pool(const GpuTensor& x,
                                            const std::array<std::int64_t, N>& s) {
@@ -541,6 +635,21 @@ struct Gpu : Forward<Cpu, GpuTypes<R>, Gpu<R>> {
   }
 
  private:
+  /// A slice with negative steps as a contiguous copy made on the device: the slice with the
+  /// same elements in increasing order, flipped along the reversed dims; nullopt when no
+  /// step is negative or the dtype has no kernel here.
+  static std::optional<GpuTensor> reversed_slice(const GpuTensor& t, const ir::Ranges& r) {
+    ir::Ranges forward = r;
+    ir::Axes axes;
+    for (std::size_t d = 0; d < r.size(); ++d) {
+      if (r[d].step >= 0) continue;
+      if (r[d].count > 0)
+        forward[d] = {r[d].start + (r[d].count - 1) * r[d].step, r[d].count, -r[d].step};
+      axes.push_back(d);
+    }
+    if (axes.empty()) return std::nullopt;
+    return gpu::flip(views::slice(t, forward), axes);
+  }
   static bool native_on(DType d, const GpuTensor& t) {
     return gpu::native_dtype(d, t.compute());
   }
@@ -674,5 +783,7 @@ struct Gpu : Forward<Cpu, GpuTypes<R>, Gpu<R>> {
     return gpu::map(spec, std::span<const GpuTensor>(&x, 1), x.shape);
   }
 };
+
+#undef EMBER_GPU_ON_HOST
 
 }  // namespace ember

@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "ember/core/options.hpp"
 #include "ember/core/slice.hpp"
 #include "ember/gpu/tensor.hpp"
 
@@ -20,13 +21,23 @@ std::optional<GpuTensor> cat(const std::vector<GpuTensor>& xs, std::size_t dim);
 /// `t` with the region `ranges` (positive steps) replaced by `values` (cast to t's dtype).
 std::optional<GpuTensor> slice_assign(const GpuTensor& t, const std::vector<SliceRange>& ranges,
                                       const GpuTensor& values, bool reuse);
+/// A contiguous copy of `t` reversed along `axes` (torch.flip; the kernels take no negative
+/// strides, so a flipped view is a copy here).
+std::optional<GpuTensor> flip(const GpuTensor& t, const std::vector<std::size_t>& axes);
 /// torch.index_select along `dim` with the integer indices `idx` [n].
 std::optional<GpuTensor> select(const GpuTensor& x, std::size_t dim, const GpuTensor& idx);
+/// torch.index_copy (Assign: of duplicate indices the last one wins) or torch.index_add (Add:
+/// f32 only, atomic adds) along `dim` with idx [n]; values: t's shape with `dim` of size n.
+std::optional<GpuTensor> select_assign(std::size_t dim, const GpuTensor& t, const GpuTensor& idx,
+                                       const GpuTensor& values, IndexUpdate update, bool reuse);
 /// torch.gather along `dim`: the result has idx's shape.
 std::optional<GpuTensor> gather(std::size_t dim, const GpuTensor& x, const GpuTensor& idx);
 /// torch.scatter_add along `dim` for f32 (atomic adds: duplicates sum in any order).
 std::optional<GpuTensor> scatter_add(std::size_t dim, const GpuTensor& t, const GpuTensor& idx,
                                      const GpuTensor& values, bool reuse);
+/// torch.scatter along `dim`: of duplicate targets the last in idx's row-major order wins.
+std::optional<GpuTensor> scatter_assign(std::size_t dim, const GpuTensor& t, const GpuTensor& idx,
+                                        const GpuTensor& values, bool reuse);
 /// torch.where(mask, values, t) with mask and values broadcast to t's shape.
 std::optional<GpuTensor> mask_where(const GpuTensor& t, const GpuTensor& mask,
                                     const GpuTensor& values, bool reuse);

@@ -1,5 +1,6 @@
-// Pooling kernels of the GPU backends (src/gpu/pool.cpp), 1-d and 2-d, shapes and options as
-// the backend contract's (ember/backend/pool.hpp). Each returns nullopt when the device
+// Pooling kernels of the GPU backends (src/gpu/pool.cpp), 1-d and 2-d, and interpolation
+// (src/gpu/interpolate.cpp); shapes and options as the backend contract's
+// (ember/backend/pool.hpp). Each returns nullopt when the device
 // kernels do not serve the case (a dtype the device lacks; the max-pool gradient is f32
 // only, since it adds with atomics): the caller then takes the host path.
 #pragma once
@@ -27,5 +28,12 @@ std::optional<GpuTensor> avg_pool(const GpuTensor& x, const AvgPoolOptions<N>& o
 template <std::size_t N>
 std::optional<GpuTensor> adaptive_avg_pool(const GpuTensor& x,
                                            const std::array<std::int64_t, N>& output_size);
+
+/// torch.nn.functional.interpolate of x [N, C, H, W] to `output_size` (nearest, bilinear,
+/// bicubic): the CPU backend's taps (PyTorch's source indices and weights) blended on the
+/// device in the CPU's order.
+std::optional<GpuTensor> interpolate(const GpuTensor& x,
+                                     const std::array<std::int64_t, 2>& output_size,
+                                     const InterpolateOptions& options);
 
 }  // namespace ember::gpu
