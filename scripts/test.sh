@@ -69,13 +69,15 @@ echo "== $T/kernel/ember_kernel_tests"
 "build/$PRESET/custom-kernel" | tail -n 4
 # The GPU backends (ember::Vulkan, ember::Cuda): their own cases, then the conformance suite
 # on them; Vulkan runs on llvmpipe without a GPU, CUDA is skipped (with the reason) there.
-# Then the gradient suite on Autodiff<Vulkan>, and the conformance suite's Dispatch cases on
-# the device vulkan:0 (Dispatch's GPU stacks; ember_dispatch_tests above visits them too).
+# Then the gradient suite on Autodiff<Vulkan>, the conformance suite's Dispatch cases on the
+# device vulkan:0 (Dispatch's GPU stacks; ember_dispatch_tests above visits them too), and
+# the nn suite with its Dispatch cases on vulkan:0+autodiff.
 if [ -x "$T/gpu/ember_gpu_tests" ]; then
   run "$T/gpu/ember_gpu_tests"
   run "$T/gpu/ember_conformance_vulkan"
   run "$T/gpu/ember_autodiff_vulkan_tests"
   EMBER_DEVICE=vulkan:0 run "$T/ember_conformance" --gtest_filter='*/dispatch.*'
+  EMBER_DEVICE=vulkan:0 run "$T/ember_nn_tests"
 fi
 # ONNX import: the ONNX backend node tests (../shared/onnx-tests, skipped when absent), real
 # models against onnxruntime, bad models; the code `ember onnx convert` generated at build

@@ -20,6 +20,7 @@
 #include "ember/dispatch/dispatch.hpp"
 #include "ember/module/module.hpp"
 #include "fixtures.hpp"
+#include "nn_device.hpp"
 #include "nn_test_util.hpp"
 
 namespace ember::test::layer_conv {
@@ -35,7 +36,7 @@ struct OnAutodiffCpu {
 /// Dispatch on the device cpu+autodiff.
 struct OnDispatch {
   using B = Dispatch;
-  static Device device() { return Device::cpu().autodiff(); }
+  static Device device() { return ember::test::nn_dispatch_device(); }
   static std::string name() { return "dispatch_cpu_autodiff"; }
 };
 

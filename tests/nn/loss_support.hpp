@@ -20,6 +20,7 @@
 #include "ember/nn/loss.hpp"
 #include "ember/tensor/tensor.hpp"
 #include "fixtures.hpp"
+#include "nn_device.hpp"
 #include "nn_test_util.hpp"
 
 namespace ember::test {
@@ -36,7 +37,7 @@ inline const Tolerance kLossTol = Tolerance::rel_abs(1e-4, 1e-5);
 template <class B>
 typename B::Device loss_device() {
   if constexpr (std::is_same_v<B, Dispatch>)
-    return Device::cpu().autodiff();
+    return ember::test::nn_dispatch_device();
   else
     return {};
 }

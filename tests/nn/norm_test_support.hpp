@@ -20,6 +20,7 @@
 #include "ember/module/module.hpp"
 #include "ember/tensor/tensor.hpp"
 #include "fixtures.hpp"
+#include "nn_device.hpp"
 #include "nn_test_util.hpp"
 
 namespace ember::test::norm {
@@ -37,7 +38,7 @@ struct AutodiffCpuEnv {
 /// Dispatch on the cpu device with autodiff on ("cpu+autodiff").
 struct DispatchEnv {
   using B = Dispatch;
-  static Device device() { return Device::cpu().autodiff(); }
+  static Device device() { return ember::test::nn_dispatch_device(); }
   static std::string name() { return "Dispatch"; }
 };
 

@@ -15,6 +15,7 @@
 #include "ember/nn/linear.hpp"
 #include "ember/optim/optim.hpp"
 #include "fixtures.hpp"
+#include "nn_device.hpp"
 
 namespace ember::test::optim_support {
 
@@ -31,7 +32,7 @@ struct TinyNet {
 template <Backend B>
 typename B::Device device() {
   if constexpr (std::is_same_v<B, Dispatch>) {
-    return Device::cpu().autodiff();
+    return ember::test::nn_dispatch_device();
   } else {
     return typename B::Device{};
   }

@@ -15,6 +15,7 @@
 #include "ember/dispatch/dispatch.hpp"
 #include "ember/module/module.hpp"
 #include "fixtures.hpp"
+#include "nn_device.hpp"
 
 namespace ember::test::seq {
 
@@ -24,7 +25,7 @@ using AdCpu = Autodiff<Cpu>;
 template <class B>
 typename B::Device dev() {
   if constexpr (std::is_same_v<B, Dispatch>)
-    return Device::cpu().autodiff();
+    return ember::test::nn_dispatch_device();
   else
     return typename B::Device{};
 }

@@ -17,6 +17,7 @@
 #include "ember/store/pytorch.hpp"
 #include "ember/store/safetensors.hpp"
 #include "ember/tensor/activation.hpp"
+#include "nn_device.hpp"
 #include "store_test_util.hpp"
 
 namespace ember::test::store {
@@ -87,7 +88,7 @@ struct Encoder {
 template <class B>
 typename B::Device device() {
   if constexpr (std::is_same_v<B, Dispatch>) {
-    return Device::cpu().autodiff();
+    return ember::test::nn_dispatch_device();
   } else {
     return typename B::Device{};
   }
