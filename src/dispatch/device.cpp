@@ -170,10 +170,18 @@ Device Device::parse(std::string_view text) {
   int index = 0;
   if (colon != std::string_view::npos) {
     const std::string_view idx = head.substr(colon + 1);
+    // A sign after the colon ("vulkan:+1") is part of the index, not an option.
+    const std::string_view shown =
+        idx.empty() && plus != std::string_view::npos
+            ? rest.substr(colon + 1, rest.find('+', plus + 1) - colon - 1)
+            : idx;
     const auto [ptr, ec] = std::from_chars(idx.data(), idx.data() + idx.size(), index);
     if (idx.empty() || ec != std::errc{} || ptr != idx.data() + idx.size() || index < 0) {
-      return bad("invalid index '" + std::string(idx) + "'");
+      return bad("invalid index '" + std::string(shown) + "'");
     }
+    // PyTorch refuses "cuda:01" as well: one device, one spelling.
+    if (idx.size() > 1 && idx[0] == '0')
+      return bad("index '" + std::string(idx) + "' has a leading zero");
   }
 
   // +autodiff / +checkpointing, in any order, each at most once
@@ -202,9 +210,12 @@ Device Device::parse(std::string_view text) {
                               " (available: ", available_list(), ")");
   }
   if (index >= count) {
-    detail::fail<DeviceError>("device", d.to_string(), " does not exist: ", device_kind_name(kind),
-                              " has ", count, count == 1 ? " device" : " devices", " (index 0",
-                              count > 1 ? " to " + std::to_string(count - 1) : std::string(), ")");
+    // The kind and index as written: cpu's to_string() leaves the index out.
+    detail::fail<DeviceError>("device", device_kind_name(kind), ":", index,
+                              " does not exist: ", device_kind_name(kind), " has ", count,
+                              count == 1 ? " device" : " devices", " (index 0",
+                              count > 1 ? " to " + std::to_string(count - 1) : std::string(),
+                              "; available: ", available_list(), ")");
   }
   if (!d.is_available()) {
     detail::fail<DeviceError>("device", d.to_string(),

@@ -136,6 +136,13 @@ TEST(Device, ParseErrorsAreClear) {
   EXPECT_TRUE(contains(device_error([] { Device::parse("cpu:-1"); }), "invalid index '-1'"));
   EXPECT_TRUE(contains(device_error([] { Device::parse("cpu:"); }), "invalid index ''"));
   EXPECT_TRUE(contains(device_error([] { Device::parse("cpu:1"); }), "cpu has 1 device"));
+  // The message names the device as written, with the devices there are.
+  EXPECT_TRUE(contains(device_error([] { Device::parse("cpu:1"); }),
+                       "cpu:1 does not exist: cpu has 1 device (index 0; available: cpu"));
+  EXPECT_TRUE(contains(device_error([] { Device::parse("cpu:+1"); }), "invalid index '+1'"));
+  EXPECT_TRUE(
+      contains(device_error([] { Device::parse("cpu:01"); }), "index '01' has a leading zero"));
+  EXPECT_EQ(Device::parse("cpu:0").to_string(), "cpu");
   EXPECT_TRUE(contains(device_error([] { Device::parse("cpu+fast"); }), "unknown option '+fast'"));
   EXPECT_TRUE(
       contains(device_error([] { Device::parse("cpu+autodiff+autodiff"); }), "appears twice"));

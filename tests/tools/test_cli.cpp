@@ -249,6 +249,11 @@ TEST_F(CliTest, BadOptionsAreRejectedByTheParser) {
   expect_error(ember({"infer", run_dir_.string()}), 2, {"IMAGE"});
   expect_error(ember({}), 2, {"subcommand"});
   expect_error(ember({"train", "--device", "tpu"}), 1, {"--device tpu"});
+  // Without --device, EMBER_DEVICE names the device (as it does for Device{} in programs).
+  ::setenv("EMBER_DEVICE", "tpu", 1);
+  const Result from_env = ember({"train"});
+  ::unsetenv("EMBER_DEVICE");
+  expect_error(from_env, 1, {"--device tpu", "unknown device kind 'tpu'"});
 }
 
 TEST_F(CliTest, NonFiniteAndNegativeNumbersAreRejected) {

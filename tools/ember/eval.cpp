@@ -26,7 +26,9 @@ CLI::App* add_eval_command(CLI::App& app, EvalArgs& a) {
           ->capture_default_str();
   sub->add_option("--model", a.model, "Fail unless the run's model is this one")
       ->check(CLI::IsMember(model_names()));
-  sub->add_option("--device", a.device, "Ember device: cpu, cuda[:N], vulkan[:N]")
+  sub->add_option("--device", a.device,
+                  "Ember device: cpu, cuda[:N], vulkan[:N] (default: EMBER_DEVICE when set)")
+      ->envname("EMBER_DEVICE")
       ->capture_default_str();
   sub->add_option("--data-dir", a.data_dir,
                   "Folder of the dataset's IDX files (default: the one the run used)");

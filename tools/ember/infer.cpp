@@ -33,7 +33,9 @@ CLI::App* add_infer_command(CLI::App& app, InferArgs& a) {
   sub->add_flag("--invert", a.invert,
                 "Invert the pixels (for dark objects on a light background; Fashion-MNIST "
                 "shows light objects on black)");
-  sub->add_option("--device", a.device, "Ember device: cpu, cuda[:N], vulkan[:N]")
+  sub->add_option("--device", a.device,
+                  "Ember device: cpu, cuda[:N], vulkan[:N] (default: EMBER_DEVICE when set)")
+      ->envname("EMBER_DEVICE")
       ->capture_default_str();
   sub->add_flag("--quantized", a.quantized,
                 "Use the model of `ember quantize` (RUN_DIR/model-quantized.safetensors)")

@@ -171,7 +171,9 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
       ->check(whole_number_in(std::size_t{1}, std::size_t{1} << 30))
       ->capture_default_str();
   sub->add_option("--device", a.device,
-                  "Ember device: cpu, cuda[:N], vulkan[:N] (autodiff is added)")
+                  "Ember device: cpu, cuda[:N], vulkan[:N] (autodiff is added; default: "
+                  "EMBER_DEVICE when set)")
+      ->envname("EMBER_DEVICE")
       ->capture_default_str();
   sub->add_option("--run-dir", a.run_dir, "Run directory (default: runs/<dataset>-<model>)");
   CLI::Option* resume =
