@@ -11,6 +11,7 @@
 #include "ember/core/data.hpp"
 #include "ember/cpu/random.hpp"
 #include "ember/gpu/ops.hpp"
+#include "ember/ir/core.hpp"
 #include "kernels.hpp"
 
 namespace ember::gpu {
@@ -156,18 +157,10 @@ std::optional<GpuTensor> full(const Shape& shape, double value, DType dtype,
 
 std::optional<GpuTensor> arange(std::int64_t start, std::int64_t end, std::int64_t step,
                                 DType dtype, kernel::ComputeDevice& dev, int index) {
-  if (!native_out(dtype, dev) || !native_dtype(DType::I64, dev) || step == 0) return std::nullopt;
-  // ceil(|end - start| / |step|) in unsigned arithmetic (no overflow), 0 when it points away.
-  std::uint64_t count = 0;
-  if ((step > 0 && end > start) || (step < 0 && end < start)) {
-    const std::uint64_t span =
-        step > 0 ? static_cast<std::uint64_t>(end) - static_cast<std::uint64_t>(start)
-                 : static_cast<std::uint64_t>(start) - static_cast<std::uint64_t>(end);
-    const std::uint64_t mag = step > 0 ? static_cast<std::uint64_t>(step)
-                                       : std::uint64_t{0} - static_cast<std::uint64_t>(step);
-    count = 1 + (span - 1) / mag;
-  }
-  if (count > 0xffffffffu) return std::nullopt;
+  if (!native_out(dtype, dev) || !native_dtype(DType::I64, dev)) return std::nullopt;
+  // The count from the op's shape rule (ember/ir/core.hpp), the CPU's too.
+  const std::int64_t count = ir::Arange{start, end, step, dtype}.infer().shape.numel();
+  if (count > std::int64_t{0xffffffff}) return std::nullopt;
   const auto n = static_cast<std::uint32_t>(count);
   const Elem e = elem_of(dtype, "arange");
   const auto* k = compiled(dev, "arange|" + std::to_string(static_cast<int>(e)),

@@ -1,5 +1,6 @@
-// What the GPU backends' kernel files (src/gpu/conv.cpp, pool.cpp, index.cpp) share: the
-// workgroup size, the cache of compiled kernels, 32-bit index checks. Not installed.
+// What the GPU backends' kernel files (src/gpu/conv.cpp, pool.cpp, index.cpp, scan.cpp, ...)
+// share: the workgroup size, the cache of compiled kernels, element-type helpers, 32-bit index
+// checks. Not installed.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +36,19 @@ const kernel::CompiledKernel* compiled(kernel::ComputeDevice& dev, const std::st
     kernel_cache().put(k.str(), *c);
   }
   return c->get();
+}
+
+inline bool is_float_elem(kernel::Elem e) {
+  return e == kernel::Elem::F32 || e == kernel::Elem::F16 || e == kernel::Elem::BF16 ||
+         e == kernel::Elem::F64;
+}
+
+/// The type in which the CPU backend compares values (max/min, sorting): f32 for f16/bf16,
+/// i64 for the integer types, else the element type.
+inline kernel::Elem compare_elem(kernel::Elem e) {
+  if (e == kernel::Elem::F16 || e == kernel::Elem::BF16) return kernel::Elem::F32;
+  if (!is_float_elem(e)) return kernel::Elem::I64;
+  return e;
 }
 
 /// `v` as a kernel's 32-bit index; UnsupportedError "[op] what V exceeds ..." otherwise.

@@ -30,22 +30,15 @@ using kernel::Mem;
 using kernel::Val;
 using kernel::Var;
 
+using detail::compare_elem;
 using detail::compiled;
 using detail::kGroup;
 
-constexpr std::int64_t kPiece = 4096;  // values per line and launch
-
 bool is_fp(Elem e) {
-  return e == Elem::F32 || e == Elem::F16 || e == Elem::BF16 || e == Elem::F64;
+  return detail::is_float_elem(e);
 }
 
-/// The type in which max/min compare: f32 for f16/bf16 (the CPU's compute type), i64 for the
-/// integer types, else the element type.
-Elem compare_elem(Elem e) {
-  if (e == Elem::F16 || e == Elem::BF16) return Elem::F32;
-  if (!is_fp(e)) return Elem::I64;
-  return e;
-}
+constexpr std::int64_t kPiece = 4096;  // values per line and launch
 
 /// The accumulator of sums and products: f64 for floats where the device has it (the CPU's),
 /// else f32; i64 for integers.
