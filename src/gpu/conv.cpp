@@ -441,6 +441,50 @@ GpuTensor conv_transpose(const GpuTensor& x, const GpuTensor& w,
   return bias ? add_bias(std::move(y), *bias) : y;
 }
 
+/// The 2-d geometry of unfold / fold: one group over all C channels, the whole batch.
+Geometry unfold_geometry(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w,
+                         const std::array<std::int64_t, 2>& k, const UnfoldOptions& o) {
+  Geometry g;
+  g.batch = n;
+  g.cg = c;
+  g.in = {1, h, w};
+  g.k = {1, k[0], k[1]};
+  for (std::size_t i = 0; i < 2; ++i) {
+    g.stride[1 + i] = o.stride[i];
+    g.pad[1 + i] = o.padding[i];
+    g.dil[1 + i] = o.dilation[i];
+    g.out[1 + i] =
+        (g.in[1 + i] + 2 * o.padding[i] - o.dilation[i] * (k[i] - 1) - 1) / o.stride[i] + 1;
+  }
+  return g;
+}
+
+std::optional<GpuTensor> unfold4d(const GpuTensor& x_in, const std::array<std::int64_t, 2>& k,
+                                  const UnfoldOptions& o) {
+  if (!conv_native(x_in, x_in) || x_in.shape.dims.size() != 4) return std::nullopt;
+  const GpuTensor x = contiguous(x_in);
+  const auto& d = x.shape.dims;
+  const Geometry g = unfold_geometry(d[0], d[1], d[2], d[3], k, o);
+  const std::int64_t R = g.rows(), L = g.positions();
+  GpuTensor cols = empty(Shape{d[0], R, L}, x.dtype, x.compute(), x.device);
+  im2col(x, 0, d[1], g, {d[0] * R * L, R * L, L, 1}, cols);
+  return cols;
+}
+
+std::optional<GpuTensor> fold4d(const GpuTensor& cols_in,
+                                const std::array<std::int64_t, 2>& output_size,
+                                const std::array<std::int64_t, 2>& k, const UnfoldOptions& o) {
+  if (!conv_native(cols_in, cols_in) || cols_in.shape.dims.size() != 3) return std::nullopt;
+  const GpuTensor cols = cols_in.offset == 0 && cols_in.is_contiguous() ? cols_in : copy(cols_in);
+  const std::int64_t n = cols.shape.dims[0], R = cols.shape.dims[1], L = cols.shape.dims[2];
+  const std::int64_t c = R / std::max<std::int64_t>(k[0] * k[1], 1);
+  const Geometry g = unfold_geometry(n, c, output_size[0], output_size[1], k, o);
+  GpuTensor out =
+      empty(Shape{n, c, output_size[0], output_size[1]}, cols.dtype, cols.compute(), cols.device);
+  col2im(cols, g, {n * R * L, R * L, L, 1}, out);
+  return out;
+}
+
 #define EMBER_GPU_CONV_INSTANCES(N)                                                               \
   template GpuTensor conv<N>(const GpuTensor&, const GpuTensor&, const std::optional<GpuTensor>&, \
                              const ConvOptions<N>&);                                              \

@@ -8,7 +8,8 @@
 // source index. A total order has one sorted sequence, so the network's result is the CPU
 // backend's stable sort exactly. The network runs log2(P) (log2(P) + 1) / 2 launches of one
 // compare-exchange per slot pair, with no loop inside a kernel (llvmpipe's loop limit). Then
-// the first len (sort) or k (topk) slots of each row are written out.
+// the first len (sort) or k (topk) slots of each row are written out. The median takes slot
+// (len - 1) / 2 of the ascending sort, or the line's first NaN (max_with_index finds it).
 //
 // Work O(n log^2 n): a radix sort would do O(n) (issue 15, GPU performance).
 #include "ember/gpu/sort.hpp"
@@ -17,6 +18,7 @@
 #include <sstream>
 
 #include "ember/gpu/ops.hpp"
+#include "ember/gpu/scan.hpp"
 #include "kernels.hpp"
 
 namespace ember::gpu {
@@ -29,23 +31,13 @@ using kernel::KernelBuilder;
 using kernel::Mem;
 using kernel::Val;
 
+using detail::compare_elem;
 using detail::compiled;
 using detail::kGroup;
 
-bool is_fp(Elem e) {
-  return e == Elem::F32 || e == Elem::F16 || e == Elem::BF16 || e == Elem::F64;
-}
-
-/// The compare type: f32 for f16/bf16 (the CPU's), i64 for the integer types.
-Elem key_elem(Elem e) {
-  if (e == Elem::F16 || e == Elem::BF16) return Elem::F32;
-  if (!is_fp(e)) return Elem::I64;
-  return e;
-}
-
 /// a < b with NaN above every number.
 Val less(Val a, Val b) {
-  if (!is_fp(a.elem())) return a < b;
+  if (!detail::is_float_elem(a.elem())) return a < b;
   return kernel::select(b != b, a == a, a < b);
 }
 
@@ -126,6 +118,35 @@ kernel::Kernel build_store(Elem key, Elem e) {
   return kb.build();
 }
 
+/// The lower median of each sorted line (slot m), or the line's first NaN and its index
+/// (from max_with_index, where a NaN is the first extreme) when it has one.
+kernel::Kernel build_median_pick(Elem e, bool fp) {
+  KernelBuilder kb("median_pick", {kGroup, 1, 1});
+  Mem sv = kb.buffer("sorted", e, kernel::Access::Read);
+  Mem si = kb.buffer("sorted_i", Elem::I64, kernel::Access::Read);
+  Mem mx = kb.buffer("max", e, kernel::Access::Read);
+  Mem mi = kb.buffer("max_i", Elem::I64, kernel::Access::Read);
+  Mem y = kb.buffer("y", e, kernel::Access::Write);
+  Mem yi = kb.buffer("yi", Elem::I64, kernel::Access::Write);
+  Val len = kb.scalar("len", Elem::U32), inner = kb.scalar("inner", Elem::U32);
+  Val m = kb.scalar("m", Elem::U32), n = kb.scalar("n", Elem::U32);
+  Val t = kb.absolute_pos();
+  kb.if_in_bounds(t, n, [&] {
+    Val src = ((t / inner) * len + m) * inner + t % inner;
+    Val v = sv[src], i = si[src];
+    if (fp) {
+      Val top = mx[t];
+      Val nan = top != top;
+      y[t] = kernel::select(nan, top, v);
+      yi[t] = kernel::select(nan, Val(mi[t]), i);
+    } else {
+      y[t] = v;
+      yi[t] = i;
+    }
+  });
+  return kb.build();
+}
+
 /// Sorts along `dim` and keeps the first `m` of each line.
 std::optional<std::pair<GpuTensor, GpuTensor>> sorted(const GpuTensor& x_in, std::int64_t dim,
                                                       bool descending, std::int64_t m) {
@@ -140,7 +161,7 @@ std::optional<std::pair<GpuTensor, GpuTensor>> sorted(const GpuTensor& x_in, std
   const std::int64_t lines = outer * inner, total = lines * slots;
   if (total > std::int64_t{0xffffffff} || x_in.numel() > std::int64_t{0xffffffff})
     return std::nullopt;
-  const Elem e = elem_of(x_in.dtype, "sort"), key = key_elem(e);
+  const Elem e = elem_of(x_in.dtype, "sort"), key = compare_elem(e);
   std::ostringstream tag;
   tag << static_cast<int>(e) << '|' << static_cast<int>(key);
   const auto* load = compiled(dev, "sort_load|" + tag.str(), [&] { return build_load(e, key); });
@@ -186,6 +207,43 @@ std::optional<std::pair<GpuTensor, GpuTensor>> sort(const GpuTensor& x, std::int
 std::optional<std::pair<GpuTensor, GpuTensor>> topk(const GpuTensor& x, std::int64_t k,
                                                     std::int64_t dim) {
   return sorted(x, dim, true, k);
+}
+
+std::optional<std::pair<GpuTensor, GpuTensor>> median(const GpuTensor& x, std::int64_t dim) {
+  const std::int64_t len = x.shape.dims[dim];
+  if (len == 0) return std::nullopt;  // an error the host path reports
+  auto s = sort(x, dim, false);
+  if (!s) return std::nullopt;
+  const bool fp = is_float(x.dtype);
+  std::optional<std::pair<GpuTensor, GpuTensor>> top;
+  if (fp) {
+    top = extreme_with_indices(true, x, dim);
+    if (!top) return std::nullopt;
+  }
+  kernel::ComputeDevice& dev = x.compute();
+  const Elem e = elem_of(x.dtype, "median");
+  const auto* k = compiled(dev, "median_pick|" + std::to_string(static_cast<int>(e)),
+                           [&] { return build_median_pick(e, fp); });
+  if (!k) return std::nullopt;
+  Shape shape = x.shape;
+  shape.dims[dim] = 1;
+  GpuTensor y = empty(shape, x.dtype, dev, x.device);
+  GpuTensor yi = empty(shape, DType::I64, dev, x.device);
+  const std::int64_t lines = y.numel();
+  if (lines == 0) return std::pair{y, yi};
+  std::int64_t inner = 1;
+  for (std::size_t d = dim + 1; d < x.shape.dims.size(); ++d) inner *= x.shape.dims[d];
+  // Without NaN in the type, the sorted values stand in for max's (never read).
+  const GpuTensor& mx = fp ? top->first : s->first;
+  const GpuTensor& mi = fp ? top->second : s->second;
+  const auto n = static_cast<std::uint64_t>(lines), all = static_cast<std::uint64_t>(x.numel());
+  const auto u = [](std::int64_t v) { return Arg::u32(static_cast<std::uint32_t>(v)); };
+  dev.launch(*k, kernel::grid_for(k->kernel(), n),
+             {Arg::buf(s->first.buffer, 0, all), Arg::buf(s->second.buffer, 0, all),
+              Arg::buf(mx.buffer, 0, fp ? n : all), Arg::buf(mi.buffer, 0, fp ? n : all),
+              Arg::buf(y.buffer, 0, n), Arg::buf(yi.buffer, 0, n), u(len), u(inner),
+              u((len - 1) / 2), u(lines)});
+  return std::pair{y, yi};
 }
 
 }  // namespace ember::gpu

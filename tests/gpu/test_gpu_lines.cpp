@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "ember/tensor/module/conv.hpp"
 #include "ember/tensor/module/interpolate.hpp"
 #include "ember/tensor/tensor.hpp"
 #include "fixtures.hpp"
@@ -195,7 +196,8 @@ TYPED_TEST(GpuLinesTest, LongLinesTakeSeveralPasses) {
 }
 
 // Sorting (src/gpu/sort.cpp): the CPU's stable sort, values and indices, with ties, NaN, -0.0
-// and lines that are not a power of two long; topk as the CPU's (ties by lower index).
+// and lines that are not a power of two long; topk (ties by lower index) and the median as the
+// CPU's.
 TYPED_TEST(GpuLinesTest, SortAndTopkMatchTheCpuBackend) {
   using B = TypeParam;
   std::vector<float> v = spread(3 * 37 * 4, -2, 2);
@@ -219,6 +221,11 @@ TYPED_TEST(GpuLinesTest, SortAndTopkMatchTheCpuBackend) {
     auto [cv, ci] = c.topk_with_indices(2, d);
     expect_eq(gv.into_data(), cv.into_data());
     expect_eq(gi.into_data(), ci.into_data());
+    // The lower median (ties by index), or a line's first NaN.
+    auto [gm, gmi] = g.median_dim_with_indices(d);
+    auto [cm, cmi] = c.median_dim_with_indices(d);
+    expect_eq(gm.into_data(), cm.into_data());
+    expect_eq(gmi.into_data(), cmi.into_data());
   }
   // By hand: NaN last ascending, equal values keep their order.
   const auto small =
@@ -233,6 +240,8 @@ TYPED_TEST(GpuLinesTest, SortAndTopkMatchTheCpuBackend) {
     const auto ci = Tensor<Cpu, 1, Int>::from_data(xi.convert(dt));
     expect_eq(gi.sort(0).into_data(), ci.sort(0).into_data());
     expect_eq(gi.argsort(0, true).into_data(), ci.argsort(0, true).into_data());
+    expect_eq(gi.median_dim_with_indices(0).second.into_data(),
+              ci.median_dim_with_indices(0).second.into_data());
   }
   // A long line: 5,000 values (8,192 slots, 91 launches).
   const TensorData lx(spread(5000, -9, 9), Shape{1, 5000});
@@ -273,5 +282,58 @@ TYPED_TEST(GpuLinesTest, InterpolationMatchesTheCpuBackend) {
           .into_data(),
       TensorData(std::vector<float>{0, 1, 2, 3}, Shape{1, 1, 1, 4}),
       Tolerance::rel_abs(1e-6, 1e-6));
+  EXPECT_EQ(host_calls(), before);
+}
+
+// unfold / fold (im2col / col2im of src/gpu/conv.cpp): the CPU's values, with stride, padding
+// and dilation; fold sums the overlaps.
+TYPED_TEST(GpuLinesTest, UnfoldAndFoldMatchTheCpuBackend) {
+  using B = TypeParam;
+  const TensorData x(spread(2 * 3 * 6 * 7, -2, 2), Shape{2, 3, 6, 7});
+  const auto g = Tensor<B, 4>::from_data(x);
+  const auto c = Tensor<Cpu, 4>::from_data(x);
+  const std::uint64_t before = host_calls();
+  for (const UnfoldOptions& o : {UnfoldOptions{}, UnfoldOptions{{2, 1}, {1, 2}, {1, 2}},
+                                 UnfoldOptions{{1, 3}, {0, 1}, {2, 1}}}) {
+    const std::array<std::int64_t, 2> k{2, 3};
+    const auto gu = module::unfold4d(g, k, o);
+    const auto cu = module::unfold4d(c, k, o);
+    expect_eq(gu.into_data(), cu.into_data());
+    expect_approx(module::fold4d(gu, {6, 7}, k, o).into_data(),
+                  module::fold4d(cu, {6, 7}, k, o).into_data(), Tolerance::rel_abs(1e-6, 1e-6));
+  }
+  // By hand: a 1x1x2x2 input unfolded by a 2x2 kernel is one column of its four values, and
+  // fold of the all-ones columns of a 3x3 output with 2x2 patches counts the overlaps.
+  const auto four =
+      Tensor<B, 4>::from_data(TensorData(std::vector<float>{1, 2, 3, 4}, Shape{1, 1, 2, 2}));
+  expect_eq(module::unfold4d(four, {2, 2}, {}).into_data(),
+            TensorData(std::vector<float>{1, 2, 3, 4}, Shape{1, 4, 1}));
+  expect_eq(module::fold4d(Tensor<B, 3>::ones(Shape{1, 4, 4}), {3, 3}, {2, 2}, {}).into_data(),
+            TensorData(std::vector<float>{1, 2, 1, 2, 4, 2, 1, 2, 1}, Shape{1, 1, 3, 3}));
+  EXPECT_EQ(host_calls(), before);
+}
+
+// clamp: the CPU's values (NaN stays NaN; integer bounds saturate to the dtype, as clamp_min
+// and clamp_max pass the int64 limits).
+TYPED_TEST(GpuLinesTest, ClampRunsOnTheDevice) {
+  using B = TypeParam;
+  const auto gn = Tensor<B, 2>::from_data(with_nans());
+  const auto cn = Tensor<Cpu, 2>::from_data(with_nans());
+  const TensorData xi(std::vector<std::int64_t>{5, -3, 2000000000, 0, 255, 7}, Shape{6});
+  const std::uint64_t before = host_calls();
+  expect_eq(gn.clamp(-1, 2.5).into_data(), cn.clamp(-1, 2.5).into_data());
+  expect_eq(gn.clamp_min(0.5).into_data(), cn.clamp_min(0.5).into_data());
+  expect_eq(gn.clamp_max(0).into_data(), cn.clamp_max(0).into_data());
+  for (DType dt : {DType::I64, DType::I32}) {
+    const auto gi = Tensor<B, 1, Int>::from_data(xi.convert(dt));
+    const auto ci = Tensor<Cpu, 1, Int>::from_data(xi.convert(dt));
+    expect_eq(gi.clamp(0, 6).into_data(), ci.clamp(0, 6).into_data());
+    expect_eq(gi.clamp_min(-2).into_data(), ci.clamp_min(-2).into_data());
+    expect_eq(gi.clamp_max(4).into_data(), ci.clamp_max(4).into_data());
+  }
+  const auto gu = Tensor<B, 1, Int>::from_data(
+      TensorData(std::vector<std::int64_t>{0, 7, 200, 255}, Shape{4}).convert(DType::U8));
+  expect_eq(gu.clamp_min(10).into_data(),
+            TensorData(std::vector<std::int64_t>{10, 10, 200, 255}, Shape{4}).convert(DType::U8));
   EXPECT_EQ(host_calls(), before);
 }

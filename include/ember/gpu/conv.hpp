@@ -1,10 +1,13 @@
 // Convolutions of the GPU backends (src/gpu/conv.cpp): im2col + the tiled matrix product,
-// col2im for the input gradient; 1-3 spatial dims, stride, padding, dilation, groups.
+// col2im for the input gradient; 1-3 spatial dims, stride, padding, dilation, groups; and
+// unfold / fold (im2col / col2im alone).
 // Shapes as the backend contract's (ember/backend/conv.hpp): x [B, C_in, *S], weight
 // [C_out, C_in/G, *k], bias [C_out]; the transposed convolution's weight [C_in, C_out/G, *k].
 #pragma once
 
+#include <array>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 
 #include "ember/core/options.hpp"
@@ -31,5 +34,16 @@ template <std::size_t N>
 GpuTensor conv_transpose(const GpuTensor& x, const GpuTensor& w,
                          const std::optional<GpuTensor>& bias,
                          const ConvTransposeOptions<N>& options);
+
+/// torch.nn.functional.unfold of x [N, C, H, W]: [N, C * kh * kw, L] (im2col); nullopt when
+/// conv_native(x, x) is false.
+std::optional<GpuTensor> unfold4d(const GpuTensor& x, const std::array<std::int64_t, 2>& kernel,
+                                  const UnfoldOptions& options);
+/// torch.nn.functional.fold of cols [N, C * kh * kw, L] into [N, C, H, W] (output_size), the
+/// overlapping entries summed (col2im).
+std::optional<GpuTensor> fold4d(const GpuTensor& cols,
+                                const std::array<std::int64_t, 2>& output_size,
+                                const std::array<std::int64_t, 2>& kernel,
+                                const UnfoldOptions& options);
 
 }  // namespace ember::gpu

@@ -15,7 +15,9 @@
 // device but every op on them runs through the host.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -397,8 +399,38 @@ struct Gpu : Forward<Cpu, GpuTypes<R>, Gpu<R>> {
   EMBER_GPU_ACT2(float_hard_sigmoid, kernel::select(p[0] * a + p[1] < lit(a, 0), lit(a, 0),
                                                     kernel::select(p[0] * a + p[1] > lit(a, 1),
                                                                    lit(a, 1), p[0] * a + p[1])))
+  // torch.clamp: min(max(x, lo), hi) with the CPU's NaN-keeping max/min; the bounds in the
+  // compute type (f32 for f16/bf16), as the CPU converts them.
+  EMBER_GPU_ACT2(float_clamp, kernel::min(kernel::max(a, p[0]), p[1]))
 #undef EMBER_GPU_ACT
 #undef EMBER_GPU_ACT2
+  /// The bounds saturate to the dtype's range first, as on the CPU (clamp_min passes the
+  /// int64 limits); the values compare in i64.
+  static I int_clamp(I x, std::int64_t lo, std::int64_t hi) {
+    if (native1(x) && native_on(DType::I64, x)) {
+      std::int64_t tlo = std::numeric_limits<std::int64_t>::lowest();
+      std::int64_t thi = std::numeric_limits<std::int64_t>::max();
+      if (x.dtype == DType::I32) {
+        tlo = std::numeric_limits<std::int32_t>::lowest();
+        thi = std::numeric_limits<std::int32_t>::max();
+      } else if (x.dtype == DType::U8) {
+        tlo = 0;
+        thi = 255;
+      }
+      const auto sat = [&](std::int64_t v) { return std::min(std::max(v, tlo), thi); };
+      gpu::MapSpec spec{
+          "int_clamp", x.dtype, {kernel::Elem::I64, kernel::Elem::I64}, [](auto in, auto sc) {
+            const kernel::Val v = kernel::cast(in[0], kernel::Elem::I64);
+            return kernel::min(kernel::max(v, sc[0]), sc[1]);
+          }};
+      const gpu::ScalarArg args[2] = {{kernel::Elem::I64, 0, sat(lo)},
+                                      {kernel::Elem::I64, 0, sat(hi)}};
+      if (auto r =
+              gpu::try_map(spec, std::span<const GpuTensor>(&x, 1), x.shape, args, sole(x, true)))
+        return std::move(*r);
+    }
+    return EMBER_GPU_ON_HOST(int_clamp, std::move(x), lo, hi);
+  }
 
   // ---- reductions -----------------------------------------------------------------------------
 #define EMBER_GPU_REDUCE_DIM(fn, R)                                                         \
@@ -474,6 +506,15 @@ struct Gpu : Forward<Cpu, GpuTypes<R>, Gpu<R>> {
   EMBER_GPU_SORT(float)
   EMBER_GPU_SORT(int)
 #undef EMBER_GPU_SORT
+#define EMBER_GPU_MEDIAN(X)                                                              \
+  static std::pair<GpuTensor, GpuTensor> X##_median_dim_with_indices(const GpuTensor& x, \
+                                                                     std::int64_t d) {   \
+    if (auto r = gpu::median(x, d)) return std::move(*r);                                \
+    return Base::X##_median_dim_with_indices(x, d);                                      \
+  }
+  EMBER_GPU_MEDIAN(float)
+  EMBER_GPU_MEDIAN(int)
+#undef EMBER_GPU_MEDIAN
   static std::pair<GpuTensor, GpuTensor> float_var_mean(const GpuTensor& x, std::int64_t d,
                                                         std::int64_t correction) {
     if (auto r = gpu::var_mean(x, d, correction)) return std::move(*r);
@@ -594,6 +635,17 @@ struct Gpu : Forward<Cpu, GpuTypes<R>, Gpu<R>> {
     return host(
         "conv_weight_backward",
         [](auto&&... a_) { return Cpu::template conv_weight_backward<N>(a_...); }, x, dy, ws, o);
+  }
+
+  static GpuTensor unfold4d(const GpuTensor& x, const std::array<std::int64_t, 2>& k,
+                            const UnfoldOptions& o) {
+    if (auto r = gpu::unfold4d(x, k, o)) return std::move(*r);
+    return Base::unfold4d(x, k, o);
+  }
+  static GpuTensor fold4d(const GpuTensor& x, const std::array<std::int64_t, 2>& s,
+                          const std::array<std::int64_t, 2>& k, const UnfoldOptions& o) {
+    if (auto r = gpu::fold4d(x, s, k, o)) return std::move(*r);
+    return Base::fold4d(x, s, k, o);
   }
 
   // ---- pooling (src/gpu/pool.cpp) ------------------------------------------------------------

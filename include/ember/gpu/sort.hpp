@@ -21,4 +21,9 @@ std::optional<std::pair<GpuTensor, GpuTensor>> sort(const GpuTensor& x, std::int
 std::optional<std::pair<GpuTensor, GpuTensor>> topk(const GpuTensor& x, std::int64_t k,
                                                     std::int64_t dim);
 
+/// The lower median along a non-empty `dim` (kept with size 1) and its index: the value at
+/// (n - 1) / 2 of the stable ascending sort; a line holding NaN gives its first NaN
+/// (torch.median).
+std::optional<std::pair<GpuTensor, GpuTensor>> median(const GpuTensor& x, std::int64_t dim);
+
 }  // namespace ember::gpu
