@@ -33,6 +33,9 @@ using kernel::Var;
 
 using detail::kGroup;
 
+/// The most iterations a kernel loop may take (Mesa's llvmpipe ends a loop after 65,535).
+constexpr std::int64_t kMaxLoop = 65535;
+
 /// The kernel for `name` and dtype `dt`, compiled once per device (its kernels need no
 /// optional device feature).
 template <class Make>
@@ -159,21 +162,28 @@ kernel::Kernel build_col2im(DType dt) {
     Val b = t / g.C;
     Val grp = ch / g.Cg, c = ch % g.Cg;
     Var sum = kb.var(kb.constant(acc, 0));
-    kb.for_(0u, g.K, 1u, [&](Val tap) {
-      Val kw = tap % g.KW, kh = (tap / g.KW) % g.KH, kd = tap / (g.KW * g.KH);
-      Val nd = i32(id + g.pd) - i32(kd * g.dd);
-      Val nh = i32(ih + g.ph) - i32(kh * g.dh);
-      Val nw = i32(iw + g.pw) - i32(kw * g.dw);
-      Val ok = (nd >= 0) & (nh >= 0) & (nw >= 0) & (nd % i32(g.sd) == 0) & (nh % i32(g.sh) == 0) &
-               (nw % i32(g.sw) == 0) & (nd / i32(g.sd) < i32(g.OD)) & (nh / i32(g.sh) < i32(g.OH)) &
-               (nw / i32(g.sw) < i32(g.OW));
-      kb.if_(ok, [&] {
-        Val od = kernel::cast(nd / i32(g.sd), Elem::U32);
-        Val oh = kernel::cast(nh / i32(g.sh), Elem::U32);
-        Val ow = kernel::cast(nw / i32(g.sw), Elem::U32);
-        Val p = (od * g.OH + oh) * g.OW + ow;
-        Val row = c * g.K + tap;
-        sum = sum.get() + kernel::cast(cols[grp * g.lg + b * g.lb + row * g.lr + p * g.lp], acc);
+    // One loop per kernel dim (taps in the same order as one loop over kd, kh, kw): llvmpipe
+    // ends a loop after 65,535 iterations, and a 300 x 300 kernel has 90,000 taps.
+    kb.for_(0u, g.KD, 1u, [&](Val kd) {
+      kb.for_(0u, g.KH, 1u, [&](Val kh) {
+        kb.for_(0u, g.KW, 1u, [&](Val kw) {
+          Val tap = (kd * g.KH + kh) * g.KW + kw;
+          Val nd = i32(id + g.pd) - i32(kd * g.dd);
+          Val nh = i32(ih + g.ph) - i32(kh * g.dh);
+          Val nw = i32(iw + g.pw) - i32(kw * g.dw);
+          Val ok = (nd >= 0) & (nh >= 0) & (nw >= 0) & (nd % i32(g.sd) == 0) &
+                   (nh % i32(g.sh) == 0) & (nw % i32(g.sw) == 0) & (nd / i32(g.sd) < i32(g.OD)) &
+                   (nh / i32(g.sh) < i32(g.OH)) & (nw / i32(g.sw) < i32(g.OW));
+          kb.if_(ok, [&] {
+            Val od = kernel::cast(nd / i32(g.sd), Elem::U32);
+            Val oh = kernel::cast(nh / i32(g.sh), Elem::U32);
+            Val ow = kernel::cast(nw / i32(g.sw), Elem::U32);
+            Val p = (od * g.OH + oh) * g.OW + ow;
+            Val row = c * g.K + tap;
+            sum =
+                sum.get() + kernel::cast(cols[grp * g.lg + b * g.lb + row * g.lr + p * g.lp], acc);
+          });
+        });
       });
     });
     x[pos] = kernel::cast(sum.get(), e);
@@ -387,11 +397,21 @@ Shape with_spatial(std::int64_t b, std::int64_t c, const std::int64_t* spatial, 
 
 }  // namespace
 
-bool conv_native(const GpuTensor& x, const GpuTensor& w) {
+namespace {
+/// Float dtypes the device has, one dtype, one device, 32-bit element counts.
+bool dtypes_native(const GpuTensor& x, const GpuTensor& w) {
   const bool is_float = x.dtype == DType::F32 || x.dtype == DType::F16 || x.dtype == DType::BF16 ||
                         x.dtype == DType::F64;
   return is_float && x.dtype == w.dtype && native_dtype(x.dtype, x.compute()) &&
          &x.compute() == &w.compute() && x.numel() <= std::int64_t{0xffffffff};
+}
+}  // namespace
+
+bool conv_native(const GpuTensor& x, const GpuTensor& w) {
+  // col2im loops over each kernel dim: llvmpipe ends a loop after 65,535 iterations.
+  for (std::size_t d = 2; d < w.shape.dims.size(); ++d)
+    if (w.shape.dims[d] > kMaxLoop) return false;
+  return dtypes_native(x, w);
 }
 
 template <std::size_t N>
@@ -461,7 +481,7 @@ Geometry unfold_geometry(std::int64_t n, std::int64_t c, std::int64_t h, std::in
 
 std::optional<GpuTensor> unfold4d(const GpuTensor& x_in, const std::array<std::int64_t, 2>& k,
                                   const UnfoldOptions& o) {
-  if (!conv_native(x_in, x_in) || x_in.shape.dims.size() != 4) return std::nullopt;
+  if (!dtypes_native(x_in, x_in) || x_in.shape.dims.size() != 4) return std::nullopt;
   const GpuTensor x = contiguous(x_in);
   const auto& d = x.shape.dims;
   const Geometry g = unfold_geometry(d[0], d[1], d[2], d[3], k, o);
@@ -474,7 +494,9 @@ std::optional<GpuTensor> unfold4d(const GpuTensor& x_in, const std::array<std::i
 std::optional<GpuTensor> fold4d(const GpuTensor& cols_in,
                                 const std::array<std::int64_t, 2>& output_size,
                                 const std::array<std::int64_t, 2>& k, const UnfoldOptions& o) {
-  if (!conv_native(cols_in, cols_in) || cols_in.shape.dims.size() != 3) return std::nullopt;
+  if (!dtypes_native(cols_in, cols_in) || cols_in.shape.dims.size() != 3 || k[0] > kMaxLoop ||
+      k[1] > kMaxLoop)
+    return std::nullopt;
   const GpuTensor cols = cols_in.offset == 0 && cols_in.is_contiguous() ? cols_in : copy(cols_in);
   const std::int64_t n = cols.shape.dims[0], R = cols.shape.dims[1], L = cols.shape.dims[2];
   const std::int64_t c = R / std::max<std::int64_t>(k[0] * k[1], 1);

@@ -57,6 +57,21 @@ bool native(const GpuTensor& t) {
   return native_dtype(t.dtype, t.compute()) && t.numel() <= std::int64_t{0xffffffff};
 }
 
+/// Whether index value `raw` (i64, i32 or u8) lies in [0, size) for the u32 dim size `size`,
+/// compared without narrowing `size` to the index's type (a u8 index on a dim of 300 must not
+/// compare against 300 mod 256).
+Val index_ok(Val raw, Val size) {
+  switch (raw.elem()) {
+    case Elem::I64:
+      return (raw >= kernel::lit(raw, 0)) & (raw < kernel::cast(size, Elem::I64));
+    case Elem::U8:
+    case Elem::U32:
+      return kernel::cast(raw, Elem::U32) < size;
+    default:
+      return (raw >= kernel::lit(raw, 0)) & (kernel::cast(raw, Elem::U32) < size);
+  }
+}
+
 /// Decomposes `pos` over `shape_of` (a buffer of `rank` dims): the coordinate per dim.
 std::vector<Val> coords(const Mem& shape_of, Val pos, std::uint32_t rank) {
   std::vector<Val> c(rank);
@@ -123,7 +138,7 @@ Target target(KernelBuilder& kb, const Mem& idx, const Mem& dst, const std::vect
               Val i0) {
   Val raw = idx[offset(idx, c, i0)];
   Val size = dst.shape(dim);
-  Val ok = (raw >= kernel::lit(raw, 0)) & (raw < kernel::cast(size, raw.elem()));
+  Val ok = index_ok(raw, size);
   Val at = kernel::select(ok, kernel::cast(raw, Elem::U32), kb.u32(0));
   Val o = kb.u32(0);
   for (std::uint32_t d = 0; d < c.size(); ++d)
@@ -176,7 +191,7 @@ kernel::Kernel build_select_assign(Elem e, Elem ei, SelectPhase phase) {
   kb.if_in_bounds(pos, n, [&] {
     Val in = pos % inner, j = (pos / inner) % m, outer = pos / (inner * m);
     Val raw = idx[i0 + j];
-    Val ok = (raw >= kernel::lit(raw, 0)) & (raw < kernel::cast(size, raw.elem()));
+    Val ok = index_ok(raw, size);
     Val at = kernel::select(ok, kernel::cast(raw, Elem::U32), kb.u32(0));
     Val dst = (outer * size + at) * inner + in;
     switch (phase) {
@@ -228,7 +243,7 @@ kernel::Kernel build_select(Elem e, Elem ei) {
   kb.if_in_bounds(pos, n, [&] {
     Val in = pos % inner, j = (pos / inner) % m, outer = pos / (inner * m);
     Val raw = idx[i0 + j];
-    Val ok = (raw >= kernel::lit(raw, 0)) & (raw < kernel::cast(size, raw.elem()));
+    Val ok = index_ok(raw, size);
     Val at = kernel::select(ok, kernel::cast(raw, Elem::U32), kb.u32(0));
     y[pos] = x[x0 + (outer * size + at) * inner + in];
   });
@@ -248,7 +263,7 @@ kernel::Kernel build_gather(Elem e, Elem ei, std::uint32_t rank) {
     const auto c = coords(idx, pos, rank);
     Val raw = idx[offset(idx, c, i0)];
     Val size = x.shape(dim);
-    Val ok = (raw >= kernel::lit(raw, 0)) & (raw < kernel::cast(size, raw.elem()));
+    Val ok = index_ok(raw, size);
     Val at = kernel::select(ok, kernel::cast(raw, Elem::U32), kb.u32(0));
     Val o = x0;
     for (std::uint32_t d = 0; d < rank; ++d)
@@ -271,7 +286,7 @@ kernel::Kernel build_scatter_add(Elem ei, std::uint32_t rank) {
     const auto c = coords(idx, pos, rank);
     Val raw = idx[offset(idx, c, i0)];
     Val size = y.shape(dim);
-    Val ok = (raw >= kernel::lit(raw, 0)) & (raw < kernel::cast(size, raw.elem()));
+    Val ok = index_ok(raw, size);
     kb.if_(ok, [&] {
       Val at = kernel::cast(raw, Elem::U32);
       Val o = kb.u32(0);
@@ -353,7 +368,7 @@ std::optional<GpuTensor> select(const GpuTensor& x_in, std::size_t dim, const Gp
 }
 
 std::optional<GpuTensor> flip(const GpuTensor& t, const std::vector<std::size_t>& axes) {
-  if (!native(t)) return std::nullopt;
+  if (!native(t) || t.shape.dims.size() > kernel::kMaxRank) return std::nullopt;
   kernel::ComputeDevice& dev = t.compute();
   GpuTensor out = empty(t.shape, t.dtype, dev, t.device);
   const std::int64_t n = out.numel();

@@ -337,3 +337,31 @@ TYPED_TEST(GpuLinesTest, ClampRunsOnTheDevice) {
             TensorData(std::vector<std::int64_t>{10, 10, 200, 255}, Shape{4}).convert(DType::U8));
   EXPECT_EQ(host_calls(), before);
 }
+
+// u8 indices address a dim longer than 255 (the bound is compared without narrowing the dim
+// to the index type), and a fold whose kernel is too long for one device loop takes the host.
+TYPED_TEST(GpuLinesTest, IndicesAndFoldAtTheLimits) {
+  using B = TypeParam;
+  const TensorData x(spread(300, -1, 1), Shape{300});
+  const TensorData v(std::vector<float>{10, 20, 30, 40, 50}, Shape{5});
+  // 300 = 44 mod 256: indices 44 and above were dropped.
+  const TensorData id =
+      TensorData(std::vector<std::int64_t>{5, 43, 44, 200, 255}, Shape{5}).convert(DType::U8);
+  const auto gx = Tensor<B, 1>::from_data(x), gv = Tensor<B, 1>::from_data(v);
+  const auto cx = Tensor<Cpu, 1>::from_data(x), cv = Tensor<Cpu, 1>::from_data(v);
+  const auto gi = Tensor<B, 1, Int>::from_data(id);
+  const auto ci = Tensor<Cpu, 1, Int>::from_data(id);
+  const std::uint64_t before = host_calls();
+  expect_eq(gx.select(0, gi).into_data(), cx.select(0, ci).into_data());
+  expect_eq(gx.gather(0, gi).into_data(), cx.gather(0, ci).into_data());
+  for (IndexUpdate up : {IndexUpdate::Assign, IndexUpdate::Add}) {
+    expect_eq(gx.select_assign(0, gi, gv, up).into_data(),
+              cx.select_assign(0, ci, cv, up).into_data());
+    expect_eq(gx.scatter(0, gi, gv, up).into_data(), cx.scatter(0, ci, cv, up).into_data());
+  }
+  EXPECT_EQ(gx.select_assign(0, gi, gv).into_data().template to_vec<float>()[255], 50.f);
+  EXPECT_EQ(host_calls(), before);
+  // A 1 x 70,000 kernel: one tap loop would end early on llvmpipe (65,535 iterations).
+  const auto ones = Tensor<B, 3>::ones(Shape{1, 70000, 1});
+  EXPECT_EQ(module::fold4d(ones, {1, 70000}, {1, 70000}, {}).sum().into_scalar(), 70000.0);
+}

@@ -16,7 +16,8 @@
 namespace ember::gpu {
 
 /// Whether the device kernels serve a convolution of x with w (float dtypes the device has,
-/// one dtype, one device, 32-bit element counts).
+/// one dtype, one device, 32-bit element counts, kernel extents of at most 65,535: col2im loops
+/// over each kernel dim and llvmpipe ends a loop after 65,535 iterations).
 bool conv_native(const GpuTensor& x, const GpuTensor& w);
 
 template <std::size_t N>
@@ -35,12 +36,13 @@ GpuTensor conv_transpose(const GpuTensor& x, const GpuTensor& w,
                          const std::optional<GpuTensor>& bias,
                          const ConvTransposeOptions<N>& options);
 
-/// torch.nn.functional.unfold of x [N, C, H, W]: [N, C * kh * kw, L] (im2col); nullopt when
-/// conv_native(x, x) is false.
+/// torch.nn.functional.unfold of x [N, C, H, W]: [N, C * kh * kw, L] (im2col); nullopt for a
+/// dtype the kernels lack.
 std::optional<GpuTensor> unfold4d(const GpuTensor& x, const std::array<std::int64_t, 2>& kernel,
                                   const UnfoldOptions& options);
 /// torch.nn.functional.fold of cols [N, C * kh * kw, L] into [N, C, H, W] (output_size), the
-/// overlapping entries summed (col2im).
+/// overlapping entries summed (col2im); nullopt for a dtype the kernels lack or a kernel
+/// extent above 65,535.
 std::optional<GpuTensor> fold4d(const GpuTensor& cols,
                                 const std::array<std::int64_t, 2>& output_size,
                                 const std::array<std::int64_t, 2>& kernel,
