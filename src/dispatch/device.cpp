@@ -150,7 +150,11 @@ Device Device::parse(std::string_view text) {
                               available_list(), ")");
   };
   std::string_view rest(s);
-  const std::size_t plus = rest.find('+');
+  // The options start at the first '+' that is not a sign right after the index's colon
+  // ("vulkan:+1" is a bad index, not an option).
+  std::size_t plus = rest.find('+');
+  while (plus != std::string_view::npos && plus > 0 && rest[plus - 1] == ':')
+    plus = rest.find('+', plus + 1);
   std::string_view head = rest.substr(0, plus);
   std::string_view flags = plus == std::string_view::npos ? std::string_view{} : rest.substr(plus);
 
@@ -170,14 +174,9 @@ Device Device::parse(std::string_view text) {
   int index = 0;
   if (colon != std::string_view::npos) {
     const std::string_view idx = head.substr(colon + 1);
-    // A sign after the colon ("vulkan:+1") is part of the index, not an option.
-    const std::string_view shown =
-        idx.empty() && plus != std::string_view::npos
-            ? rest.substr(colon + 1, rest.find('+', plus + 1) - colon - 1)
-            : idx;
     const auto [ptr, ec] = std::from_chars(idx.data(), idx.data() + idx.size(), index);
     if (idx.empty() || ec != std::errc{} || ptr != idx.data() + idx.size() || index < 0) {
-      return bad("invalid index '" + std::string(shown) + "'");
+      return bad("invalid index '" + std::string(idx) + "'");
     }
     // PyTorch refuses "cuda:01" as well: one device, one spelling.
     if (idx.size() > 1 && idx[0] == '0')
