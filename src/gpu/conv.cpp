@@ -395,16 +395,33 @@ Shape with_spatial(std::int64_t b, std::int64_t c, const std::int64_t* spatial, 
   return s;
 }
 
-}  // namespace
+/// The output size of a convolution along one dim (PyTorch's formula).
+std::int64_t out_size(std::int64_t in, std::int64_t k, std::int64_t stride, std::int64_t pad,
+                      std::int64_t dil) {
+  return (in + 2 * pad - dil * (k - 1) - 1) / stride + 1;
+}
 
-namespace {
 /// Float dtypes the device has, one dtype, one device, 32-bit element counts.
 bool dtypes_native(const GpuTensor& x, const GpuTensor& w) {
-  const bool is_float = x.dtype == DType::F32 || x.dtype == DType::F16 || x.dtype == DType::BF16 ||
-                        x.dtype == DType::F64;
-  return is_float && x.dtype == w.dtype && native_dtype(x.dtype, x.compute()) &&
+  return is_float(x.dtype) && x.dtype == w.dtype && native_dtype(x.dtype, x.compute()) &&
          &x.compute() == &w.compute() && x.numel() <= std::int64_t{0xffffffff};
 }
+
+/// unfold / fold of x [N, C, H, W] as the convolution with one group and a [1, C, kh, kw]
+/// weight.
+Geometry unfold_geometry(const Shape& x, const std::array<std::int64_t, 2>& k,
+                         const UnfoldOptions& o) {
+  ConvOptions<2> c;
+  c.stride = o.stride;
+  c.padding = o.padding;
+  c.dilation = o.dilation;
+  std::array<std::int64_t, 2> out{};
+  for (std::size_t i = 0; i < 2; ++i)
+    out[i] = out_size(x.dims[2 + i], k[i], o.stride[i], o.padding[i], o.dilation[i]);
+  return geometry<2>(x, Shape{1, x.dims[1], k[0], k[1]}, with_spatial(x.dims[0], 1, out.data(), 2),
+                     c);
+}
+
 }  // namespace
 
 bool conv_native(const GpuTensor& x, const GpuTensor& w) {
@@ -419,10 +436,8 @@ GpuTensor conv(const GpuTensor& x, const GpuTensor& w, const std::optional<GpuTe
                const ConvOptions<N>& o) {
   std::array<std::int64_t, N> out{};
   for (std::size_t i = 0; i < N; ++i)
-    out[i] =
-        (x.shape.dims[2 + i] + 2 * o.padding[i] - o.dilation[i] * (w.shape.dims[2 + i] - 1) - 1) /
-            o.stride[i] +
-        1;
+    out[i] = out_size(x.shape.dims[2 + i], w.shape.dims[2 + i], o.stride[i], o.padding[i],
+                      o.dilation[i]);
   const Shape ys = with_spatial(x.shape.dims[0], w.shape.dims[0], out.data(), N);
   const Geometry g = geometry<N>(x.shape, w.shape, ys, o);
   GpuTensor y = reshape(forward(x, w, g, w.shape.dims[0]), ys);
@@ -461,30 +476,12 @@ GpuTensor conv_transpose(const GpuTensor& x, const GpuTensor& w,
   return bias ? add_bias(std::move(y), *bias) : y;
 }
 
-/// The 2-d geometry of unfold / fold: one group over all C channels, the whole batch.
-Geometry unfold_geometry(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w,
-                         const std::array<std::int64_t, 2>& k, const UnfoldOptions& o) {
-  Geometry g;
-  g.batch = n;
-  g.cg = c;
-  g.in = {1, h, w};
-  g.k = {1, k[0], k[1]};
-  for (std::size_t i = 0; i < 2; ++i) {
-    g.stride[1 + i] = o.stride[i];
-    g.pad[1 + i] = o.padding[i];
-    g.dil[1 + i] = o.dilation[i];
-    g.out[1 + i] =
-        (g.in[1 + i] + 2 * o.padding[i] - o.dilation[i] * (k[i] - 1) - 1) / o.stride[i] + 1;
-  }
-  return g;
-}
-
 std::optional<GpuTensor> unfold4d(const GpuTensor& x_in, const std::array<std::int64_t, 2>& k,
                                   const UnfoldOptions& o) {
   if (!dtypes_native(x_in, x_in) || x_in.shape.dims.size() != 4) return std::nullopt;
   const GpuTensor x = contiguous(x_in);
   const auto& d = x.shape.dims;
-  const Geometry g = unfold_geometry(d[0], d[1], d[2], d[3], k, o);
+  const Geometry g = unfold_geometry(x.shape, k, o);
   const std::int64_t R = g.rows(), L = g.positions();
   GpuTensor cols = empty(Shape{d[0], R, L}, x.dtype, x.compute(), x.device);
   im2col(x, 0, d[1], g, {d[0] * R * L, R * L, L, 1}, cols);
@@ -500,9 +497,9 @@ std::optional<GpuTensor> fold4d(const GpuTensor& cols_in,
   const GpuTensor cols = cols_in.offset == 0 && cols_in.is_contiguous() ? cols_in : copy(cols_in);
   const std::int64_t n = cols.shape.dims[0], R = cols.shape.dims[1], L = cols.shape.dims[2];
   const std::int64_t c = R / std::max<std::int64_t>(k[0] * k[1], 1);
-  const Geometry g = unfold_geometry(n, c, output_size[0], output_size[1], k, o);
-  GpuTensor out =
-      empty(Shape{n, c, output_size[0], output_size[1]}, cols.dtype, cols.compute(), cols.device);
+  const Shape out_shape{n, c, output_size[0], output_size[1]};
+  const Geometry g = unfold_geometry(out_shape, k, o);
+  GpuTensor out = empty(out_shape, cols.dtype, cols.compute(), cols.device);
   col2im(cols, g, {n * R * L, R * L, L, 1}, out);
   return out;
 }

@@ -117,10 +117,6 @@ kernel::Kernel build_random(Distribution::Kind kind, Elem out) {
   return kb.build();
 }
 
-bool native_out(DType dtype, kernel::ComputeDevice& dev) {
-  return native_dtype(dtype, dev);
-}
-
 /// A stored value as a double (f16/bf16 through their f32 value, which is exact).
 template <class T>
 double as_double(T t) {
@@ -134,7 +130,7 @@ double as_double(T t) {
 
 std::optional<GpuTensor> full(const Shape& shape, double value, DType dtype,
                               kernel::ComputeDevice& dev, int index) {
-  if (!native_out(dtype, dev)) return std::nullopt;
+  if (!native_dtype(dtype, dev)) return std::nullopt;
   const std::uint32_t n = detail::u32_index(shape.numel(), "gpu full", "element count");
   const Elem e = elem_of(dtype, "full");
   const auto* k =
@@ -157,7 +153,7 @@ std::optional<GpuTensor> full(const Shape& shape, double value, DType dtype,
 
 std::optional<GpuTensor> arange(std::int64_t start, std::int64_t end, std::int64_t step,
                                 DType dtype, kernel::ComputeDevice& dev, int index) {
-  if (!native_out(dtype, dev) || !native_dtype(DType::I64, dev)) return std::nullopt;
+  if (!native_dtype(dtype, dev) || !native_dtype(DType::I64, dev)) return std::nullopt;
   // The count from the op's shape rule (ember/ir/core.hpp), the CPU's too.
   const std::int64_t count = ir::Arange{start, end, step, dtype}.infer().shape.numel();
   if (count > std::int64_t{0xffffffff}) return std::nullopt;
@@ -176,7 +172,7 @@ std::optional<GpuTensor> arange(std::int64_t start, std::int64_t end, std::int64
 std::optional<GpuTensor> random(const Shape& shape, const Distribution& dist, DType dtype,
                                 kernel::ComputeDevice& dev, int index) {
   if (dist.kind == Distribution::Kind::Normal) return std::nullopt;
-  if (!is_float(dtype) || !native_out(dtype, dev) || !native_dtype(DType::F64, dev) ||
+  if (!is_float(dtype) || !native_dtype(dtype, dev) || !native_dtype(DType::F64, dev) ||
       !native_dtype(DType::I64, dev))
     return std::nullopt;
   const std::int64_t numel = shape.numel();

@@ -53,6 +53,21 @@ Arg view_of(const GpuTensor& t, const Shape& shape, std::uint32_t rank) {
   return a;
 }
 
+/// `t` as a kernel view of its own shape and strides (size-1 dims keep their stride: every
+/// element is addressed, none broadcast).
+Arg own_view(const GpuTensor& t, std::uint32_t rank) {
+  Arg a = view_of(t, t.shape, rank);
+  for (std::size_t d = 0; d < t.shape.dims.size(); ++d)
+    a.strides[rank - t.shape.dims.size() + d] = u32(t.strides[d], "stride");
+  return a;
+}
+
+/// The result of an update of `t`: t's buffer when the caller holds it alone (`reuse`) and it
+/// is contiguous from offset 0, else a contiguous copy.
+GpuTensor writable(const GpuTensor& t, bool reuse) {
+  return reuse && t.offset == 0 && t.is_contiguous() ? t : copy(t);
+}
+
 bool native(const GpuTensor& t) {
   return native_dtype(t.dtype, t.compute()) && t.numel() <= std::int64_t{0xffffffff};
 }
@@ -120,27 +135,25 @@ bool assign(const GpuTensor& dst, const GpuTensor& src) {
   const auto* k = compiled(dev, key.str(), [&] { return build_assign(ex, ey, rank); });
   if (!k) return false;
   // dst with its own strides (a view may not broadcast: every dim is written once).
-  Arg y = view_of(dst, dst.shape, rank);
-  for (std::size_t d = 0; d < dst.shape.dims.size(); ++d)
-    y.strides[rank - dst.shape.dims.size() + d] = u32(dst.strides[d], "stride");
-  dev.launch(*k, kernel::grid_for(k->kernel(), static_cast<std::uint64_t>(n)),
-             {view_of(src, dst.shape, rank), y, Arg::u32(u32(src.offset, "offset")),
-              Arg::u32(u32(dst.offset, "offset")), Arg::u32(u32(n, "element count"))});
+  dev.launch(
+      *k, kernel::grid_for(k->kernel(), static_cast<std::uint64_t>(n)),
+      {view_of(src, dst.shape, rank), own_view(dst, rank), Arg::u32(u32(src.offset, "offset")),
+       Arg::u32(u32(dst.offset, "offset")), Arg::u32(u32(n, "element count"))});
   return true;
 }
 
-/// Where element `pos` of idx (coordinates `c`) goes in the contiguous `dst`: c with `dim`
-/// replaced by the index, or nothing when the index is outside the dim.
+/// The element of `dst` (a view from `start`) that element `c` of idx addresses along `dim`
+/// (gather's source, scatter's target): c with `dim` replaced by the index; `ok` false when
+/// the index is outside the dim (`at` then addresses index 0).
 struct Target {
   Val ok, at;
 };
 Target target(KernelBuilder& kb, const Mem& idx, const Mem& dst, const std::vector<Val>& c, Val dim,
-              Val i0) {
+              Val i0, Val start) {
   Val raw = idx[offset(idx, c, i0)];
-  Val size = dst.shape(dim);
-  Val ok = index_ok(raw, size);
+  Val ok = index_ok(raw, dst.shape(dim));
   Val at = kernel::select(ok, kernel::cast(raw, Elem::U32), kb.u32(0));
-  Val o = kb.u32(0);
+  Val o = start;
   for (std::uint32_t d = 0; d < c.size(); ++d)
     o = o + kernel::select(dim == d, at, c[d]) * dst.stride(d);
   return {ok, o};
@@ -161,7 +174,7 @@ kernel::Kernel build_scatter_assign(Elem e, Elem ei, std::uint32_t rank, bool cl
   Val pos = kb.absolute_pos();
   kb.if_in_bounds(pos, n, [&] {
     const auto c = coords(idx, pos, rank);
-    const Target t = target(kb, idx, y, c, dim, i0);
+    const Target t = target(kb, idx, y, c, dim, i0, kb.u32(0));
     if (claim) {
       kb.if_(t.ok, [&] { win.atomic_max(t.at, pos + 1u); });
     } else {
@@ -261,14 +274,7 @@ kernel::Kernel build_gather(Elem e, Elem ei, std::uint32_t rank) {
   Val pos = kb.absolute_pos();
   kb.if_in_bounds(pos, n, [&] {
     const auto c = coords(idx, pos, rank);
-    Val raw = idx[offset(idx, c, i0)];
-    Val size = x.shape(dim);
-    Val ok = index_ok(raw, size);
-    Val at = kernel::select(ok, kernel::cast(raw, Elem::U32), kb.u32(0));
-    Val o = x0;
-    for (std::uint32_t d = 0; d < rank; ++d)
-      o = o + kernel::select(dim == d, at, c[d]) * x.stride(d);
-    y[pos] = x[o];
+    y[pos] = x[target(kb, idx, x, c, dim, i0, x0).at];
   });
   return kb.build();
 }
@@ -284,16 +290,8 @@ kernel::Kernel build_scatter_add(Elem ei, std::uint32_t rank) {
   Val pos = kb.absolute_pos();
   kb.if_in_bounds(pos, n, [&] {
     const auto c = coords(idx, pos, rank);
-    Val raw = idx[offset(idx, c, i0)];
-    Val size = y.shape(dim);
-    Val ok = index_ok(raw, size);
-    kb.if_(ok, [&] {
-      Val at = kernel::cast(raw, Elem::U32);
-      Val o = kb.u32(0);
-      for (std::uint32_t d = 0; d < rank; ++d)
-        o = o + kernel::select(dim == d, at, c[d]) * y.stride(d);
-      y.atomic_add(o, v[offset(v, c, v0)]);
-    });
+    const Target t = target(kb, idx, y, c, dim, i0, kb.u32(0));
+    kb.if_(t.ok, [&] { y.atomic_add(t.at, v[offset(v, c, v0)]); });
   });
   return kb.build();
 }
@@ -327,8 +325,7 @@ std::optional<GpuTensor> slice_assign(const GpuTensor& t, const std::vector<Slic
   for (const SliceRange& r : ranges)
     if (r.step <= 0) return std::nullopt;
   if (!native(t) || !native(values) || &t.compute() != &values.compute()) return std::nullopt;
-  // The result: t's buffer when the caller holds it alone and it is contiguous, else a copy.
-  GpuTensor out = reuse && t.offset == 0 && t.is_contiguous() ? t : copy(t);
+  GpuTensor out = writable(t, reuse);
   GpuTensor region = out;
   for (std::size_t d = 0; d < ranges.size(); ++d) {
     const SliceRange& r = ranges[d];
@@ -402,8 +399,7 @@ std::optional<GpuTensor> gather(std::size_t dim, const GpuTensor& x_in, const Gp
   const auto* k = compiled(dev, key.str(), [&] { return build_gather(e, ei, rank); });
   if (!k) return std::nullopt;
   // x as a view of its own shape and strides (the kernel reads its extents along dim).
-  Arg xa = view_of(x, x.shape, rank);
-  for (std::size_t d = 0; d < x.shape.dims.size(); ++d) xa.strides[d] = u32(x.strides[d], "stride");
+  const Arg xa = own_view(x, rank);
   dev.launch(*k, kernel::grid_for(k->kernel(), static_cast<std::uint64_t>(n)),
              {xa, view_of(idx, idx.shape, rank), Arg::buf(out.buffer, 0, u32(n, "out")),
               Arg::u32(static_cast<std::uint32_t>(dim)), Arg::u32(u32(x.offset, "offset")),
@@ -423,15 +419,10 @@ std::optional<GpuTensor> scatter_add(std::size_t dim, const GpuTensor& t, const 
   key << "scatter_add|" << static_cast<int>(ei) << '|' << rank;
   const auto* k = compiled(dev, key.str(), [&] { return build_scatter_add(ei, rank); });
   if (!k) return std::nullopt;
-  GpuTensor out = reuse && t.offset == 0 && t.is_contiguous() ? t : copy(t);
+  GpuTensor out = writable(t, reuse);
   const std::int64_t n = idx.numel();
   if (n == 0 || out.numel() == 0) return out;
-  Arg ya = Arg::view(out.buffer, std::vector<std::uint32_t>(rank, 1));
-  for (std::size_t d = 0; d < out.shape.dims.size(); ++d) {
-    ya.shape[d] = u32(out.shape.dims[d], "dim");
-    ya.strides[d] = u32(out.strides[d], "stride");
-  }
-  ya.len = u32(out.numel(), "elements");
+  const Arg ya = own_view(out, rank);
   dev.launch(*k, kernel::grid_for(k->kernel(), static_cast<std::uint64_t>(n)),
              {view_of(values, idx.shape, rank), view_of(idx, idx.shape, rank), ya,
               Arg::u32(static_cast<std::uint32_t>(dim)), Arg::u32(u32(values.offset, "offset")),
@@ -462,15 +453,10 @@ std::optional<GpuTensor> scatter_assign(std::size_t dim, const GpuTensor& t, con
   const auto* kw =
       compiled(dev, key.str(), [&] { return build_scatter_assign(e, ei, rank, false); });
   if (!kc || !kw) return std::nullopt;
-  GpuTensor out = reuse && t.offset == 0 && t.is_contiguous() ? t : copy(t);
+  GpuTensor out = writable(t, reuse);
   const std::int64_t n = idx.numel();
   if (n == 0 || out.numel() == 0) return out;
-  Arg ya = Arg::view(out.buffer, std::vector<std::uint32_t>(rank, 1));
-  for (std::size_t d = 0; d < out.shape.dims.size(); ++d) {
-    ya.shape[d] = u32(out.shape.dims[d], "dim");
-    ya.strides[d] = u32(out.strides[d], "stride");
-  }
-  ya.len = u32(out.numel(), "elements");
+  const Arg ya = own_view(out, rank);
   const kernel::Buffer winner = claims(dev, t.device, out.numel());
   for (const auto* k : {kc, kw})
     dev.launch(
@@ -499,7 +485,7 @@ std::optional<GpuTensor> select_assign(std::size_t dim, const GpuTensor& t, cons
   const auto* k1 = kernel_of(add ? SelectPhase::Add : SelectPhase::Claim);
   const auto* k2 = add ? k1 : kernel_of(SelectPhase::Write);
   if (!k1 || !k2) return std::nullopt;
-  GpuTensor out = reuse && t.offset == 0 && t.is_contiguous() ? t : copy(t);
+  GpuTensor out = writable(t, reuse);
   const GpuTensor values = contiguous(values_in), idx = contiguous(idx_in);
   const std::int64_t n = values.numel(), m = idx.numel();
   if (n == 0 || out.numel() == 0) return out;

@@ -24,7 +24,8 @@ using kernel::Val;
 using detail::compiled;
 using detail::kGroup;
 
-kernel::Kernel build(Elem e, Elem acc, int nh, int nw) {
+/// `taps` source rows and columns per output element (1, 2 or 4).
+kernel::Kernel build(Elem e, Elem acc, int taps) {
   KernelBuilder kb("interpolate", {kGroup, 1, 1});
   Mem x = kb.buffer("x", e, kernel::Access::Read);
   Mem hi = kb.buffer("hi", Elem::U32, kernel::Access::Read);
@@ -35,21 +36,22 @@ kernel::Kernel build(Elem e, Elem acc, int nh, int nw) {
   Val h = kb.scalar("h", Elem::U32), w = kb.scalar("w", Elem::U32);
   Val oh = kb.scalar("oh", Elem::U32), ow = kb.scalar("ow", Elem::U32);
   Val n = kb.scalar("n", Elem::U32);
+  const auto n_taps = static_cast<std::uint32_t>(taps);
   Val pos = kb.absolute_pos();
   kb.if_in_bounds(pos, n, [&] {
     Val c = pos % ow, t = pos / ow;
     Val r = t % oh, plane = t / oh;
     Val base = plane * h * w;
     Val sum = kb.constant(acc, 0);
-    for (int j = 0; j < nw; ++j) {
-      Val col = wi[c * static_cast<std::uint32_t>(nw) + static_cast<std::uint32_t>(j)];
+    for (int j = 0; j < taps; ++j) {
+      Val col = wi[c * n_taps + static_cast<std::uint32_t>(j)];
       Val blend = kb.constant(acc, 0);
-      for (int a = 0; a < nh; ++a) {
-        Val tap = r * static_cast<std::uint32_t>(nh) + static_cast<std::uint32_t>(a);
+      for (int a = 0; a < taps; ++a) {
+        Val tap = r * n_taps + static_cast<std::uint32_t>(a);
         Val v = Val(hw[tap]) * kernel::cast(x[base + Val(hi[tap]) * w + col], acc);
         blend = a == 0 ? v : blend + v;
       }
-      Val v = Val(ww[c * static_cast<std::uint32_t>(nw) + static_cast<std::uint32_t>(j)]) * blend;
+      Val v = Val(ww[c * n_taps + static_cast<std::uint32_t>(j)]) * blend;
       sum = j == 0 ? v : sum + v;
     }
     y[pos] = kernel::cast(sum, e);
@@ -88,7 +90,7 @@ std::optional<GpuTensor> interpolate(const GpuTensor& x_in,
                                                                : 4;
   std::ostringstream key;
   key << "interpolate|" << static_cast<int>(e) << '|' << taps;
-  const auto* k = compiled(dev, key.str(), [&] { return build(e, acc, taps, taps); });
+  const auto* k = compiled(dev, key.str(), [&] { return build(e, acc, taps); });
   if (!k) return std::nullopt;
   GpuTensor out = empty(out_shape, dt, dev, x_in.device);
   const auto n = static_cast<std::uint32_t>(out.numel());

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "ember/core/error.hpp"
+#include "ember/core/shape.hpp"
 #include "ember/kernel/cache.hpp"
 #include "ember/kernel/device.hpp"
 
@@ -49,6 +50,20 @@ inline kernel::Elem compare_elem(kernel::Elem e) {
   if (e == kernel::Elem::F16 || e == kernel::Elem::BF16) return kernel::Elem::F32;
   if (!is_float_elem(e)) return kernel::Elem::I64;
   return e;
+}
+
+/// A tensor seen around `dim` as [outer, len, inner]: outer * inner lines of len values,
+/// `inner` apart (contiguous layout).
+struct Lines {
+  std::int64_t outer = 1, len = 1, inner = 1;
+  std::int64_t count() const { return outer * inner; }
+};
+inline Lines lines_of(const Shape& s, std::int64_t dim) {
+  Lines l;
+  for (std::int64_t d = 0; d < dim; ++d) l.outer *= s.dims[d];
+  l.len = s.dims[dim];
+  for (std::size_t d = dim + 1; d < s.dims.size(); ++d) l.inner *= s.dims[d];
+  return l;
 }
 
 /// `v` as a kernel's 32-bit index; UnsupportedError "[op] what V exceeds ..." otherwise.

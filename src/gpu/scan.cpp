@@ -32,18 +32,17 @@ using kernel::Var;
 
 using detail::compare_elem;
 using detail::compiled;
+using detail::is_float_elem;
 using detail::kGroup;
-
-bool is_fp(Elem e) {
-  return detail::is_float_elem(e);
-}
+using detail::Lines;
+using detail::lines_of;
 
 constexpr std::int64_t kPiece = 4096;  // values per line and launch
 
 /// The accumulator of sums and products: f64 for floats where the device has it (the CPU's),
 /// else f32; i64 for integers.
 Elem sum_elem(Elem e, const kernel::ComputeDevice& dev) {
-  if (!is_fp(e)) return Elem::I64;
+  if (!is_float_elem(e)) return Elem::I64;
   return native_dtype(DType::F64, dev) ? Elem::F64 : Elem::F32;
 }
 
@@ -71,23 +70,16 @@ void line_frame(KernelBuilder& kb, Body body) {
   });
 }
 
-/// Whether running value `a` gives way to `v`. Scans: cummax/cummin keep a NaN once seen
-/// (`with_index` false), or take every NaN and every tie (with indices, PyTorch's rule).
-/// Extremes (max/min with indices): a strictly better value or the first NaN.
+/// Whether running value `a` gives way to `v`. Scan (cummax/cummin): a tie or better, and a
+/// NaN once seen stays. ScanIndexed (with indices, PyTorch's rule): every NaN and every tie.
+/// First (max/min with indices): a strictly better value or the first NaN.
 enum class Rule { Scan, ScanIndexed, First };
 Val takes(Rule rule, bool max, Val a, Val v) {
-  const bool fp = is_fp(v.elem());
+  const bool fp = is_float_elem(v.elem());
   Val better = rule == Rule::First ? (max ? v > a : v < a) : (max ? v >= a : v <= a);
   if (!fp) return better;
-  switch (rule) {
-    case Rule::Scan:
-      return (a == a) & (better | (v != v));
-    case Rule::ScanIndexed:
-      return (v != v) | ((a == a) & better);
-    case Rule::First:
-      return (a == a) & (better | (v != v));
-  }
-  return better;
+  if (rule == Rule::ScanIndexed) return (v != v) | ((a == a) & better);
+  return (a == a) & (better | (v != v));
 }
 
 /// Scans (`indexed`: cummax/cummin with indices). Buffers: x, y, state[, yi, state_i].
@@ -130,8 +122,8 @@ kernel::Kernel build_scan(Scan s, bool indexed, Elem e, Elem acc) {
   return kb.build();
 }
 
-/// max/min with the first extreme's index. Buffers: x, y, yi, state, state_i; y and yi are
-/// written by the last pass (`last` scalar).
+/// max/min with the first extreme's index. Buffers: x, y, yi, state, state_i. Every pass
+/// writes y and yi; the last pass's values stand.
 kernel::Kernel build_extreme(bool max, Elem e, Elem acc) {
   KernelBuilder kb(max ? "max_with_index" : "min_with_index", {kGroup, 1, 1});
   Mem x = kb.buffer("x", e, kernel::Access::Read);
@@ -139,7 +131,6 @@ kernel::Kernel build_extreme(bool max, Elem e, Elem acc) {
   Mem yi = kb.buffer("yi", Elem::I64, kernel::Access::Write);
   Mem state = kb.buffer("state", acc, kernel::Access::ReadWrite);
   Mem si = kb.buffer("state_i", Elem::I64, kernel::Access::ReadWrite);
-  Val last = kb.scalar("last", Elem::U32);
   line_frame(kb, [&](Val t, auto at, Val k0, Val k1, Val first) {
     Var a = kb.var(kernel::select(first, kernel::cast(x[at(kb.u32(0))], acc), state[t]));
     Var ai = kb.var(kernel::select(first, kb.constant(Elem::I64, 0), si[t]));
@@ -151,10 +142,8 @@ kernel::Kernel build_extreme(bool max, Elem e, Elem acc) {
     });
     state[t] = a.get();
     si[t] = ai.get();
-    kb.if_(last != 0u, [&] {
-      y[t] = store(a, e);
-      yi[t] = ai.get();
-    });
+    y[t] = store(a, e);
+    yi[t] = ai.get();
   });
   return kb.build();
 }
@@ -165,7 +154,6 @@ kernel::Kernel build_any_all(bool all, Elem e) {
   Mem x = kb.buffer("x", e, kernel::Access::Read);
   Mem y = kb.buffer("y", Elem::Bool, kernel::Access::Write);
   Mem state = kb.buffer("state", Elem::U32, kernel::Access::ReadWrite);
-  Val last = kb.scalar("last", Elem::U32);
   line_frame(kb, [&](Val t, auto at, Val k0, Val k1, Val first) {
     Var a = kb.var(kernel::select(first, kb.u32(all ? 1 : 0), state[t]));
     kb.for_(k0, k1, kb.u32(1), [&](Val k) {
@@ -175,14 +163,15 @@ kernel::Kernel build_any_all(bool all, Elem e) {
       a = all ? (a & nz) : (a | nz);
     });
     state[t] = a.get();
-    kb.if_(last != 0u, [&] { y[t] = a != 0u; });
+    y[t] = a != 0u;
   });
   return kb.build();
 }
 
 /// var_mean's two walks. `squares` false: state = sum of x. `squares` true: state holds the
 /// sum on the first pass (turned into the mean m), then sum((x - m)^2) accumulates in
-/// state_sq; the last pass writes var and mean. Buffers: x, var, mean, state, state_sq.
+/// state_sq; every pass writes var and mean, the last one's stand. Buffers: x, var, mean,
+/// state, state_sq.
 kernel::Kernel build_var_mean(bool squares, Elem e, Elem acc) {
   KernelBuilder kb(squares ? "var_mean_squares" : "var_mean_sum", {kGroup, 1, 1});
   Mem x = kb.buffer("x", e, kernel::Access::Read);
@@ -190,7 +179,6 @@ kernel::Kernel build_var_mean(bool squares, Elem e, Elem acc) {
   Mem mean = kb.buffer("mean", e, kernel::Access::Write);
   Mem state = kb.buffer("state", acc, kernel::Access::ReadWrite);
   Mem sq = kb.buffer("state_sq", acc, kernel::Access::ReadWrite);
-  Val last = kb.scalar("last", Elem::U32);
   Val count = kb.scalar("count", acc), dof = kb.scalar("dof", acc);
   line_frame(kb, [&](Val t, auto at, Val k0, Val k1, Val first) {
     if (!squares) {
@@ -206,25 +194,10 @@ kernel::Kernel build_var_mean(bool squares, Elem e, Elem acc) {
       a = a + d * d;
     });
     sq[t] = a.get();
-    kb.if_(last != 0u, [&] {
-      var[t] = store(a / dof, e);
-      mean[t] = store(m, e);
-    });
+    var[t] = store(a / dof, e);
+    mean[t] = store(m, e);
   });
   return kb.build();
-}
-
-/// [outer, len, inner] of `shape` around `dim`.
-struct Lines {
-  std::int64_t outer = 1, len = 1, inner = 1;
-  std::int64_t count() const { return outer * inner; }
-};
-Lines lines_of(const Shape& s, std::int64_t dim) {
-  Lines l;
-  for (std::int64_t d = 0; d < dim; ++d) l.outer *= s.dims[d];
-  l.len = s.dims[dim];
-  for (std::size_t d = dim + 1; d < s.dims.size(); ++d) l.inner *= s.dims[d];
-  return l;
 }
 
 std::uint32_t u32(std::int64_t v, const char* what) {
@@ -248,16 +221,14 @@ kernel::Buffer scratch(kernel::ComputeDevice& dev, std::int64_t n, Elem e) {
                    static_cast<std::size_t>(kernel::elem_bytes(e)));
 }
 
-/// Launches `k` over the lines of `l` in passes of kPiece values: `args` are the buffers (and
-/// any scalars before the frame's), `extra(last)` the scalars after them.
-template <class Extra>
+/// Launches `k` over the lines of `l` in passes of kPiece values: `fixed` are the kernel's
+/// buffers and scalars before line_frame's.
 void walk(kernel::ComputeDevice& dev, const kernel::CompiledKernel& k, const Lines& l,
-          std::vector<Arg> buffers, Extra extra) {
+          const std::vector<Arg>& fixed) {
   const std::uint32_t lines = u32(l.count(), "line count");
   const std::int64_t passes = std::max<std::int64_t>((l.len + kPiece - 1) / kPiece, 1);
   for (std::int64_t p = 0; p < passes; ++p) {
-    std::vector<Arg> args = buffers;
-    for (const Arg& a : extra(p + 1 == passes)) args.push_back(a);
+    std::vector<Arg> args = fixed;
     args.push_back(Arg::u32(lines));
     args.push_back(Arg::u32(u32(l.len, "dim size")));
     args.push_back(Arg::u32(u32(l.inner, "inner size")));
@@ -298,8 +269,7 @@ std::optional<GpuTensor> scan(Scan s, const GpuTensor& x_in, std::int64_t dim) {
   const kernel::Buffer state = scratch(dev, l.count(), acc);
   walk(dev, *k, l,
        {Arg::buf(x.buffer, static_cast<std::uint64_t>(x.offset), span(x.numel())),
-        Arg::buf(out.buffer, 0, span(x.numel())), Arg::buf(state, 0, span(l.count()))},
-       [](bool) { return std::vector<Arg>{}; });
+        Arg::buf(out.buffer, 0, span(x.numel())), Arg::buf(state, 0, span(l.count()))});
   return out;
 }
 
@@ -322,8 +292,7 @@ std::optional<std::pair<GpuTensor, GpuTensor>> scan_with_indices(bool max, const
   walk(dev, *k, l,
        {Arg::buf(x.buffer, static_cast<std::uint64_t>(x.offset), span(x.numel())),
         Arg::buf(out.buffer, 0, span(x.numel())), Arg::buf(state, 0, span(l.count())),
-        Arg::buf(idx.buffer, 0, span(x.numel())), Arg::buf(state_i, 0, span(l.count()))},
-       [](bool) { return std::vector<Arg>{}; });
+        Arg::buf(idx.buffer, 0, span(x.numel())), Arg::buf(state_i, 0, span(l.count()))});
   return std::pair{out, idx};
 }
 
@@ -346,8 +315,7 @@ std::optional<std::pair<GpuTensor, GpuTensor>> extreme_with_indices(bool max, co
   walk(dev, *k, l,
        {Arg::buf(x.buffer, static_cast<std::uint64_t>(x.offset), span(x.numel())),
         Arg::buf(out.buffer, 0, span(l.count())), Arg::buf(idx.buffer, 0, span(l.count())),
-        Arg::buf(state, 0, span(l.count())), Arg::buf(state_i, 0, span(l.count()))},
-       [](bool last) { return std::vector<Arg>{Arg::u32(last ? 1 : 0)}; });
+        Arg::buf(state, 0, span(l.count())), Arg::buf(state_i, 0, span(l.count()))});
   return std::pair{out, idx};
 }
 
@@ -367,8 +335,7 @@ std::optional<GpuTensor> any_all(bool all, const GpuTensor& x_in, std::int64_t d
   const kernel::Buffer state = scratch(dev, l.count(), Elem::U32);
   walk(dev, *k, l,
        {Arg::buf(x.buffer, static_cast<std::uint64_t>(x.offset), span(x.numel())),
-        Arg::buf(out.buffer, 0, span(l.count())), Arg::buf(state, 0, span(l.count()))},
-       [](bool last) { return std::vector<Arg>{Arg::u32(last ? 1 : 0)}; });
+        Arg::buf(out.buffer, 0, span(l.count())), Arg::buf(state, 0, span(l.count()))});
   return out;
 }
 
@@ -377,7 +344,7 @@ std::optional<std::pair<GpuTensor, GpuTensor>> var_mean(const GpuTensor& x_in, s
   if (!served(x_in)) return std::nullopt;
   kernel::ComputeDevice& dev = x_in.compute();
   const Elem e = elem_of(x_in.dtype, "var_mean");
-  if (!is_fp(e)) return std::nullopt;
+  if (!is_float_elem(e)) return std::nullopt;
   const Elem acc = sum_elem(e, dev);
   const auto* ks =
       compiled(dev, key_of("var_mean_sum", {static_cast<int>(e), static_cast<int>(acc)}),
@@ -393,17 +360,16 @@ std::optional<std::pair<GpuTensor, GpuTensor>> var_mean(const GpuTensor& x_in, s
   const GpuTensor x = packed(x_in);
   const Lines l = lines_of(x.shape, dim);
   const kernel::Buffer sum = scratch(dev, l.count(), acc), squares = scratch(dev, l.count(), acc);
-  const std::vector<Arg> buffers{
+  const std::vector<Arg> fixed{
       Arg::buf(x.buffer, static_cast<std::uint64_t>(x.offset), span(x.numel())),
-      Arg::buf(var.buffer, 0, span(l.count())), Arg::buf(mean.buffer, 0, span(l.count())),
-      Arg::buf(sum, 0, span(l.count())), Arg::buf(squares, 0, span(l.count()))};
-  const double n = static_cast<double>(l.len);
-  const double dof = std::max(0.0, static_cast<double>(l.len - correction));
-  const auto scalars = [&](bool last) {
-    return std::vector<Arg>{Arg::u32(last ? 1 : 0), Arg::scalar(acc, n), Arg::scalar(acc, dof)};
-  };
-  walk(dev, *ks, l, buffers, scalars);
-  walk(dev, *kq, l, buffers, scalars);
+      Arg::buf(var.buffer, 0, span(l.count())),
+      Arg::buf(mean.buffer, 0, span(l.count())),
+      Arg::buf(sum, 0, span(l.count())),
+      Arg::buf(squares, 0, span(l.count())),
+      Arg::scalar(acc, static_cast<double>(l.len)),
+      Arg::scalar(acc, std::max(0.0, static_cast<double>(l.len - correction)))};
+  walk(dev, *ks, l, fixed);
+  walk(dev, *kq, l, fixed);
   return std::pair{var, mean};
 }
 

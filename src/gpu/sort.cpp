@@ -16,7 +16,9 @@
 
 #include <algorithm>
 #include <sstream>
+#include <vector>
 
+#include "ember/backend/views.hpp"
 #include "ember/gpu/ops.hpp"
 #include "ember/gpu/scan.hpp"
 #include "kernels.hpp"
@@ -118,9 +120,9 @@ kernel::Kernel build_store(Elem key, Elem e) {
   return kb.build();
 }
 
-/// The lower median of each sorted line (slot m), or the line's first NaN and its index
+/// The lower median of each sorted float line (slot m), or the line's first NaN and its index
 /// (from max_with_index, where a NaN is the first extreme) when it has one.
-kernel::Kernel build_median_pick(Elem e, bool fp) {
+kernel::Kernel build_median_pick(Elem e) {
   KernelBuilder kb("median_pick", {kGroup, 1, 1});
   Mem sv = kb.buffer("sorted", e, kernel::Access::Read);
   Mem si = kb.buffer("sorted_i", Elem::I64, kernel::Access::Read);
@@ -133,16 +135,10 @@ kernel::Kernel build_median_pick(Elem e, bool fp) {
   Val t = kb.absolute_pos();
   kb.if_in_bounds(t, n, [&] {
     Val src = ((t / inner) * len + m) * inner + t % inner;
-    Val v = sv[src], i = si[src];
-    if (fp) {
-      Val top = mx[t];
-      Val nan = top != top;
-      y[t] = kernel::select(nan, top, v);
-      yi[t] = kernel::select(nan, Val(mi[t]), i);
-    } else {
-      y[t] = v;
-      yi[t] = i;
-    }
+    Val top = mx[t];
+    Val nan = top != top;
+    y[t] = kernel::select(nan, top, Val(sv[src]));
+    yi[t] = kernel::select(nan, Val(mi[t]), Val(si[src]));
   });
   return kb.build();
 }
@@ -153,12 +149,11 @@ std::optional<std::pair<GpuTensor, GpuTensor>> sorted(const GpuTensor& x_in, std
   kernel::ComputeDevice& dev = x_in.compute();
   if (!native_dtype(x_in.dtype, dev) || x_in.dtype == DType::Bool || !native_dtype(DType::I64, dev))
     return std::nullopt;
-  std::int64_t outer = 1, len = x_in.shape.dims[dim], inner = 1;
-  for (std::int64_t d = 0; d < dim; ++d) outer *= x_in.shape.dims[d];
-  for (std::size_t d = dim + 1; d < x_in.shape.dims.size(); ++d) inner *= x_in.shape.dims[d];
+  const detail::Lines l = detail::lines_of(x_in.shape, dim);
+  const std::int64_t len = l.len, inner = l.inner, lines = l.count();
   std::int64_t slots = 1;
   while (slots < len) slots *= 2;
-  const std::int64_t lines = outer * inner, total = lines * slots;
+  const std::int64_t total = lines * slots;
   if (total > std::int64_t{0xffffffff} || x_in.numel() > std::int64_t{0xffffffff})
     return std::nullopt;
   const Elem e = elem_of(x_in.dtype, "sort"), key = compare_elem(e);
@@ -214,35 +209,32 @@ std::optional<std::pair<GpuTensor, GpuTensor>> median(const GpuTensor& x, std::i
   if (len == 0) return std::nullopt;  // an error the host path reports
   auto s = sort(x, dim, false);
   if (!s) return std::nullopt;
-  const bool fp = is_float(x.dtype);
-  std::optional<std::pair<GpuTensor, GpuTensor>> top;
-  if (fp) {
-    top = extreme_with_indices(true, x, dim);
-    if (!top) return std::nullopt;
+  if (!is_float(x.dtype)) {
+    // No NaN: slot (len - 1) / 2 of the ascending sort, as a contiguous copy.
+    std::vector<SliceRange> at(x.shape.dims.size());
+    for (std::size_t d = 0; d < at.size(); ++d) at[d] = {0, x.shape.dims[d], 1};
+    at[dim] = {(len - 1) / 2, 1, 1};
+    return std::pair{contiguous(views::slice(s->first, at)),
+                     contiguous(views::slice(s->second, at))};
   }
+  auto top = extreme_with_indices(true, x, dim);
+  if (!top) return std::nullopt;
   kernel::ComputeDevice& dev = x.compute();
   const Elem e = elem_of(x.dtype, "median");
   const auto* k = compiled(dev, "median_pick|" + std::to_string(static_cast<int>(e)),
-                           [&] { return build_median_pick(e, fp); });
+                           [&] { return build_median_pick(e); });
   if (!k) return std::nullopt;
-  Shape shape = x.shape;
-  shape.dims[dim] = 1;
-  GpuTensor y = empty(shape, x.dtype, dev, x.device);
-  GpuTensor yi = empty(shape, DType::I64, dev, x.device);
-  const std::int64_t lines = y.numel();
-  if (lines == 0) return std::pair{y, yi};
-  std::int64_t inner = 1;
-  for (std::size_t d = dim + 1; d < x.shape.dims.size(); ++d) inner *= x.shape.dims[d];
-  // Without NaN in the type, the sorted values stand in for max's (never read).
-  const GpuTensor& mx = fp ? top->first : s->first;
-  const GpuTensor& mi = fp ? top->second : s->second;
-  const auto n = static_cast<std::uint64_t>(lines), all = static_cast<std::uint64_t>(x.numel());
+  GpuTensor y = empty(top->first.shape, x.dtype, dev, x.device);
+  GpuTensor yi = empty(top->first.shape, DType::I64, dev, x.device);
+  const detail::Lines l = detail::lines_of(x.shape, dim);
+  if (l.count() == 0) return std::pair{y, yi};
+  const auto n = static_cast<std::uint64_t>(l.count()), all = static_cast<std::uint64_t>(x.numel());
   const auto u = [](std::int64_t v) { return Arg::u32(static_cast<std::uint32_t>(v)); };
   dev.launch(*k, kernel::grid_for(k->kernel(), n),
              {Arg::buf(s->first.buffer, 0, all), Arg::buf(s->second.buffer, 0, all),
-              Arg::buf(mx.buffer, 0, fp ? n : all), Arg::buf(mi.buffer, 0, fp ? n : all),
-              Arg::buf(y.buffer, 0, n), Arg::buf(yi.buffer, 0, n), u(len), u(inner),
-              u((len - 1) / 2), u(lines)});
+              Arg::buf(top->first.buffer, 0, n), Arg::buf(top->second.buffer, 0, n),
+              Arg::buf(y.buffer, 0, n), Arg::buf(yi.buffer, 0, n), u(len), u(l.inner),
+              u((len - 1) / 2), u(l.count())});
   return std::pair{y, yi};
 }
 

@@ -17,7 +17,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -27,6 +26,7 @@
 
 #include "ember/backend/forward.hpp"
 #include "ember/backend/views.hpp"
+#include "ember/core/value_range.hpp"
 #include "ember/cpu/cpu.hpp"
 #include "ember/gpu/conv.hpp"
 #include "ember/gpu/create.hpp"
@@ -408,16 +408,8 @@ struct Gpu : Forward<Cpu, GpuTypes<R>, Gpu<R>> {
   /// int64 limits); the values compare in i64.
   static I int_clamp(I x, std::int64_t lo, std::int64_t hi) {
     if (native1(x) && native_on(DType::I64, x)) {
-      std::int64_t tlo = std::numeric_limits<std::int64_t>::lowest();
-      std::int64_t thi = std::numeric_limits<std::int64_t>::max();
-      if (x.dtype == DType::I32) {
-        tlo = std::numeric_limits<std::int32_t>::lowest();
-        thi = std::numeric_limits<std::int32_t>::max();
-      } else if (x.dtype == DType::U8) {
-        tlo = 0;
-        thi = 255;
-      }
-      const auto sat = [&](std::int64_t v) { return std::min(std::max(v, tlo), thi); };
+      const IInfo range = iinfo(x.dtype);
+      const auto sat = [&](std::int64_t v) { return std::clamp(v, range.min, range.max); };
       gpu::MapSpec spec{
           "int_clamp", x.dtype, {kernel::Elem::I64, kernel::Elem::I64}, [](auto in, auto sc) {
             const kernel::Val v = kernel::cast(in[0], kernel::Elem::I64);
