@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "ember/core/error.hpp"
@@ -16,6 +17,7 @@
 using namespace ember;
 using ember::test::expect_approx;
 using ember::test::expect_eq;
+using ember::test::host_calls;
 using ember::test::spread;
 
 template <class B>
@@ -27,6 +29,36 @@ namespace {
 template <class B, std::size_t D, class K = Float>
 Tensor<B, D, K> on(const TensorData& d) {
   return Tensor<B, D, K>::from_data(d);
+}
+
+/// Expects B's 2-d convolution and the two gradients Autodiff uses (conv_x_backward,
+/// conv_weight_backward) to give the CPU backend's values: the forward and the input gradient
+/// within `tol`, the weight gradient (long sums) within `wtol`.
+template <class B>
+void expect_conv_like_cpu(const TensorData& xd, const TensorData& wd,
+                          const std::optional<TensorData>& bd, const ConvOptions<2>& o,
+                          Tolerance tol, Tolerance wtol) {
+  const auto gx = on<B, 4>(xd).primitive(), gw = on<B, 4>(wd).primitive();
+  const auto cx = on<Cpu, 4>(xd).primitive(), cw = on<Cpu, 4>(wd).primitive();
+  std::optional<typename B::FloatTensor> gb;
+  std::optional<CpuTensor> cb;
+  if (bd) {
+    gb = on<B, 1>(*bd).primitive();
+    cb = on<Cpu, 1>(*bd).primitive();
+  }
+  const auto cy = Cpu::template conv<2>(cx, cw, cb, o);
+  expect_approx(B::float_into_data(B::template conv<2>(gx, gw, gb, o)), Cpu::float_into_data(cy),
+                tol);
+  const Shape ys = Cpu::float_shape(cy);
+  const TensorData dyd(spread(static_cast<std::size_t>(ys.numel()), -1, 1), ys);
+  const auto gdy = on<B, 4>(dyd).primitive();
+  const auto cdy = on<Cpu, 4>(dyd).primitive();
+  expect_approx(B::float_into_data(B::template conv_x_backward<2>(gdy, gw, xd.shape(), o)),
+                Cpu::float_into_data(Cpu::template conv_x_backward<2>(cdy, cw, xd.shape(), o)),
+                tol);
+  expect_approx(B::float_into_data(B::template conv_weight_backward<2>(gx, gdy, wd.shape(), o)),
+                Cpu::float_into_data(Cpu::template conv_weight_backward<2>(cx, cdy, wd.shape(), o)),
+                wtol);
 }
 
 }  // namespace
@@ -218,12 +250,6 @@ TYPED_TEST(GpuTest, TheGuidesExampleRunsOnTheDevice) {
 // through the host. The conformance suite covers every option on Dispatch and each backend.
 TYPED_TEST(GpuTest, ConvolutionsAndPoolingRunOnTheDevice) {
   using B = TypeParam;
-  const auto host_calls = [] {
-    auto m = gpu::fallback_counts();
-    std::uint64_t n = 0;
-    for (const auto& [k, v] : m) n += v;
-    return n;
-  };
   const TensorData xd(spread(2 * 4 * 7 * 6, -2, 2), Shape{2, 4, 7, 6});
   const TensorData wd(spread(6 * 2 * 3 * 3, -1, 1), Shape{6, 2, 3, 3});
   const TensorData bd(spread(6, -0.5, 0.5), Shape{6});
@@ -232,29 +258,12 @@ TYPED_TEST(GpuTest, ConvolutionsAndPoolingRunOnTheDevice) {
   o.padding = {1, 2};
   o.dilation = {1, 2};
   o.groups = 2;
-  const auto gx = on<B, 4>(xd), gw = on<B, 4>(wd);
-  const auto gb = on<B, 1>(bd);
-  const auto cx = on<Cpu, 4>(xd), cw = on<Cpu, 4>(wd);
-  const auto cb = on<Cpu, 1>(bd);
+  const auto gx = on<B, 4>(xd);
+  const auto cx = on<Cpu, 4>(xd);
   const Tolerance tol = Tolerance::rel_abs(1e-5, 1e-5);
   const std::uint64_t before = host_calls();
 
-  const auto gy = B::template conv<2>(gx.primitive(), gw.primitive(), gb.primitive(), o);
-  const auto cy = Cpu::template conv<2>(cx.primitive(), cw.primitive(), cb.primitive(), o);
-  expect_approx(B::float_into_data(gy), Cpu::float_into_data(cy), tol);
-  const Shape ys = Cpu::float_shape(cy);
-  const TensorData dyd(spread(static_cast<std::size_t>(ys.numel()), -1, 1), ys);
-  const auto gdy = on<B, 4>(dyd).primitive();
-  const auto cdy = on<Cpu, 4>(dyd).primitive();
-  expect_approx(
-      B::float_into_data(B::template conv_x_backward<2>(gdy, gw.primitive(), xd.shape(), o)),
-      Cpu::float_into_data(Cpu::template conv_x_backward<2>(cdy, cw.primitive(), xd.shape(), o)),
-      tol);
-  expect_approx(
-      B::float_into_data(B::template conv_weight_backward<2>(gx.primitive(), gdy, wd.shape(), o)),
-      Cpu::float_into_data(
-          Cpu::template conv_weight_backward<2>(cx.primitive(), cdy, wd.shape(), o)),
-      tol);
+  expect_conv_like_cpu<B>(xd, wd, bd, o, tol, tol);
   ConvTransposeOptions<2> t;
   t.stride = {2, 2};
   t.padding = {1, 0};
@@ -299,11 +308,6 @@ TYPED_TEST(GpuTest, ConvolutionsAndPoolingRunOnTheDevice) {
 // through the host.
 TYPED_TEST(GpuTest, IndexingRunsOnTheDevice) {
   using B = TypeParam;
-  const auto host_calls = [] {
-    std::uint64_t n = 0;
-    for (const auto& [k, v] : gpu::fallback_counts()) n += v;
-    return n;
-  };
   const TensorData xd(spread(3 * 4 * 5, -3, 3), Shape{3, 4, 5});
   const TensorData yd(spread(3 * 2 * 5, -1, 1), Shape{3, 2, 5});
   const TensorData id(std::vector<std::int64_t>{2, 0, 2}, Shape{3});
@@ -376,24 +380,6 @@ TYPED_TEST(GpuTest, ConvolutionsChunkedOverTheBatchMatchTheCpu) {
   const TensorData wd(spread(8 * 64 * 9, -0.1f, 0.1f), Shape{8, 64, 3, 3});
   ConvOptions<2> o;
   o.padding = {1, 1};
-  const auto gx = on<B, 4>(xd), gw = on<B, 4>(wd);
-  const auto cx = on<Cpu, 4>(xd), cw = on<Cpu, 4>(wd);
-  const Tolerance tol = Tolerance::rel_abs(1e-4, 1e-4);
-  const auto cy = Cpu::template conv<2>(cx.primitive(), cw.primitive(), std::nullopt, o);
-  expect_approx(
-      B::float_into_data(B::template conv<2>(gx.primitive(), gw.primitive(), std::nullopt, o)),
-      Cpu::float_into_data(cy), tol);
-  const Shape ys = Cpu::float_shape(cy);
-  const TensorData dyd(spread(static_cast<std::size_t>(ys.numel()), -1, 1), ys);
-  const auto gdy = on<B, 4>(dyd).primitive();
-  const auto cdy = on<Cpu, 4>(dyd).primitive();
-  expect_approx(
-      B::float_into_data(B::template conv_x_backward<2>(gdy, gw.primitive(), xd.shape(), o)),
-      Cpu::float_into_data(Cpu::template conv_x_backward<2>(cdy, cw.primitive(), xd.shape(), o)),
-      tol);
-  expect_approx(
-      B::float_into_data(B::template conv_weight_backward<2>(gx.primitive(), gdy, wd.shape(), o)),
-      Cpu::float_into_data(
-          Cpu::template conv_weight_backward<2>(cx.primitive(), cdy, wd.shape(), o)),
-      Tolerance::rel_abs(1e-3, 1e-2));  // sums over 31,360 products
+  expect_conv_like_cpu<B>(xd, wd, std::nullopt, o, Tolerance::rel_abs(1e-4, 1e-4),
+                          Tolerance::rel_abs(1e-3, 1e-2));  // sums over 31,360 products
 }

@@ -17,6 +17,7 @@
 using namespace ember;
 using ember::test::expect_approx;
 using ember::test::expect_eq;
+using ember::test::host_calls;
 using ember::test::spread;
 
 template <class B>
@@ -24,12 +25,6 @@ class GpuLinesTest : public ::testing::Test {};
 TYPED_TEST_SUITE(GpuLinesTest, ember::test::GpuConformanceBackends, ember::test::GpuNames);
 
 namespace {
-
-std::uint64_t host_calls() {
-  std::uint64_t n = 0;
-  for (const auto& [k, v] : gpu::fallback_counts()) n += v;
-  return n;
-}
 
 /// [4, 4] with ties (rows 0, 1), a NaN inside row 2 and NaN at the start of row 3.
 TensorData with_nans() {
