@@ -1,0 +1,421 @@
+// Fusion<B>: the backend decorator that records element-wise work instead of running it and
+// runs each chain as one fused pass (Burn's burn-fusion).
+//
+//   using B = ember::Fusion<ember::Cpu>;          // or Autodiff<Fusion<Cpu>>
+//   auto y = x * ((x / std::sqrt(2.0)).erf() + 1.0) / 2.0;  // recorded: nothing runs
+//   auto v = y.into_data();                                 // one pass over x
+//
+// Float tensors are lazy: a float element-wise function (float_unary, float_binary,
+// float_binary_scalar, float_clamp) returns a handle to a pending node that names the row of
+// the element-wise table and its operands. The value is computed when it is read
+// (into_data), when any other function needs it (matmul, a reduction, a cast, ...), or when
+// a chain grows past kMaxChain operations. Then every pending node that the value depends on
+// becomes one ir::FusedBlock (ember/ir/fused.hpp) and runs through B's
+// `float_fused_elementwise` when B has it (the CPU backend: cache-sized tiles through its own
+// vectorised element loops, so fused values are the unfused ones). A pending value that is
+// still referenced from outside the chain (a user's handle, a tensor saved for backward) is
+// written as a second output of the same pass; values used only inside the chain never reach
+// memory. Without the backend function, or for a dtype it does not take (f16, bf16), the
+// chain runs function by function on B (the same values, no saving).
+//
+// Int and bool tensors, and every function other than the four above, are B's own: they run
+// at once through the generated pass-through (ember/backend/forward.hpp).
+//
+// Switches: EMBER_FUSION=0 (or fusion::set_enabled(false)) runs every function at once, to
+// bisect; EMBER_FUSION_LOG=1 prints each new pattern of fused block (its steps, inputs and
+// outputs) once. fusion::stats() counts blocks and operations.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "ember/backend/forward.hpp"
+#include "ember/ir/fused.hpp"
+
+namespace ember {
+
+namespace fusion {
+
+/// Whether functions are recorded (EMBER_FUSION unset or not "0"), unless set_enabled said.
+bool enabled();
+/// Overrides EMBER_FUSION for this process (tests, benchmarks). Pending chains stay pending.
+void set_enabled(bool on);
+
+struct Stats {
+  std::uint64_t blocks = 0;        // fused blocks run by the backend in one pass
+  std::uint64_t fused_ops = 0;     // operations inside those blocks
+  std::uint64_t replayed_ops = 0;  // recorded operations run one by one (no fused path)
+};
+Stats stats();
+void reset_stats();
+/// Counts a block run in one pass; prints it when EMBER_FUSION_LOG=1 and its pattern is new.
+void note_block(const ir::FusedBlock& block);
+void note_replayed(std::uint64_t ops);
+
+/// A chain longer than this many recorded operations is computed at once (bounds the memory
+/// a pending chain holds and the size of a block).
+inline constexpr std::uint32_t kMaxChain = 64;
+
+template <class B>
+struct Node {
+  using P = typename B::FloatTensor;
+  using Eager = P (*)(const Node&, P, std::optional<P>);
+
+  Shape shape;
+  DType dtype = DType::F32;
+  typename B::Device device{};
+  std::optional<P> value;  // set once computed
+  // Pending: the operation and its operands (released once value is set).
+  ir::FusedStep step{};
+  std::shared_ptr<Node> a, b;
+  Eager eager = nullptr;    // runs the operation alone on B
+  std::uint32_t chain = 0;  // recorded operations below and including this one (an upper bound)
+};
+
+/// Fusion<B>'s float primitive: a shared handle to a computed or pending node.
+template <class B>
+struct FusionTensor {
+  std::shared_ptr<Node<B>> node;
+};
+
+template <class B>
+struct Types {
+  using FloatTensor = FusionTensor<B>;
+  using IntTensor = typename B::IntTensor;
+  using BoolTensor = typename B::BoolTensor;
+  using Device = typename B::Device;
+  static constexpr bool forward_float = true;
+};
+
+/// Whether B runs fused blocks itself: B::float_fused_elementwise(block, inputs) returns the
+/// values of block.outputs, or nullopt (inputs untouched) for a block it does not take. An
+/// input that `inputs` holds alone may give its buffer to an output.
+template <class B>
+concept FusedBackend = requires(const ir::FusedBlock& blk,
+                                std::vector<typename B::FloatTensor>& v) {
+  {
+    B::float_fused_elementwise(blk, v)
+    } -> std::same_as<std::optional<std::vector<typename B::FloatTensor>>>;
+};
+
+}  // namespace fusion
+
+template <class B>
+struct Fusion : Forward<B, fusion::Types<B>, Fusion<B>> {
+  using InnerBackend = B;
+  using Device = typename B::Device;
+  using FloatTensor = fusion::FusionTensor<B>;
+  using IntTensor = typename B::IntTensor;
+  using BoolTensor = typename B::BoolTensor;
+  using FT = FloatTensor;
+  using P = typename B::FloatTensor;
+  using NodeT = fusion::Node<B>;
+  using NodePtr = std::shared_ptr<NodeT>;
+
+  static std::string name() { return "fusion_" + B::name(); }
+
+  // ---- unwrap / lift for the pass-through functions -----------------------------------------
+  static P unwrap(const FT& t) { return value_of(t.node); }
+  /// A handle held nowhere else gives its value away (B may then reuse the buffer).
+  static P unwrap(FT&& t) {
+    value_of(t.node);
+    if (t.node.use_count() == 1) return std::move(*t.node->value);
+    return *t.node->value;
+  }
+  static std::optional<P> unwrap(const std::optional<FT>& t) {
+    if (!t) return std::nullopt;
+    return value_of(t->node);
+  }
+  static std::vector<P> unwrap(const std::vector<FT>& ts) {
+    std::vector<P> out;
+    out.reserve(ts.size());
+    for (const FT& t : ts) out.push_back(value_of(t.node));
+    return out;
+  }
+  template <class T>
+  static T&& unwrap(T&& x) {
+    return std::forward<T>(x);
+  }
+  template <class R, class V>
+  static R lift(V&& v) {
+    if constexpr (std::is_same_v<R, FT>) {
+      return wrap(std::forward<V>(v));
+    } else if constexpr (std::is_same_v<R, std::vector<FT>>) {
+      R out;
+      out.reserve(v.size());
+      for (auto& x : v) out.push_back(wrap(std::move(x)));
+      return out;
+    } else if constexpr (std::is_same_v<R, std::optional<FT>>) {
+      if (!v) return std::nullopt;
+      return wrap(std::move(*v));
+    } else if constexpr (requires { typename std::tuple_size<R>::type; } &&
+                         !std::is_same_v<std::remove_cvref_t<V>, R>) {
+      return lift_each<R>(std::forward<V>(v), std::make_index_sequence<std::tuple_size_v<R>>{});
+    } else {
+      return R(std::forward<V>(v));
+    }
+  }
+
+  // ---- metadata without computing -------------------------------------------------------------
+  static Shape float_shape(const FT& t) { return t.node->shape; }
+  static DType float_dtype(const FT& t) { return t.node->dtype; }
+  static Device float_device(const FT& t) { return t.node->device; }
+
+  // ---- recorded: the element-wise table and clamp
+  // -------------------------------------------------
+  template <class Op>
+  static FT float_unary(FT x) {
+    ir::FusedStep s{ir::FusedKind::Unary, static_cast<std::uint16_t>(ir::op_index<Op>)};
+    return record(s, std::move(x.node), nullptr, Shape{}, &eager_unary<Op>);
+  }
+  template <class Op>
+  static FT float_binary(FT a, FT b) {
+    ir::FusedStep s{ir::FusedKind::Binary, static_cast<std::uint16_t>(ir::op_index<Op>)};
+    Shape shape = a.node->shape;
+    for (std::size_t d = 0; d < shape.rank(); ++d)
+      if (shape[d] == 1) shape[d] = b.node->shape[d];
+    return record(s, std::move(a.node), std::move(b.node), std::move(shape), &eager_binary<Op>);
+  }
+  template <class Op>
+  static FT float_binary_scalar(FT x, double scalar) {
+    ir::FusedStep s{ir::FusedKind::Scalar, static_cast<std::uint16_t>(ir::op_index<Op>)};
+    s.s0 = scalar;
+    return record(s, std::move(x.node), nullptr, Shape{}, &eager_scalar<Op>);
+  }
+  static FT float_clamp(FT x, double min, double max) {
+    ir::FusedStep s{ir::FusedKind::Clamp, 0};
+    s.s0 = min;
+    s.s1 = max;
+    return record(s, std::move(x.node), nullptr, Shape{}, &eager_clamp);
+  }
+
+  /// The computed value of `t` (runs its pending chain).
+  static const P& float_value(const FT& t) { return value_of(t.node); }
+  /// Whether `t` is still pending.
+  static bool float_is_pending(const FT& t) { return !t.node->value.has_value(); }
+
+ private:
+  template <class R, class V, std::size_t... K>
+  static R lift_each(V&& v, std::index_sequence<K...>) {
+    return R(lift<std::tuple_element_t<K, R>>(std::get<K>(std::forward<V>(v)))...);
+  }
+
+  static FT wrap(P v) {
+    auto n = std::make_shared<NodeT>();
+    n->shape = B::float_shape(v);
+    n->dtype = B::float_dtype(v);
+    n->device = B::float_device(v);
+    n->value = std::move(v);
+    return FT{std::move(n)};
+  }
+
+  template <class Op>
+  static P eager_unary(const NodeT&, P a, std::optional<P>) {
+    return B::template float_unary<Op>(std::move(a));
+  }
+  template <class Op>
+  static P eager_binary(const NodeT&, P a, std::optional<P> b) {
+    return B::template float_binary<Op>(std::move(a), std::move(*b));
+  }
+  template <class Op>
+  static P eager_scalar(const NodeT& n, P a, std::optional<P>) {
+    return B::template float_binary_scalar<Op>(std::move(a), n.step.s0);
+  }
+  static P eager_clamp(const NodeT& n, P a, std::optional<P>) {
+    return B::float_clamp(std::move(a), n.step.s0, n.step.s1);
+  }
+
+  /// A new node for `step` over a (and b); `shape` is the result's when b is given.
+  static FT record(ir::FusedStep step, NodePtr a, NodePtr b, Shape shape,
+                   typename NodeT::Eager eager) {
+    auto n = std::make_shared<NodeT>();
+    n->shape = b ? std::move(shape) : a->shape;
+    n->dtype = a->dtype;
+    n->device = a->device;
+    n->step = step;
+    n->eager = eager;
+    n->chain = 1 + (a->value ? 0 : a->chain) + (b && !b->value ? b->chain : 0);
+    n->a = std::move(a);
+    n->b = std::move(b);
+    if (!fusion::enabled()) {
+      std::lock_guard<std::recursive_mutex> lock(mutex());
+      replay(n);  // at once, on B (operands may still be pending from before the switch)
+    } else if (n->chain > fusion::kMaxChain) {
+      value_of(n);
+    }
+    return FT{std::move(n)};
+  }
+
+  static std::recursive_mutex& mutex() {
+    static std::recursive_mutex m;
+    return m;
+  }
+
+  /// The value of node n, running its pending chain first.
+  static const P& value_of(const NodePtr& n) {
+    if (n->value) return *n->value;
+    std::lock_guard<std::recursive_mutex> lock(mutex());
+    if (!n->value) {
+      if constexpr (fusion::FusedBackend<B>) run_fused(n);
+      if (!n->value) replay(n);
+    }
+    return *n->value;
+  }
+
+  /// The pending nodes n depends on, operands before users (n last); each entry holds one
+  /// extra reference.
+  static std::vector<NodePtr> pending_order(const NodePtr& n) {
+    std::vector<NodePtr> order;
+    std::unordered_map<const NodeT*, bool> seen;
+    std::vector<std::pair<NodeT*, bool>> stack{{n.get(), false}};
+    std::unordered_map<const NodeT*, NodePtr> owner{{n.get(), n}};
+    while (!stack.empty()) {
+      auto [x, expanded] = stack.back();
+      stack.pop_back();
+      if (expanded) {
+        order.push_back(owner.at(x));
+        continue;
+      }
+      if (x->value || seen.count(x)) continue;
+      seen[x] = true;
+      stack.push_back({x, true});
+      for (const NodePtr* o : {&x->b, &x->a})
+        if (*o && !(*o)->value) {
+          owner.emplace(o->get(), *o);
+          stack.push_back({o->get(), false});
+        }
+    }
+    return order;
+  }
+
+  /// An operand's value for one use: moved out when that use is its last holder.
+  static P take(NodePtr& operand) {
+    if (operand.use_count() == 1) return std::move(*operand->value);
+    return *operand->value;
+  }
+
+  /// Runs the chain of n function by function on B.
+  static void replay(const NodePtr& n) {
+    std::vector<NodeT*> order;
+    {
+      const std::vector<NodePtr> held = pending_order(n);
+      for (const NodePtr& x : held) order.push_back(x.get());
+    }
+    // Each pending node stays alive until its users (later in `order`) have run.
+    for (NodeT* x : order) {
+      std::optional<P> bv;
+      if (x->b) bv = take(x->b);
+      P av = take(x->a);
+      x->value = x->eager(*x, std::move(av), std::move(bv));
+      x->a.reset();
+      x->b.reset();
+    }
+    fusion::note_replayed(order.size());
+  }
+
+  /// How many times each pending node is an operand inside `order`.
+  static std::unordered_map<const NodeT*, long> inner_uses(const std::vector<NodePtr>& order) {
+    std::unordered_map<const NodeT*, long> uses;
+    for (const NodePtr& x : order) {
+      ++uses[x->a.get()];
+      if (x->b) ++uses[x->b.get()];
+    }
+    return uses;
+  }
+  /// Whether pending node x (held once by `order`) is also held from outside the chain.
+  static bool external(const NodePtr& x, const std::unordered_map<const NodeT*, long>& uses) {
+    auto it = uses.find(x.get());
+    const long inner = it == uses.end() ? 0 : it->second;
+    return x.use_count() - 1 > inner;
+  }
+
+  /// Runs the chain of n as one block through B::float_fused_elementwise; leaves n pending
+  /// when B declines the block.
+  static void run_fused(const NodePtr& root) requires fusion::FusedBackend<B> {
+    // A pending value used outside the chain is an output of the block; one of another shape
+    // (a broadcast operand) is computed first, as a block of its own.
+    for (;;) {
+      NodePtr first;
+      {
+        const std::vector<NodePtr> order = pending_order(root);
+        const auto uses = inner_uses(order);
+        for (const NodePtr& x : order)
+          if (x != root && x->shape != root->shape && external(x, uses)) {
+            first = x;
+            break;
+          }
+      }
+      if (!first) break;
+      value_of(first);
+    }
+    std::vector<NodePtr> order = pending_order(root);
+    const auto uses = inner_uses(order);
+
+    ir::FusedBlock blk;
+    blk.dtype = root->dtype;
+    blk.shape = root->shape;
+    std::unordered_map<const NodeT*, std::uint32_t> slot;
+    std::vector<NodeT*> inputs;
+    std::vector<bool> dies;  // held only by the chain: its value may be moved in
+    for (const NodePtr& x : order)
+      for (const NodePtr* o : {&x->a, &x->b})
+        if (*o && (*o)->value && !slot.count(o->get())) {
+          slot[o->get()] = static_cast<std::uint32_t>(inputs.size());
+          inputs.push_back(o->get());
+          dies.push_back(o->use_count() == uses.at(o->get()));
+        }
+    blk.inputs = static_cast<std::uint32_t>(inputs.size());
+    std::vector<NodeT*> outs;
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      NodeT* x = order[i].get();
+      ir::FusedStep s = x->step;
+      s.a = slot.at(x->a.get());
+      if (x->b) s.b = slot.at(x->b.get());
+      slot[x] = blk.inputs + static_cast<std::uint32_t>(i);
+      blk.steps.push_back(s);
+      if (order[i] == root || external(order[i], uses)) {
+        blk.outputs.push_back(static_cast<std::uint32_t>(i));
+        outs.push_back(x);
+      }
+    }
+    // An input held only by the chain gives its value to the block (B may write an output
+    // into its buffer); it is restored when B declines the block.
+    std::vector<P> in_values;
+    in_values.reserve(inputs.size());
+    for (std::size_t k = 0; k < inputs.size(); ++k)
+      in_values.push_back(dies[k] ? std::move(*inputs[k]->value) : *inputs[k]->value);
+    const auto restore = [&] {
+      for (std::size_t k = 0; k < inputs.size(); ++k)
+        if (dies[k]) inputs[k]->value = std::move(in_values[k]);
+    };
+    std::optional<std::vector<P>> results;
+    try {
+      results = B::float_fused_elementwise(blk, in_values);
+    } catch (...) {
+      restore();  // e.g. out of memory: every value stays as it was
+      throw;
+    }
+    if (!results) {
+      restore();
+      return;
+    }
+    in_values.clear();
+    fusion::note_block(blk);
+    for (std::size_t k = 0; k < outs.size(); ++k) outs[k]->value = std::move((*results)[k]);
+    // Release the operands: values used only inside the block die with their users.
+    for (NodeT* x : outs) {
+      x->a.reset();
+      x->b.reset();
+    }
+  }
+};
+
+}  // namespace ember
