@@ -46,6 +46,11 @@ EMBER_CPU_ISA=base run "$T/ember_quant_tests" --gtest_filter='QuantizedLinear.*'
 # Gradients: finite differences and PyTorch fixtures, on Autodiff<Cpu> and on Dispatch.
 run "$T/ember_autodiff_tests"
 run "$T/ember_autodiff_dispatch_tests"  # sets EMBER_DEVICE=cpu+autodiff itself
+# Fusion<Cpu>: fused blocks, random programs fused against unfused; the conformance suite on
+# Fusion<Cpu> and Autodiff<Fusion<Cpu>>; the gradient suite on Autodiff<Fusion<Cpu>>.
+run "$T/ember_fusion_tests"
+run "$T/ember_conformance_fusion"
+run "$T/ember_autodiff_fusion_tests"
 # Modules, layers, losses, optimizers, schedulers and weights I/O against PyTorch fixtures.
 run "$T/ember_nn_tests"
 # Ember's own GEMM, what the WebAssembly build uses instead of OpenBLAS.

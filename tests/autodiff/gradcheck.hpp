@@ -28,6 +28,9 @@
 #ifdef EMBER_GRAD_CUDA
 #include "ember/autodiff/cuda.hpp"
 #endif
+#ifdef EMBER_GRAD_FUSION
+#include "ember/autodiff/fusion_cpu.hpp"
+#endif
 
 namespace ember::test {
 
@@ -38,6 +41,11 @@ using ADInner = Vulkan;
 #elif defined(EMBER_GRAD_CUDA)
 using AD = Autodiff<Cuda>;
 using ADInner = Cuda;
+#elif defined(EMBER_GRAD_FUSION)
+/// The gradient suite on Autodiff<Fusion<Cpu>> (ember_autodiff_fusion_tests): forward and
+/// backward element-wise chains fused.
+using AD = Autodiff<Fusion<Cpu>>;
+using ADInner = Fusion<Cpu>;
 #elif defined(EMBER_GRAD_DISPATCH)
 /// The gradient suite over Dispatch: the ctest entry sets EMBER_DEVICE=cpu+autodiff, so
 /// tensors are created on the Autodiff<Cpu> stack behind Dispatch.

@@ -16,6 +16,9 @@
 #include "ember/gpu/ops.hpp"
 #include "gpu_backends.hpp"
 #endif
+#ifdef EMBER_CONFORMANCE_FUSION
+#include "ember/autodiff/fusion_cpu.hpp"
+#endif
 
 namespace ember::test {
 
@@ -25,6 +28,15 @@ using ConformanceBackends = GpuConformanceBackends;
 template <class F>
 void for_each_backend(F&& f) {
   for_each_gpu_backend(f);
+}
+#elif defined(EMBER_CONFORMANCE_FUSION)
+// ember_conformance_fusion: the same cases on the fusion stacks.
+using ConformanceBackends =
+    ::testing::Types<ember::Fusion<ember::Cpu>, ember::Autodiff<ember::Fusion<ember::Cpu>>>;
+template <class F>
+void for_each_backend(F&& f) {
+  f.template operator()<ember::Fusion<ember::Cpu>>();
+  f.template operator()<ember::Autodiff<ember::Fusion<ember::Cpu>>>();
 }
 #else
 
@@ -58,9 +70,14 @@ inline constexpr bool kCpuBacked =
 /// True when tests can build strided views of B's tensors by hand (view_of / with_cpu): the
 /// CPU-backed backends and, in ember_conformance_vulkan/_cuda, the GPU backends.
 template <class B>
-inline constexpr bool kViewsBuildable = kCpuBacked<B>
+inline constexpr bool kViewsBuildable =
+    kCpuBacked<B>
 #ifdef EMBER_CONFORMANCE_GPU
-                                        || std::is_same_v<typename B::FloatTensor, GpuTensor>
+    || std::is_same_v<typename B::FloatTensor, GpuTensor>
+#endif
+#ifdef EMBER_CONFORMANCE_FUSION
+    || std::is_same_v<B, ember::Fusion<ember::Cpu>> ||
+    std::is_same_v<B, ember::Autodiff<ember::Fusion<ember::Cpu>>>
 #endif
     ;
 
@@ -74,6 +91,12 @@ bool cpu_views_observable() {
     return !d.is_autodiff() && d.kind() == ember::DeviceKind::Cpu;
   } else if constexpr (std::is_same_v<B, ember::Autodiff<ember::Cpu>>) {
     return false;  // some layout ops are composites built from copies
+#ifdef EMBER_CONFORMANCE_FUSION
+  } else if constexpr (std::is_same_v<B, ember::Fusion<ember::Cpu>>) {
+    return true;  // Cpu's views, wrapped
+  } else if constexpr (std::is_same_v<B, ember::Autodiff<ember::Fusion<ember::Cpu>>>) {
+    return false;
+#endif
   } else {
     return kCpuBacked<B>;
   }
@@ -102,6 +125,12 @@ CpuTensor cpu_of(const P& p) {
     return p;
   } else if constexpr (std::is_same_v<P, ember::autodiff::AdTensor<Cpu>>) {
     return p.inner;
+#ifdef EMBER_CONFORMANCE_FUSION
+  } else if constexpr (std::is_same_v<P, ember::fusion::FusionTensor<Cpu>>) {
+    return ember::Fusion<Cpu>::float_value(p);  // computes a pending value
+  } else if constexpr (std::is_same_v<P, ember::autodiff::AdTensor<ember::Fusion<Cpu>>>) {
+    return cpu_of(p.inner);
+#endif
   } else {
     if (p.device().kind() != ember::DeviceKind::Cpu) {  // Dispatch on a GPU: a host copy
       using K = typename P::Kind;
@@ -146,6 +175,12 @@ P with_cpu(const P& like, CpuTensor t) {
     return t;
   } else if constexpr (std::is_same_v<P, ember::autodiff::AdTensor<Cpu>>) {
     return P{std::move(t), nullptr, like.checkpointing};
+#ifdef EMBER_CONFORMANCE_FUSION
+  } else if constexpr (std::is_same_v<P, ember::fusion::FusionTensor<Cpu>>) {
+    return ember::Fusion<Cpu>::lift<P>(std::move(t));
+  } else if constexpr (std::is_same_v<P, ember::autodiff::AdTensor<ember::Fusion<Cpu>>>) {
+    return P{with_cpu(like.inner, std::move(t)), nullptr, like.checkpointing};
+#endif
   } else {
     if (like.device().kind() != ember::DeviceKind::Cpu) {  // Dispatch on a GPU: t's values
       using K = typename P::Kind;
