@@ -10,6 +10,8 @@
 //                         at 2 threads, compare it with 1 thread to see the threading cost
 //                         apart from the waiting a loaded machine adds to the wall time.
 // BM_train_step_dispatch/batch:N  the same on Dispatch's cpu+autodiff device.
+// BM_train_step_fusion/batch:N    the same on Autodiff<Fusion<Cpu>> (element-wise chains of
+//                         forward, backward and the Adam update fused; docs/fusion.md).
 // BM_fwd_bwd/batch:N      forward + backward only (no optimizer).
 // BM_conv_fwd/<layer>/N   the conv's forward on the inner backend (Cpu).
 // BM_conv_dx/<layer>/N    backward of that conv into its input only (x tracked, w not);
@@ -32,6 +34,7 @@
 #include <vector>
 
 #include "ember/autodiff/cpu.hpp"
+#include "ember/autodiff/fusion_cpu.hpp"
 #include "ember/dispatch/dispatch.hpp"
 #include "ember/module/module.hpp"
 #include "ember/nn/conv.hpp"
@@ -146,6 +149,11 @@ void BM_train_step(benchmark::State& state) {
 /// The same through Dispatch on the cpu+autodiff device (what applications and the CLI run).
 void BM_train_step_dispatch(benchmark::State& state) {
   train_steps<Dispatch>(state, Device::cpu().autodiff());
+}
+
+/// The same with fusion (Autodiff<Fusion<Cpu>>).
+void BM_train_step_fusion(benchmark::State& state) {
+  train_steps<Autodiff<Fusion<Cpu>>>(state, {});
 }
 
 void BM_fwd_bwd(benchmark::State& state) {
@@ -267,6 +275,13 @@ BENCHMARK(BM_train_step)
     ->UseRealTime()
     ->MeasureProcessCPUTime();
 BENCHMARK(BM_train_step_dispatch)
+    ->ArgName("batch")
+    ->Arg(64)
+    ->Arg(256)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime();
+BENCHMARK(BM_train_step_fusion)
     ->ArgName("batch")
     ->Arg(64)
     ->Arg(256)
