@@ -26,7 +26,9 @@
 // outputs) once. fusion::stats() counts blocks and operations.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -72,12 +74,16 @@ struct Node {
   Shape shape;
   DType dtype = DType::F32;
   typename B::Device device{};
-  std::optional<P> value;  // set once computed
+  std::optional<P> value;          // set once computed (under Fusion<B>'s lock)
+  std::atomic<bool> ready{false};  // value is set: read without the lock (acquire/release)
   // Pending: the operation and its operands (released once value is set).
   ir::FusedStep step{};
   std::shared_ptr<Node> a, b;
   Eager eager = nullptr;    // runs the operation alone on B
   std::uint32_t chain = 0;  // recorded operations below and including this one (an upper bound)
+  // Set when running the step alone on B threw after its operands were given to B: reading
+  // the value (or one computed from it) throws the same error again.
+  std::exception_ptr error;
 };
 
 /// Fusion<B>'s float primitive: a shared handle to a computed or pending node.
@@ -200,7 +206,7 @@ struct Fusion : Forward<B, fusion::Types<B>, Fusion<B>> {
   /// The computed value of `t` (runs its pending chain).
   static const P& float_value(const FT& t) { return value_of(t.node); }
   /// Whether `t` is still pending.
-  static bool float_is_pending(const FT& t) { return !t.node->value.has_value(); }
+  static bool float_is_pending(const FT& t) { return !computed(*t.node); }
 
  private:
   template <class R, class V, std::size_t... K>
@@ -214,6 +220,7 @@ struct Fusion : Forward<B, fusion::Types<B>, Fusion<B>> {
     n->dtype = B::float_dtype(v);
     n->device = B::float_device(v);
     n->value = std::move(v);
+    n->ready.store(true, std::memory_order_release);
     return FT{std::move(n)};
   }
 
@@ -242,7 +249,7 @@ struct Fusion : Forward<B, fusion::Types<B>, Fusion<B>> {
     n->device = a->device;
     n->step = step;
     n->eager = eager;
-    n->chain = 1 + (a->value ? 0 : a->chain) + (b && !b->value ? b->chain : 0);
+    n->chain = 1 + (computed(*a) ? 0 : a->chain) + (b && !computed(*b) ? b->chain : 0);
     n->a = std::move(a);
     n->b = std::move(b);
     if (!fusion::enabled()) {
@@ -254,6 +261,8 @@ struct Fusion : Forward<B, fusion::Types<B>, Fusion<B>> {
     return FT{std::move(n)};
   }
 
+  static bool computed(const NodeT& n) { return n.ready.load(std::memory_order_acquire); }
+
   static std::recursive_mutex& mutex() {
     static std::recursive_mutex m;
     return m;
@@ -261,13 +270,20 @@ struct Fusion : Forward<B, fusion::Types<B>, Fusion<B>> {
 
   /// The value of node n, running its pending chain first.
   static const P& value_of(const NodePtr& n) {
-    if (n->value) return *n->value;
+    if (computed(*n)) return *n->value;
     std::lock_guard<std::recursive_mutex> lock(mutex());
     if (!n->value) {
+      for (const NodePtr& x : pending_order(n))
+        if (x->error) std::rethrow_exception(x->error);
       if constexpr (fusion::FusedBackend<B>) run_fused(n);
       if (!n->value) replay(n);
     }
     return *n->value;
+  }
+  /// Stores the computed value of pending node x.
+  static void set_value(NodeT& x, P v) {
+    x.value = std::move(v);
+    x.ready.store(true, std::memory_order_release);
   }
 
   /// The pending nodes n depends on, operands before users (n last); each entry holds one
@@ -314,7 +330,12 @@ struct Fusion : Forward<B, fusion::Types<B>, Fusion<B>> {
       std::optional<P> bv;
       if (x->b) bv = take(x->b);
       P av = take(x->a);
-      x->value = x->eager(*x, std::move(av), std::move(bv));
+      try {
+        set_value(*x, x->eager(*x, std::move(av), std::move(bv)));
+      } catch (...) {
+        x->error = std::current_exception();  // its operands may be gone: it fails again
+        throw;
+      }
       x->a.reset();
       x->b.reset();
     }
@@ -409,7 +430,7 @@ struct Fusion : Forward<B, fusion::Types<B>, Fusion<B>> {
     }
     in_values.clear();
     fusion::note_block(blk);
-    for (std::size_t k = 0; k < outs.size(); ++k) outs[k]->value = std::move((*results)[k]);
+    for (std::size_t k = 0; k < outs.size(); ++k) set_value(*outs[k], std::move((*results)[k]));
     // Release the operands: values used only inside the block die with their users.
     for (NodeT* x : outs) {
       x->a.reset();
