@@ -40,28 +40,44 @@ struct Plan {
   std::array<std::int64_t, N> offsets{};
 };
 
+/// The iteration dims of `out` over n operands (`operand(k)`: operand k's CpuTensor): size-1
+/// dims dropped, dims merged where every operand is contiguous across them (at least one dim).
+/// `strides[k]` (a vector per operand, empty on entry) gets operand k's strides, 0 on its
+/// broadcast dims.
+template <class Strides, class Operand>
+std::vector<std::int64_t> collapse_dims(const Shape& out, std::size_t n, Operand&& operand,
+                                        Strides& strides) {
+  std::vector<std::int64_t> shape;
+  std::vector<std::int64_t> st(n);
+  for (std::size_t d = 0; d < out.rank(); ++d) {
+    if (out[d] == 1) continue;
+    for (std::size_t k = 0; k < n; ++k) {
+      const CpuTensor& t = operand(k);
+      st[k] = t.shape[d] == 1 ? 0 : t.strides[d];
+    }
+    bool merge = !shape.empty();
+    for (std::size_t k = 0; k < n && merge; ++k) merge = strides[k].back() == st[k] * out[d];
+    if (merge) {
+      shape.back() *= out[d];
+      for (std::size_t k = 0; k < n; ++k) strides[k].back() = st[k];
+    } else {
+      shape.push_back(out[d]);
+      for (std::size_t k = 0; k < n; ++k) strides[k].push_back(st[k]);
+    }
+  }
+  if (shape.empty()) {
+    shape.push_back(1);
+    for (std::size_t k = 0; k < n; ++k) strides[k].push_back(1);
+  }
+  return shape;
+}
+
 template <std::size_t N>
 Plan<N> make_plan(const Shape& out, const std::array<const CpuTensor*, N>& ins) {
   Plan<N> p;
   for (std::size_t k = 0; k < N; ++k) p.offsets[k] = ins[k]->offset;
-  for (std::size_t d = 0; d < out.rank(); ++d) {
-    if (out[d] == 1) continue;
-    std::array<std::int64_t, N> st{};
-    for (std::size_t k = 0; k < N; ++k) st[k] = ins[k]->shape[d] == 1 ? 0 : ins[k]->strides[d];
-    bool merge = !p.shape.empty();
-    for (std::size_t k = 0; k < N && merge; ++k) merge = p.strides[k].back() == st[k] * out[d];
-    if (merge) {
-      p.shape.back() *= out[d];
-      for (std::size_t k = 0; k < N; ++k) p.strides[k].back() = st[k];
-    } else {
-      p.shape.push_back(out[d]);
-      for (std::size_t k = 0; k < N; ++k) p.strides[k].push_back(st[k]);
-    }
-  }
-  if (p.shape.empty()) {
-    p.shape.push_back(1);
-    for (std::size_t k = 0; k < N; ++k) p.strides[k].push_back(1);
-  }
+  p.shape = collapse_dims(
+      out, N, [&](std::size_t k) -> const CpuTensor& { return *ins[k]; }, p.strides);
   return p;
 }
 

@@ -118,35 +118,17 @@ StepFn<T> step_fn(const ir::FusedStep& s) {
   }
 }
 
-/// The block's index space with size-1 dims dropped and dims merged where every input is
-/// contiguous across them; per input its strides (0 on broadcast dims) and offset.
+/// The block's index space collapsed over its inputs (ew::collapse_dims).
 struct Plan {
   std::vector<std::int64_t> shape;
   std::vector<std::vector<std::int64_t>> strides;  // [input][dim]
 };
 
 Plan make_plan(const Shape& out, const std::vector<CpuTensor>& ins) {
-  const std::size_t n = ins.size();
   Plan p;
-  p.strides.resize(n);
-  std::vector<std::int64_t> st(n);
-  for (std::size_t d = 0; d < out.rank(); ++d) {
-    if (out[d] == 1) continue;
-    for (std::size_t k = 0; k < n; ++k) st[k] = ins[k].shape[d] == 1 ? 0 : ins[k].strides[d];
-    bool merge = !p.shape.empty();
-    for (std::size_t k = 0; k < n && merge; ++k) merge = p.strides[k].back() == st[k] * out[d];
-    if (merge) {
-      p.shape.back() *= out[d];
-      for (std::size_t k = 0; k < n; ++k) p.strides[k].back() = st[k];
-    } else {
-      p.shape.push_back(out[d]);
-      for (std::size_t k = 0; k < n; ++k) p.strides[k].push_back(st[k]);
-    }
-  }
-  if (p.shape.empty()) {
-    p.shape.push_back(1);
-    for (std::size_t k = 0; k < n; ++k) p.strides[k].push_back(1);
-  }
+  p.strides.resize(ins.size());
+  p.shape = ew::collapse_dims(
+      out, ins.size(), [&](std::size_t k) -> const CpuTensor& { return ins[k]; }, p.strides);
   return p;
 }
 
