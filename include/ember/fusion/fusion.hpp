@@ -35,7 +35,6 @@
 #include <string>
 #include <tuple>
 #include <type_traits>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -84,6 +83,11 @@ struct Node {
   // Set when running the step alone on B threw after its operands were given to B: reading
   // the value (or one computed from it) throws the same error again.
   std::exception_ptr error;
+  // Scratch of one traversal (under the lock): the traversal that last saw this node, and how
+  // many times it is an operand inside that traversal's chain.
+  std::uint64_t seen = 0, counted = 0, slotted = 0;
+  long uses = 0;
+  std::uint32_t slot = 0;  // its slot in the block being built
 };
 
 /// Fusion<B>'s float primitive: a shared handle to a computed or pending node.
@@ -273,8 +277,6 @@ struct Fusion : Forward<B, fusion::Types<B>, Fusion<B>> {
     if (computed(*n)) return *n->value;
     std::lock_guard<std::recursive_mutex> lock(mutex());
     if (!n->value) {
-      for (const NodePtr& x : pending_order(n))
-        if (x->error) std::rethrow_exception(x->error);
       if constexpr (fusion::FusedBackend<B>) run_fused(n);
       if (!n->value) replay(n);
     }
@@ -286,28 +288,40 @@ struct Fusion : Forward<B, fusion::Types<B>, Fusion<B>> {
     x.ready.store(true, std::memory_order_release);
   }
 
+  /// A number for each traversal (under the lock).
+  static std::uint64_t next_traversal() {
+    static std::uint64_t t = 0;
+    return ++t;
+  }
+
   /// The pending nodes n depends on, operands before users (n last); each entry holds one
-  /// extra reference.
+  /// extra reference. Each node's `uses` counts its uses as an operand inside the chain
+  /// (computed operands too). Rethrows the error of a node that failed before.
   static std::vector<NodePtr> pending_order(const NodePtr& n) {
+    const std::uint64_t t = next_traversal();
     std::vector<NodePtr> order;
-    std::unordered_map<const NodeT*, bool> seen;
-    std::vector<std::pair<NodeT*, bool>> stack{{n.get(), false}};
-    std::unordered_map<const NodeT*, NodePtr> owner{{n.get(), n}};
+    std::vector<std::pair<NodePtr, bool>> stack{{n, false}};
     while (!stack.empty()) {
-      auto [x, expanded] = stack.back();
+      auto [x, expanded] = std::move(stack.back());
       stack.pop_back();
       if (expanded) {
-        order.push_back(owner.at(x));
+        order.push_back(std::move(x));
         continue;
       }
-      if (x->value || seen.count(x)) continue;
-      seen[x] = true;
+      if (x->seen == t) continue;  // expanded already (an operand reached twice)
+      x->seen = t;
+      if (x->error) std::rethrow_exception(x->error);
       stack.push_back({x, true});
-      for (const NodePtr* o : {&x->b, &x->a})
-        if (*o && !(*o)->value) {
-          owner.emplace(o->get(), *o);
-          stack.push_back({o->get(), false});
+      for (const NodePtr* o : {&x->b, &x->a}) {
+        if (!*o) continue;
+        NodeT& op = **o;
+        if (op.counted != t) {
+          op.counted = t;
+          op.uses = 0;
         }
+        ++op.uses;
+        if (!op.value && op.seen != t) stack.push_back({*o, false});
+      }
     }
     return order;
   }
@@ -342,19 +356,9 @@ struct Fusion : Forward<B, fusion::Types<B>, Fusion<B>> {
     fusion::note_replayed(order.size());
   }
 
-  /// How many times each pending node is an operand inside `order`.
-  static std::unordered_map<const NodeT*, long> inner_uses(const std::vector<NodePtr>& order) {
-    std::unordered_map<const NodeT*, long> uses;
-    for (const NodePtr& x : order) {
-      ++uses[x->a.get()];
-      if (x->b) ++uses[x->b.get()];
-    }
-    return uses;
-  }
   /// Whether pending node x (held once by `order`) is also held from outside the chain.
-  static bool external(const NodePtr& x, const std::unordered_map<const NodeT*, long>& uses) {
-    auto it = uses.find(x.get());
-    const long inner = it == uses.end() ? 0 : it->second;
+  static bool external(const NodePtr& x, std::uint64_t t) {
+    const long inner = x->counted == t ? x->uses : 0;
     return x.use_count() - 1 > inner;
   }
 
@@ -367,9 +371,9 @@ struct Fusion : Forward<B, fusion::Types<B>, Fusion<B>> {
       NodePtr first;
       {
         const std::vector<NodePtr> order = pending_order(root);
-        const auto uses = inner_uses(order);
+        const std::uint64_t t = root->seen;
         for (const NodePtr& x : order)
-          if (x != root && x->shape != root->shape && external(x, uses)) {
+          if (x != root && x->shape != root->shape && external(x, t)) {
             first = x;
             break;
           }
@@ -378,31 +382,32 @@ struct Fusion : Forward<B, fusion::Types<B>, Fusion<B>> {
       value_of(first);
     }
     std::vector<NodePtr> order = pending_order(root);
-    const auto uses = inner_uses(order);
+    const std::uint64_t t = root->seen;
 
     ir::FusedBlock blk;
     blk.dtype = root->dtype;
     blk.shape = root->shape;
-    std::unordered_map<const NodeT*, std::uint32_t> slot;
     std::vector<NodeT*> inputs;
     std::vector<bool> dies;  // held only by the chain: its value may be moved in
     for (const NodePtr& x : order)
       for (const NodePtr* o : {&x->a, &x->b})
-        if (*o && (*o)->value && !slot.count(o->get())) {
-          slot[o->get()] = static_cast<std::uint32_t>(inputs.size());
+        if (*o && (*o)->value && (*o)->slotted != t) {
+          (*o)->slotted = t;
+          (*o)->slot = static_cast<std::uint32_t>(inputs.size());
           inputs.push_back(o->get());
-          dies.push_back(o->use_count() == uses.at(o->get()));
+          dies.push_back(o->use_count() == (*o)->uses);
         }
     blk.inputs = static_cast<std::uint32_t>(inputs.size());
     std::vector<NodeT*> outs;
     for (std::size_t i = 0; i < order.size(); ++i) {
       NodeT* x = order[i].get();
       ir::FusedStep s = x->step;
-      s.a = slot.at(x->a.get());
-      if (x->b) s.b = slot.at(x->b.get());
-      slot[x] = blk.inputs + static_cast<std::uint32_t>(i);
+      s.a = x->a->slot;  // operands come earlier in `order`, or are inputs
+      if (x->b) s.b = x->b->slot;
+      x->slotted = t;
+      x->slot = blk.inputs + static_cast<std::uint32_t>(i);
       blk.steps.push_back(s);
-      if (order[i] == root || external(order[i], uses)) {
+      if (order[i] == root || external(order[i], t)) {
         blk.outputs.push_back(static_cast<std::uint32_t>(i));
         outs.push_back(x);
       }
