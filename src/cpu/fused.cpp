@@ -53,38 +53,36 @@ void step_clamp(const T* a, const T*, T* o, std::int64_t n, double lo_, double h
       a, o, n, [lo, hi](C v) { return ir::op::MinPair{}(ir::op::MaxPair{}(v, lo), hi); });
 }
 
-template <class T, class Op>
-constexpr StepFn<T> unary_fn() {
-  if constexpr (ir::is_row<Op, ir::Family::Unary, ir::kFloat>)
-    return &step_unary<T, Op>;
-  else
-    return nullptr;
-}
-template <class T, class Op>
-constexpr StepFn<T> binary_fn() {
-  if constexpr (ir::is_row<Op, ir::Family::Binary, ir::kFloat>)
-    return &step_binary<T, Op>;
-  else
-    return nullptr;
-}
-template <class T, class Op>
-constexpr StepFn<T> scalar_fn() {
-  if constexpr (Op::family == ir::Family::Binary && ir::has_scalar_form<Op, ir::kFloat>)
-    return &step_scalar<T, Op>;
-  else
-    return nullptr;
-}
-
+/// The step functions of each row (null where the row has no such float form), as tables
+/// indexed by ir::op_index (ew::instantiate_rows).
 template <class T>
-struct Table {
-  std::array<StepFn<T>, ir::ElementwiseOps::size> unary, binary, scalar;
+struct Steps {
+  template <class Op>
+  struct Unary {
+    static constexpr StepFn<T> value = []() -> StepFn<T> {
+      if constexpr (ir::is_row<Op, ir::Family::Unary, ir::kFloat>) return &step_unary<T, Op>;
+      return StepFn<T>{};
+    }();
+  };
+  template <class Op>
+  struct Binary {
+    static constexpr StepFn<T> value = []() -> StepFn<T> {
+      if constexpr (ir::is_row<Op, ir::Family::Binary, ir::kFloat>) return &step_binary<T, Op>;
+      return StepFn<T>{};
+    }();
+  };
+  template <class Op>
+  struct Scalar {
+    static constexpr StepFn<T> value = []() -> StepFn<T> {
+      if constexpr (Op::family == ir::Family::Binary && ir::has_scalar_form<Op, ir::kFloat>)
+        return &step_scalar<T, Op>;
+      return StepFn<T>{};
+    }();
+  };
+  static constexpr auto unary = ew::instantiate_rows<StepFn<T>, Unary>(ir::ElementwiseOps{});
+  static constexpr auto binary = ew::instantiate_rows<StepFn<T>, Binary>(ir::ElementwiseOps{});
+  static constexpr auto scalar = ew::instantiate_rows<StepFn<T>, Scalar>(ir::ElementwiseOps{});
 };
-template <class T, class... Ops>
-constexpr Table<T> make_table(ir::TypeList<Ops...>) {
-  return {{unary_fn<T, Ops>()...}, {binary_fn<T, Ops>()...}, {scalar_fn<T, Ops>()...}};
-}
-template <class T>
-constexpr Table<T> kTable = make_table<T>(ir::ElementwiseOps{});
 
 /// Division by a power of two is multiplication by its reciprocal: both are the correctly
 /// rounded value of the same real number, so the result is the same bit for bit (and a
@@ -108,11 +106,11 @@ StepFn<T> step_fn(const ir::FusedStep& s) {
   if (s.row >= ir::ElementwiseOps::size) return nullptr;
   switch (s.kind) {
     case ir::FusedKind::Unary:
-      return kTable<T>.unary[s.row];
+      return Steps<T>::unary[s.row];
     case ir::FusedKind::Binary:
-      return kTable<T>.binary[s.row];
+      return Steps<T>::binary[s.row];
     case ir::FusedKind::Scalar:
-      return kTable<T>.scalar[s.row];
+      return Steps<T>::scalar[s.row];
     default:
       return nullptr;
   }

@@ -179,8 +179,7 @@ struct Fusion : Forward<B, fusion::Types<B>, Fusion<B>> {
   static DType float_dtype(const FT& t) { return t.node->dtype; }
   static Device float_device(const FT& t) { return t.node->device; }
 
-  // ---- recorded: the element-wise table and clamp
-  // -------------------------------------------------
+  // ---- recorded: the element-wise table and clamp ---------------------------------------------
   template <class Op>
   static FT float_unary(FT x) {
     ir::FusedStep s{ir::FusedKind::Unary, static_cast<std::uint16_t>(ir::op_index<Op>)};
@@ -367,22 +366,21 @@ struct Fusion : Forward<B, fusion::Types<B>, Fusion<B>> {
   static void run_fused(const NodePtr& root) requires fusion::FusedBackend<B> {
     // A pending value used outside the chain is an output of the block; one of another shape
     // (a broadcast operand) is computed first, as a block of its own.
+    std::vector<NodePtr> order;
+    std::uint64_t t = 0;
     for (;;) {
+      order = pending_order(root);
+      t = root->seen;
       NodePtr first;
-      {
-        const std::vector<NodePtr> order = pending_order(root);
-        const std::uint64_t t = root->seen;
-        for (const NodePtr& x : order)
-          if (x != root && x->shape != root->shape && external(x, t)) {
-            first = x;
-            break;
-          }
-      }
+      for (const NodePtr& x : order)
+        if (x != root && x->shape != root->shape && external(x, t)) {
+          first = x;
+          break;
+        }
       if (!first) break;
+      order.clear();  // the chain changes: traverse it again after `first` is computed
       value_of(first);
     }
-    std::vector<NodePtr> order = pending_order(root);
-    const std::uint64_t t = root->seen;
 
     ir::FusedBlock blk;
     blk.dtype = root->dtype;
