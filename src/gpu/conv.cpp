@@ -24,14 +24,7 @@ namespace ember::gpu {
 
 namespace {
 
-using kernel::Arg;
-using kernel::Elem;
-using kernel::KernelBuilder;
-using kernel::Mem;
-using kernel::Val;
-using kernel::Var;
-
-using detail::kGroup;
+using namespace detail::names;
 
 /// The most iterations a kernel loop may take (Mesa's llvmpipe ends a loop after 65,535).
 constexpr std::int64_t kMaxLoop = 65535;

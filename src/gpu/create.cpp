@@ -18,14 +18,7 @@ namespace ember::gpu {
 
 namespace {
 
-using kernel::Arg;
-using kernel::Elem;
-using kernel::KernelBuilder;
-using kernel::Mem;
-using kernel::Val;
-
-using detail::compiled;
-using detail::kGroup;
+using namespace detail::names;
 
 /// The register type a fill value travels in: f16/bf16 as their exact f32 value, u8 and bool
 /// as u32.

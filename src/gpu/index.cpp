@@ -17,14 +17,7 @@ namespace ember::gpu {
 
 namespace {
 
-using kernel::Arg;
-using kernel::Elem;
-using kernel::KernelBuilder;
-using kernel::Mem;
-using kernel::Val;
-
-using detail::compiled;
-using detail::kGroup;
+using namespace detail::names;
 
 std::uint32_t u32(std::int64_t v, const char* what) {
   return detail::u32_index(v, "gpu index", what);
@@ -85,6 +78,22 @@ Val index_ok(Val raw, Val size) {
     default:
       return (raw >= kernel::lit(raw, 0)) & (kernel::cast(raw, Elem::U32) < size);
   }
+}
+
+/// Element `pos` of [outer, m, inner] in index_select / index_copy / index_add: its
+/// coordinates, and idx[i0 + j] checked against a dim of `size` (`at` is 0 where not `ok`).
+struct Slab {
+  Val in, j, outer, ok, at;
+};
+Slab slab_of(KernelBuilder& kb, const Mem& idx, Val pos, Val i0, Val size, Val m, Val inner) {
+  Slab s;
+  s.in = pos % inner;
+  s.j = (pos / inner) % m;
+  s.outer = pos / (inner * m);
+  Val raw = idx[i0 + s.j];
+  s.ok = index_ok(raw, size);
+  s.at = kernel::select(s.ok, kernel::cast(raw, Elem::U32), kb.u32(0));
+  return s;
 }
 
 /// Decomposes `pos` over `shape_of` (a buffer of `rank` dims): the coordinate per dim.
@@ -202,21 +211,18 @@ kernel::Kernel build_select_assign(Elem e, Elem ei, SelectPhase phase) {
   Val i0 = kb.scalar("i0", Elem::U32), n = kb.scalar("n", Elem::U32);
   Val pos = kb.absolute_pos();
   kb.if_in_bounds(pos, n, [&] {
-    Val in = pos % inner, j = (pos / inner) % m, outer = pos / (inner * m);
-    Val raw = idx[i0 + j];
-    Val ok = index_ok(raw, size);
-    Val at = kernel::select(ok, kernel::cast(raw, Elem::U32), kb.u32(0));
-    Val dst = (outer * size + at) * inner + in;
+    const Slab s = slab_of(kb, idx, pos, i0, size, m, inner);
+    Val dst = (s.outer * size + s.at) * inner + s.in;
     switch (phase) {
       case SelectPhase::Add:
-        kb.if_(ok, [&] { y.atomic_add(dst, v[v0 + pos]); });
+        kb.if_(s.ok, [&] { y.atomic_add(dst, v[v0 + pos]); });
         break;
       case SelectPhase::Claim:
         // One claim per index (the first element of its slab is enough).
-        kb.if_(ok & (pos < m * inner) & (in == 0u), [&] { win.atomic_max(at, j + 1u); });
+        kb.if_(s.ok & (pos < m * inner) & (s.in == 0u), [&] { win.atomic_max(s.at, s.j + 1u); });
         break;
       case SelectPhase::Write:
-        kb.if_(ok & (Val(win[at]) == j + 1u), [&] { y[dst] = v[v0 + pos]; });
+        kb.if_(s.ok & (Val(win[s.at]) == s.j + 1u), [&] { y[dst] = v[v0 + pos]; });
         break;
     }
   });
@@ -254,11 +260,8 @@ kernel::Kernel build_select(Elem e, Elem ei) {
   Val i0 = kb.scalar("i0", Elem::U32), n = kb.scalar("n", Elem::U32);
   Val pos = kb.absolute_pos();
   kb.if_in_bounds(pos, n, [&] {
-    Val in = pos % inner, j = (pos / inner) % m, outer = pos / (inner * m);
-    Val raw = idx[i0 + j];
-    Val ok = index_ok(raw, size);
-    Val at = kernel::select(ok, kernel::cast(raw, Elem::U32), kb.u32(0));
-    y[pos] = x[x0 + (outer * size + at) * inner + in];
+    const Slab s = slab_of(kb, idx, pos, i0, size, m, inner);
+    y[pos] = x[x0 + (s.outer * size + s.at) * inner + s.in];
   });
   return kb.build();
 }

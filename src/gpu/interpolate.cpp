@@ -15,14 +15,7 @@ namespace ember::gpu {
 
 namespace {
 
-using kernel::Arg;
-using kernel::Elem;
-using kernel::KernelBuilder;
-using kernel::Mem;
-using kernel::Val;
-
-using detail::compiled;
-using detail::kGroup;
+using namespace detail::names;
 
 /// `taps` source rows and columns per output element (1, 2 or 4).
 kernel::Kernel build(Elem e, Elem acc, int taps) {

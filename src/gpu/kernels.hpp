@@ -9,6 +9,7 @@
 
 #include "ember/core/error.hpp"
 #include "ember/core/shape.hpp"
+#include "ember/kernel/builder.hpp"
 #include "ember/kernel/cache.hpp"
 #include "ember/kernel/device.hpp"
 
@@ -73,5 +74,22 @@ inline std::uint32_t u32_index(std::int64_t v, const char* op, const char* what)
                            " exceeds the kernels' 32-bit indices");
   return static_cast<std::uint32_t>(v);
 }
+
+/// The names every kernel file uses unqualified: `using namespace detail::names;`.
+namespace names {
+using kernel::Arg;
+using kernel::Elem;
+using kernel::KernelBuilder;
+using kernel::Mem;
+using kernel::Val;
+using kernel::Var;
+
+using detail::compare_elem;
+using detail::compiled;
+using detail::is_float_elem;
+using detail::kGroup;
+using detail::Lines;
+using detail::lines_of;
+}  // namespace names
 
 }  // namespace ember::gpu::detail

@@ -9,18 +9,13 @@
 #include "ember/core/error.hpp"
 #include "ember/gpu/ops.hpp"
 #include "ember/kernel/cache.hpp"
+#include "kernels.hpp"
 
 namespace ember::gpu {
 
 namespace {
 
-using kernel::Arg;
-using kernel::Elem;
-using kernel::KernelBuilder;
-using kernel::Mem;
-using kernel::Val;
-
-constexpr std::uint32_t kGroup = 256;
+using namespace detail::names;
 
 kernel::LruCache<kernel::CompiledPtr>& compiled_cache() {
   static kernel::LruCache<kernel::CompiledPtr> cache(4096);

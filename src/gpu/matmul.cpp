@@ -6,17 +6,13 @@
 #include "ember/core/error.hpp"
 #include "ember/gpu/ops.hpp"
 #include "ember/kernel/cache.hpp"
+#include "kernels.hpp"
 
 namespace ember::gpu {
 
 namespace {
 
-using kernel::Arg;
-using kernel::Elem;
-using kernel::KernelBuilder;
-using kernel::Mem;
-using kernel::Val;
-using kernel::Var;
+using namespace detail::names;
 
 constexpr std::uint32_t kTile = 16;
 

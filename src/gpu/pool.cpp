@@ -17,14 +17,7 @@ namespace ember::gpu {
 
 namespace {
 
-using kernel::Arg;
-using kernel::Elem;
-using kernel::KernelBuilder;
-using kernel::Mem;
-using kernel::Val;
-using kernel::Var;
-
-using detail::kGroup;
+using namespace detail::names;
 
 /// The kernel for `name` and dtype `dt` (nullptr when the device lacks a feature it uses).
 template <class Make>

@@ -20,19 +20,13 @@
 #include "ember/core/error.hpp"
 #include "ember/gpu/ops.hpp"
 #include "ember/kernel/cache.hpp"
+#include "kernels.hpp"
 
 namespace ember::gpu {
 
 namespace {
 
-using kernel::Arg;
-using kernel::Elem;
-using kernel::KernelBuilder;
-using kernel::Mem;
-using kernel::Val;
-using kernel::Var;
-
-constexpr std::uint32_t kGroup = 256;
+using namespace detail::names;
 
 const char* reduce_name(Reduce r) {
   switch (r) {

@@ -23,19 +23,7 @@ namespace ember::gpu {
 
 namespace {
 
-using kernel::Arg;
-using kernel::Elem;
-using kernel::KernelBuilder;
-using kernel::Mem;
-using kernel::Val;
-using kernel::Var;
-
-using detail::compare_elem;
-using detail::compiled;
-using detail::is_float_elem;
-using detail::kGroup;
-using detail::Lines;
-using detail::lines_of;
+using namespace detail::names;
 
 constexpr std::int64_t kPiece = 4096;  // values per line and launch
 

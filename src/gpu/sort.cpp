@@ -27,15 +27,7 @@ namespace ember::gpu {
 
 namespace {
 
-using kernel::Arg;
-using kernel::Elem;
-using kernel::KernelBuilder;
-using kernel::Mem;
-using kernel::Val;
-
-using detail::compare_elem;
-using detail::compiled;
-using detail::kGroup;
+using namespace detail::names;
 
 /// a < b with NaN above every number.
 Val less(Val a, Val b) {
