@@ -34,6 +34,7 @@
 #include "ember/gpu/index.hpp"
 #include "ember/gpu/ops.hpp"
 #include "ember/gpu/pool.hpp"
+#include "ember/gpu/rows.hpp"
 #include "ember/gpu/scan.hpp"
 #include "ember/gpu/sort.hpp"
 
@@ -511,6 +512,30 @@ struct Gpu : Forward<Cpu, GpuTypes<R>, Gpu<R>> {
                                                         std::int64_t correction) {
     if (auto r = gpu::var_mean(x, d, correction)) return std::move(*r);
     return Base::float_var_mean(x, d, correction);
+  }
+
+  // ---- row kernels: the softmax family and the norms (src/gpu/rows.cpp) ----------------------
+#define EMBER_GPU_SOFTMAX(fn, K)                                                  \
+  static GpuTensor fn(const GpuTensor& x, std::size_t d) {                        \
+    if (auto r = gpu::softmax(gpu::RowOp::K, x, static_cast<std::int64_t>(d)))    \
+      return std::move(*r);                                                       \
+    return EMBER_GPU_ON_HOST(fn, x, d);                                           \
+  }
+  EMBER_GPU_SOFTMAX(float_softmax, Softmax)
+  EMBER_GPU_SOFTMAX(float_log_softmax, LogSoftmax)
+  EMBER_GPU_SOFTMAX(float_softmin, Softmin)
+  EMBER_GPU_SOFTMAX(float_quiet_softmax, QuietSoftmax)
+#undef EMBER_GPU_SOFTMAX
+  static GpuTensor float_layer_norm(const GpuTensor& x, std::size_t k,
+                                    const std::optional<GpuTensor>& w,
+                                    const std::optional<GpuTensor>& b, double eps) {
+    if (auto r = gpu::layer_norm(x, static_cast<std::int64_t>(k), w, b, eps)) return std::move(*r);
+    return EMBER_GPU_ON_HOST(float_layer_norm, x, k, w, b, eps);
+  }
+  static GpuTensor float_rms_norm(const GpuTensor& x, const std::optional<GpuTensor>& w,
+                                  double eps) {
+    if (auto r = gpu::rms_norm(x, w, eps)) return std::move(*r);
+    return EMBER_GPU_ON_HOST(float_rms_norm, x, w, eps);
   }
 
   // ---- matrix products ------------------------------------------------------------------------
