@@ -57,3 +57,9 @@ install(TARGETS ${EMBER_GPU_INSTALL} EXPORT emberTargets
 if(EMBER_BUILD_TESTS)
   add_subdirectory(tests/gpu)
 endif()
+
+if(EMBER_BUILD_BENCHMARKS)
+  # Backend functions on the GPUs beside PyTorch (benchmarks/gpu/ops_side_by_side.py).
+  add_executable(bench_ops_gpu benchmarks/gpu/bench_ops_gpu.cpp)
+  target_link_libraries(bench_ops_gpu PRIVATE ember_gpu ember_warnings)
+endif()

@@ -159,6 +159,14 @@ if [ -z "${EMBER_GPU_TEST_SKIP_BENCH:-}" ]; then
     echo "no PyTorch with CUDA here: side-by-side skipped"
   fi
 fi
+if [ -z "${EMBER_GPU_TEST_SKIP_OPS_BENCH:-}" ] && [ -x "$BUNDLE/bin/bench_ops_gpu" ]; then
+  echo "== backend function benchmarks (bench_ops_gpu)"
+  "$BUNDLE/bin/bench_ops_gpu" "$OUT/ember_ops.json" 2>&1 | tee "$OUT/bench_ops.log" || status=1
+  if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+    (cd "$BUNDLE/benchmarks/gpu" && PYTHONUNBUFFERED=1 python3 ops_side_by_side.py "$OUT/ember_ops.json" \
+      --out "$OUT/ops_side_by_side.json") 2>&1 | tee -a "$OUT/summary.txt" || status=1
+  fi
+fi
 
 echo "== summary"
 # The tests' counts per target, which the test binary prints after GoogleTest's summary.

@@ -1,0 +1,160 @@
+// GPU benchmarks of backend functions of ember::Cuda and ember::Vulkan (issue 15's
+// memory-bound cases): softmax, log_softmax, layer_norm and rms_norm over [8192, 8192] f32, and
+// softmax over [262144, 512] (attention's rows: batch 32 x 16 heads x 512 queries). Device time
+// from the device's timers (CUDA events, Vulkan timestamps) around each call, median of 50
+// after 5 warm-up calls; the effective bandwidth counts the input read once and the output
+// written once (4 + 4 bytes per element), as PyTorch's benchmarks do. ops_side_by_side.py runs
+// PyTorch's equivalents on the same GPU and prints the ratios.
+//
+//   bench_ops_gpu [OUT.json]     (default ember_ops.json)
+//   EMBER_BENCH_ROW_DIVISOR=N    divides the row counts (a quick run on a small device)
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ember/gpu/gpu.hpp"
+#ifdef EMBER_HAVE_CUDA
+#include "ember/gpu/cuda.hpp"
+#endif
+#ifdef EMBER_HAVE_VULKAN
+#include "ember/gpu/vulkan.hpp"
+#endif
+
+namespace {
+
+struct Result {
+  std::string name, target, device;
+  double median_ms = 0, tbps = 0;
+  std::string error;
+};
+
+std::vector<float> spread(std::size_t n) {
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i)
+    v[i] = -6.0f + 15.0f * std::fmod(0.618034f * static_cast<float>(i % 1000003 + 1), 1.0f);
+  return v;
+}
+
+template <class B, class R>
+void run_target(const std::string& target, std::vector<Result>& out) {
+  using ember::GpuTensor;
+  using ember::Shape;
+  using ember::TensorData;
+  const typename B::Device dev{0};
+  ember::kernel::ComputeDevice& cd = R::device(0);
+  const char* div_env = std::getenv("EMBER_BENCH_ROW_DIVISOR");
+  const std::int64_t div = div_env ? std::max(1LL, std::atoll(div_env)) : 1;
+  const auto upload = [&](std::int64_t rows, std::int64_t cols) {
+    return B::float_from_data(
+        TensorData(spread(static_cast<std::size_t>(rows * cols)), Shape{rows, cols}), dev);
+  };
+  struct Case {
+    std::string name;
+    std::int64_t rows, cols;
+    std::function<GpuTensor(const GpuTensor&, const GpuTensor&, const GpuTensor&)> fn;
+    std::function<bool(const std::vector<float>&, std::int64_t)> check;  // first row of the result
+  };
+  const auto sums_to_one = [](const std::vector<float>& r, std::int64_t) {
+    double s = 0;
+    for (float v : r) s += v;
+    return std::fabs(s - 1.0) < 1e-4;
+  };
+  const auto exp_sums_to_one = [](const std::vector<float>& r, std::int64_t) {
+    double s = 0;
+    for (float v : r) s += std::exp(static_cast<double>(v));
+    return std::fabs(s - 1.0) < 1e-4;
+  };
+  const auto unit_rms = [](const std::vector<float>& r, std::int64_t) {  // weight 1
+    double s = 0;
+    for (float v : r) s += static_cast<double>(v) * v;
+    return std::fabs(std::sqrt(s / static_cast<double>(r.size())) - 1.0) < 1e-3;
+  };
+  const auto standardised = [](const std::vector<float>& r, std::int64_t) {  // weight 1, bias 0
+    double m = 0, q = 0;
+    for (float v : r) m += v;
+    m /= static_cast<double>(r.size());
+    for (float v : r) q += (v - m) * (v - m);
+    return std::fabs(m) < 1e-4 && std::fabs(q / static_cast<double>(r.size()) - 1.0) < 1e-3;
+  };
+  const std::vector<Case> cases{
+      {"softmax_8192x8192", 8192, 8192,
+       [](auto& x, auto&, auto&) { return B::float_softmax(x, 1); }, sums_to_one},
+      {"log_softmax_8192x8192", 8192, 8192,
+       [](auto& x, auto&, auto&) { return B::float_log_softmax(x, 1); }, exp_sums_to_one},
+      {"layer_norm_8192x8192", 8192, 8192,
+       [](auto& x, auto& w, auto& b) { return B::float_layer_norm(x, 1, w, b, 1e-5); },
+       standardised},
+      {"rms_norm_8192x8192", 8192, 8192,
+       [](auto& x, auto& w, auto&) { return B::float_rms_norm(x, w, 1e-6); }, unit_rms},
+      {"softmax_262144x512", 262144, 512,
+       [](auto& x, auto&, auto&) { return B::float_softmax(x, 1); }, sums_to_one},
+  };
+  for (const Case& c : cases) {
+    Result r;
+    r.name = c.name;
+    r.target = target;
+    r.device = cd.properties().name;
+    try {
+      const std::int64_t rows = std::max<std::int64_t>(c.rows / div, 1);
+      const GpuTensor x = upload(rows, c.cols);
+      const GpuTensor w = B::float_from_data(
+          TensorData(std::vector<float>(static_cast<std::size_t>(c.cols), 1.0f), Shape{c.cols}),
+          dev);
+      const GpuTensor b = B::float_from_data(
+          TensorData(std::vector<float>(static_cast<std::size_t>(c.cols), 0.0f), Shape{c.cols}),
+          dev);
+      std::optional<GpuTensor> y;
+      for (int i = 0; i < 5; ++i) y = c.fn(x, w, b);
+      std::vector<double> ms;
+      for (int i = 0; i < 50; ++i) ms.push_back(cd.time_ms([&] { y = c.fn(x, w, b); }));
+      std::sort(ms.begin(), ms.end());
+      r.median_ms = ms[ms.size() / 2];
+      r.tbps = 8.0 * static_cast<double>(rows * c.cols) / (r.median_ms * 1e-3) / 1e12;
+      std::vector<float> row = B::float_into_data(*y).template to_vec<float>();
+      row.resize(static_cast<std::size_t>(c.cols));
+      if (!c.check(row, c.cols)) r.error = "wrong result";
+    } catch (const std::exception& e) {
+      r.error = e.what();
+      std::replace(r.error.begin(), r.error.end(), '"', '\'');
+    }
+    std::printf("%-24s %-7s %9.4f ms %7.3f TB/s %s\n", r.name.c_str(), target.c_str(), r.median_ms,
+                r.tbps, r.error.c_str());
+    out.push_back(r);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string path = argc > 1 ? argv[1] : "ember_ops.json";
+  std::vector<Result> results;
+  std::string why;
+#ifdef EMBER_HAVE_CUDA
+  if (ember::CudaRuntime::device_count(&why) > 0)
+    run_target<ember::Cuda, ember::CudaRuntime>("cuda", results);
+  else
+    std::fprintf(stderr, "cuda: %s\n", why.c_str());
+#endif
+#ifdef EMBER_HAVE_VULKAN
+  if (ember::VulkanRuntime::device_count(&why) > 0)
+    run_target<ember::Vulkan, ember::VulkanRuntime>("vulkan", results);
+  else
+    std::fprintf(stderr, "vulkan: %s\n", why.c_str());
+#endif
+  std::ofstream f(path);
+  f << "{\"results\": [\n";
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const Result& r = results[i];
+    f << "  {\"case\": \"" << r.name << "\", \"target\": \"" << r.target << "\", \"device\": \""
+      << r.device << "\", \"median_ms\": " << r.median_ms << ", \"TBps\": " << r.tbps
+      << ", \"error\": \"" << r.error << "\"}" << (i + 1 < results.size() ? ",\n" : "\n");
+  }
+  f << "]}\n";
+  return 0;
+}

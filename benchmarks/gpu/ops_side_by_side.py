@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""PyTorch's numbers for the cases of bench_ops_gpu (softmax, log_softmax, layer_norm,
+rms_norm), measured the same way on the same GPU, next to Ember's (read from bench_ops_gpu's
+JSON output), with the ratios and the share of the H200's 4.8 TB/s.
+
+    python3 ops_side_by_side.py ember_ops.json [--out result.json]
+
+CUDA events around each call, median of 50 after 5 warm-up calls; the effective bandwidth
+counts the input read once and the output written once (8 bytes per f32 element).
+"""
+import argparse
+import json
+
+import torch
+
+from side_by_side import median_ms
+
+H200_TBPS = 4.8
+
+CASES = {
+    "softmax_8192x8192": ((8192, 8192), lambda x, w, b: torch.softmax(x, -1)),
+    "log_softmax_8192x8192": ((8192, 8192), lambda x, w, b: torch.log_softmax(x, -1)),
+    "layer_norm_8192x8192": ((8192, 8192),
+                             lambda x, w, b: torch.nn.functional.layer_norm(x, (x.shape[-1],), w, b, 1e-5)),
+    "rms_norm_8192x8192": ((8192, 8192),
+                           lambda x, w, b: torch.nn.functional.rms_norm(x, (x.shape[-1],), w, 1e-6)),
+    "softmax_262144x512": ((262144, 512), lambda x, w, b: torch.softmax(x, -1)),
+}
+
+
+def torch_numbers():
+    out = {}
+    for name, ((rows, cols), fn) in CASES.items():
+        n = rows * cols
+        x = ((torch.arange(n, device="cuda", dtype=torch.float64) % 1000003 + 1) * 0.618034 % 1.0
+             * 15.0 - 6.0).float().reshape(rows, cols)
+        w = torch.ones(cols, device="cuda")
+        b = torch.zeros(cols, device="cuda")
+        ms = median_ms(lambda: fn(x, w, b))
+        out[name] = {"median_ms": ms, "TBps": 8.0 * n / (ms * 1e-3) / 1e12}
+        del x
+        torch.cuda.empty_cache()
+    return out
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("ember_json")
+    p.add_argument("--out")
+    a = p.parse_args()
+    with open(a.ember_json) as f:
+        ember = json.load(f)["results"]
+    t = torch_numbers()
+    rows = []
+    print(f"PyTorch {torch.__version__} on {torch.cuda.get_device_name()}")
+    print(f"{'case':26} {'target':7} {'ember ms':>9} {'torch ms':>9} {'ember TB/s':>10} "
+          f"{'torch TB/s':>10} {'ratio':>6} {'of 4.8':>6}")
+    for e in ember:
+        r = t.get(e["case"])
+        if r is None:
+            continue
+        if e["error"]:
+            print(f"{e['case']:26} {e['target']:7} ERROR {e['error']}")
+            rows.append({**e, "torch_ms": r["median_ms"]})
+            continue
+        ratio = e["median_ms"] / r["median_ms"]  # <= 1: Ember at least as fast
+        rows.append({**e, "torch_ms": r["median_ms"], "torch_TBps": r["TBps"],
+                     "ember_over_torch_time": ratio})
+        print(f"{e['case']:26} {e['target']:7} {e['median_ms']:9.4f} {r['median_ms']:9.4f} "
+              f"{e['TBps']:10.3f} {r['TBps']:10.3f} {ratio:6.3f} {e['TBps'] / H200_TBPS:6.1%}")
+    print("ratio: Ember's time / PyTorch's (<= 1 is as fast); 'of 4.8': Ember's share of the "
+          "H200's bandwidth")
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump({"torch": torch.__version__, "rows": rows}, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()
