@@ -51,12 +51,15 @@ const char* op_name(RowOp op) {
       return "layer_norm";
     case RowOp::RmsNorm:
       return "rms_norm";
+    case RowOp::CrossEntropy:
+      return "cross_entropy";
   }
   return "?";
 }
 
 bool softmax_like(RowOp op) {
-  return op != RowOp::LayerNorm && op != RowOp::RmsNorm;
+  return op == RowOp::Softmax || op == RowOp::LogSoftmax || op == RowOp::Softmin ||
+         op == RowOp::QuietSoftmax;
 }
 
 /// The larger of a and b, NaN when either is NaN (the CPU's `v > m || v != v`).
@@ -78,17 +81,23 @@ Val fold_lanes(Fold f, Val v) {
 }
 
 /// Every thread's `t` folded over its team of `team` threads (lid = team's first + tid; all
-/// threads of the workgroup must call it): shared memory as a tree, the result read by every
-/// thread before `red` is written again.
-Val fold_team(KernelBuilder& kb, const Mem& red, Val lid, Val tid, std::uint32_t team, Fold f,
-              Val t) {
-  red[lid] = t;
+/// threads of the workgroup must call it). The first levels exchange values between the lanes
+/// of a subgroup (`lanes` = min(team, subgroup size) lanes, a butterfly that leaves the result
+/// in every lane); the subgroups' values then meet in shared memory as a tree, read by every
+/// thread before `red` is written again. lanes 1: shared memory only.
+Val fold_team(KernelBuilder& kb, const Mem& red, Val lid, Val tid, std::uint32_t team,
+              std::uint32_t lanes, Fold f, Val t) {
+  for (std::uint32_t off = lanes / 2; off > 0; off /= 2)
+    t = combine(f, t, kernel::shuffle_xor(t, kb.u32(off)));
+  if (lanes >= team) return t;
+  Val first = (lid - tid) / lanes;  // the team's first slot in `red`
+  kb.if_(tid % lanes == 0u, [&] { red[lid / lanes] = t; });
   kb.barrier();
-  for (std::uint32_t s = team / 2; s > 0; s /= 2) {
-    kb.if_(tid < s, [&] { red[lid] = combine(f, red[lid], red[lid + s]); });
+  for (std::uint32_t s = team / lanes / 2; s > 0; s /= 2) {
+    kb.if_(tid < s, [&] { red[first + tid] = combine(f, red[first + tid], red[first + tid + s]); });
     kb.barrier();
   }
-  Val r = red[lid - tid];
+  Val r = red[first];
   kb.barrier();
   return r;
 }
@@ -99,29 +108,36 @@ struct Plan {
   int lanes = 1;
   std::uint32_t team = kGroup;  // threads per row (a power of two up to kGroup)
   std::uint32_t per = 0;        // vectors per thread held in registers; 0: looped
+  std::uint32_t sg_lanes = 1;   // subgroup lanes a fold exchanges values between
   bool weight = false, bias = false;
+  Elem target = Elem::I64;  // cross_entropy: the class indices' type
 
   std::string key() const {
     return std::string("rows|") + op_name(op) + "|" + std::to_string(static_cast<int>(e)) + "|" +
            std::to_string(static_cast<int>(acc)) + "|" + std::to_string(lanes) + "|" +
-           std::to_string(team) + "|" + std::to_string(per) + (weight ? "|w" : "") +
-           (bias ? "|b" : "");
+           std::to_string(team) + "|" + std::to_string(per) + "|" + std::to_string(sg_lanes) +
+           (weight ? "|w" : "") + (bias ? "|b" : "") + "|" +
+           std::to_string(static_cast<int>(target));
   }
 };
 
-/// Arguments: x, y, [weight], [bias] (the row's shape), rows, vectors per row, the row's
-/// length as a float, eps. Workgroup w = block_idx.x + block_idx.y * grid.x works on rows
-/// w * (kGroup / team) + lid / team.
+/// Arguments: x, y, [weight], [bias] (the row's shape), [targets] (cross_entropy: one class
+/// index per row; y then holds one loss per row in the accumulator type), rows, vectors per
+/// row, the row's length as a float, eps. Workgroup w = block_idx.x + block_idx.y * grid.x works on
+/// rows w * (kGroup / team) + lid / team.
 kernel::Kernel build_rows(const Plan& p) {
   KernelBuilder kb(std::string("rows_") + op_name(p.op) + "_l" + std::to_string(p.lanes) + "_w" +
-                       std::to_string(p.team) + "_p" + std::to_string(p.per),
+                       std::to_string(p.team) + "_p" + std::to_string(p.per) + "_s" +
+                       std::to_string(p.sg_lanes),
                    {kGroup, 1, 1});
   kb.allow_contraction();
   Mem x = kb.buffer("x", p.e, kernel::Access::Read);
-  Mem y = kb.buffer("y", p.e, kernel::Access::Write);
-  std::optional<Mem> w, b;
+  const bool ce = p.op == RowOp::CrossEntropy;
+  Mem y = kb.buffer("y", ce ? p.acc : p.e, kernel::Access::Write);
+  std::optional<Mem> w, b, targets;
   if (p.weight) w = kb.buffer("weight", p.e, kernel::Access::Read);
   if (p.bias) b = kb.buffer("bias", p.e, kernel::Access::Read);
+  if (ce) targets = kb.buffer("targets", p.target, kernel::Access::Read);
   Val rows = kb.scalar("rows", Elem::U32);
   Val nvec = kb.scalar("nvec", Elem::U32);
   Val count = kb.scalar("count", p.acc);
@@ -171,7 +187,7 @@ kernel::Kernel build_rows(const Plan& p) {
       if (c >= 0) s = kernel::select(in[c], s, f == Fold::Max ? ninf : zero);
       t = combine(f, t, fold_lanes(f, s));
     });
-    return fold_team(kb, red, lid, tid, p.team, f, t);
+    return fold_team(kb, red, lid, tid, p.team, p.sg_lanes, f, t);
   };
   const auto write = [&](auto&& value) {
     each([&](Val v, int c, Val j) {
@@ -188,7 +204,16 @@ kernel::Kernel build_rows(const Plan& p) {
     return v;
   };
 
-  if (softmax_like(p.op)) {
+  if (ce) {
+    // loss = log(sum exp(x)) - x[t] = m + log(sum exp(x - m)) - x[t]: one thread per row.
+    Val m = fold(Fold::Max, [](Val v, int) { return v; });
+    Val s = fold(Fold::Sum, [&](Val v, int) { return kernel::exp(v - m); });
+    kb.if_(live & (tid == 0u), [&] {
+      Val t = kernel::cast((*targets)[row], Elem::U32);
+      Val xt = kernel::cast(x[base * static_cast<std::uint32_t>(L) + t], acc);
+      y[row] = m + kernel::log(s) - xt;
+    });
+  } else if (softmax_like(p.op)) {
     Val m = fold(Fold::Max, [](Val v, int) { return v; });
     // Held slots keep exp(v - m) for the write (except log_softmax, which needs v).
     const bool keep = p.op != RowOp::LogSoftmax && p.per > 0;
@@ -270,7 +295,8 @@ std::uint64_t span(std::int64_t n) {
 /// feature the kernel needs.
 std::optional<GpuTensor> run_rows(RowOp op, const GpuTensor& x_in, std::int64_t n,
                                   const std::optional<GpuTensor>& weight,
-                                  const std::optional<GpuTensor>& bias, double eps) {
+                                  const std::optional<GpuTensor>& bias, double eps,
+                                  const GpuTensor* targets = nullptr) {
   kernel::ComputeDevice& dev = x_in.compute();
   Plan p;
   p.op = op;
@@ -278,6 +304,7 @@ std::optional<GpuTensor> run_rows(RowOp op, const GpuTensor& x_in, std::int64_t 
   p.acc = acc_of(p.e);
   p.weight = weight.has_value();
   p.bias = bias.has_value();
+  if (targets) p.target = elem_of(targets->dtype, op_name(op));
   // Four lanes per load where the rows keep 16-byte (8-byte for halves) alignment; packed()
   // starts every bound buffer at a multiple of 256 bytes.
   p.lanes = p.e != Elem::F64 && n % 4 == 0 ? 4 : 1;
@@ -289,14 +316,22 @@ std::optional<GpuTensor> run_rows(RowOp op, const GpuTensor& x_in, std::int64_t 
   p.per = 1;
   while (p.per < per) p.per *= 2;
   if (p.per > kMaxPer) p.per = 0;
+  // Subgroup exchanges for f32 accumulators on devices with a known power-of-two subgroup size
+  // (32 on NVIDIA) that divides the workgroup; shared memory alone otherwise.
+  const kernel::DeviceProperties& props = dev.properties();
+  const std::uint32_t sg = props.subgroup_size;
+  if (props.subgroups && p.acc == Elem::F32 && sg > 1 && (sg & (sg - 1)) == 0 && sg <= kGroup)
+    p.sg_lanes = std::min(p.team, sg);
   const auto* k = compiled(dev, p.key(), [&] { return build_rows(p); });
   if (!k) return std::nullopt;
-  GpuTensor out = empty(x_in.shape, x_in.dtype, dev, x_in.device);
+  const std::int64_t rows = x_in.numel() / n;
+  GpuTensor out =
+      targets ? empty(Shape{rows}, p.acc == Elem::F64 ? DType::F64 : DType::F32, dev, x_in.device)
+              : empty(x_in.shape, x_in.dtype, dev, x_in.device);
   if (x_in.numel() == 0) return out;
   const GpuTensor x = packed(x_in);
-  const std::int64_t rows = x.numel() / n;
   std::vector<Arg> args{Arg::buf(x.buffer, static_cast<std::uint64_t>(x.offset), span(x.numel())),
-                        Arg::buf(out.buffer, 0, span(x.numel()))};
+                        Arg::buf(out.buffer, 0, span(out.numel()))};
   std::optional<GpuTensor> w, b;  // kept alive until the launch is enqueued
   if (weight) {
     w = packed(*weight);
@@ -305,6 +340,11 @@ std::optional<GpuTensor> run_rows(RowOp op, const GpuTensor& x_in, std::int64_t 
   if (bias) {
     b = packed(*bias);
     args.push_back(Arg::buf(b->buffer, static_cast<std::uint64_t>(b->offset), span(n)));
+  }
+  std::optional<GpuTensor> t;
+  if (targets) {
+    t = packed(*targets);
+    args.push_back(Arg::buf(t->buffer, static_cast<std::uint64_t>(t->offset), span(rows)));
   }
   args.push_back(Arg::u32(detail::u32_index(rows, op_name(op), "row count")));
   args.push_back(Arg::u32(detail::u32_index(nvec, op_name(op), "row length")));
@@ -360,6 +400,24 @@ std::optional<GpuTensor> rms_norm(const GpuTensor& x, const std::optional<GpuTen
   const std::int64_t n = x.shape.dims.back();
   if (n == 0) return empty(x.shape, x.dtype, x.compute(), x.device);
   return run_rows(RowOp::RmsNorm, x, n, weight, {}, eps);
+}
+
+}  // namespace ember::gpu
+
+namespace ember::gpu {
+
+std::optional<GpuTensor> cross_entropy(const GpuTensor& logits, const GpuTensor& targets) {
+  if (!served(logits) || logits.shape.dims.size() != 2 || targets.dtype == DType::Bool ||
+      !native_dtype(targets.dtype, targets.compute()))
+    return std::nullopt;
+  const std::int64_t n = logits.shape.dims[0], c = logits.shape.dims[1];
+  if (n == 0 || c == 0) return std::nullopt;  // the CPU's rule (NaN or an error) decides
+  auto losses = run_rows(RowOp::CrossEntropy, logits, c, {}, {}, 0.0, &targets);
+  if (!losses) return std::nullopt;
+  GpuTensor mean = reduce(Reduce::Mean, *losses, -1);
+  if (mean.dtype == logits.dtype) return mean;
+  MapSpec cast{"identity", logits.dtype, {}, [](auto in, auto) { return in[0]; }};
+  return map(cast, std::span<const GpuTensor>(&mean, 1), mean.shape);
 }
 
 }  // namespace ember::gpu

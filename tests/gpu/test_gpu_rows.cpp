@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ember/tensor/activation.hpp"
+#include "ember/tensor/loss.hpp"
 #include "ember/tensor/module/nn.hpp"
 #include "ember/tensor/tensor.hpp"
 #include "fixtures.hpp"
@@ -163,4 +164,46 @@ TYPED_TEST(GpuRowsTest, HalfAndDoubleDtypesAndEmptyTensors) {
     EXPECT_EQ(layer_norm<1>(g).shape(), s);
     EXPECT_EQ(rms_norm(g).shape(), s);
   }
+}
+
+TYPED_TEST(GpuRowsTest, CrossEntropyWithIndicesMatchesTheCpu) {
+  using B = TypeParam;
+  for (auto [rows, len] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+           {64, 10}, {8, 1000}, {2, 8192}, {2, 9000}, {3, 4097}, {1, 1}}) {
+    SCOPED_TRACE(std::to_string(rows) + "x" + std::to_string(len));
+    std::vector<std::int64_t> t(static_cast<std::size_t>(rows));
+    for (std::int64_t i = 0; i < rows; ++i) t[i] = (i * 7 + 3) % len;
+    const std::uint64_t before = host_calls();
+    for (DType tt : {DType::I64, DType::I32}) {
+      const TensorData td = TensorData(t, Shape{rows}).convert(tt);
+      const auto g =
+          loss::cross_entropy_with_logits(make<B>(rows, len), Tensor<B, 1, Int>::from_data(td));
+      const auto c =
+          loss::cross_entropy_with_logits(make<Cpu>(rows, len), Tensor<Cpu, 1, Int>::from_data(td));
+      expect_approx(g.into_data(), c.into_data(), kF32);
+    }
+    EXPECT_EQ(host_calls(), before);
+  }
+  // Hand check: logits [0, ln 3] and target 1 give log(1 + 3) - ln 3 = ln(4 / 3).
+  const auto g = loss::cross_entropy_with_logits(
+      Tensor<B, 2>::from_data(TensorData(std::vector<float>{0.0f, std::log(3.0f)}, Shape{1, 2})),
+      Tensor<B, 1, Int>::from_data(TensorData(std::vector<std::int64_t>{1}, Shape{1})));
+  EXPECT_NEAR(g.into_data().template to_vec<float>()[0], std::log(4.0f / 3.0f), 1e-6f);
+  for (DType dt : {DType::F16, DType::BF16, DType::F64}) {
+    SCOPED_TRACE(dtype_name(dt));
+    const TensorData td(std::vector<std::int64_t>{0, 5, 36}, Shape{3});
+    const auto g2 =
+        loss::cross_entropy_with_logits(make<B>(3, 37, dt), Tensor<B, 1, Int>::from_data(td));
+    const auto c2 =
+        loss::cross_entropy_with_logits(make<Cpu>(3, 37, dt), Tensor<Cpu, 1, Int>::from_data(td));
+    EXPECT_EQ(g2.dtype(), dt);
+    expect_approx(
+        g2.into_data(), c2.into_data(),
+        dt == DType::F64 ? Tolerance::rel_abs(1e-12, 1e-14) : Tolerance::rel_abs(1e-2, 1e-3));
+  }
+  // A target out of range is the front end's ValueError, as on the CPU.
+  EMBER_EXPECT_THROW_MSG((void)loss::cross_entropy_with_logits(
+                             make<B>(2, 5), Tensor<B, 1, Int>::from_data(TensorData(
+                                                std::vector<std::int64_t>{1, 5}, Shape{2}))),
+                         ValueError, "target 5 at position 1 is out of range");
 }

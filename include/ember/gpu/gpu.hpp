@@ -537,6 +537,11 @@ struct Gpu : Forward<Cpu, GpuTypes<R>, Gpu<R>> {
     if (auto r = gpu::rms_norm(x, w, eps)) return std::move(*r);
     return EMBER_GPU_ON_HOST(float_rms_norm, x, w, eps);
   }
+  static GpuTensor float_cross_entropy_with_indices(const GpuTensor& logits,
+                                                    const GpuTensor& targets) {
+    if (auto r = gpu::cross_entropy(logits, targets)) return std::move(*r);
+    return EMBER_GPU_ON_HOST(float_cross_entropy_with_indices, logits, targets);
+  }
 
   // ---- matrix products ------------------------------------------------------------------------
   static GpuTensor float_matmul(const GpuTensor& a, const GpuTensor& b) {

@@ -15,7 +15,7 @@
 
 namespace ember::gpu {
 
-enum class RowOp { Softmax, LogSoftmax, Softmin, QuietSoftmax, LayerNorm, RmsNorm };
+enum class RowOp { Softmax, LogSoftmax, Softmin, QuietSoftmax, LayerNorm, RmsNorm, CrossEntropy };
 
 /// softmax / log_softmax / softmin / quiet_softmax of a float tensor along `dim` (same shape
 /// and dtype). The row's maximum m propagates NaN; a row of -inf gives NaN (as PyTorch).
@@ -32,5 +32,11 @@ std::optional<GpuTensor> layer_norm(const GpuTensor& x, std::int64_t k,
 /// x / sqrt(mean(x^2) + eps) * weight over the last dim; weight [d] in x's dtype.
 std::optional<GpuTensor> rms_norm(const GpuTensor& x, const std::optional<GpuTensor>& weight,
                                   double eps);
+
+/// Cross-entropy with class indices, mean over the batch: logits [N, C] (float), targets [N]
+/// (an integer dtype, each in [0, C): the front end checks them) -> [1] in logits' dtype,
+/// mean_n (log(sum_c exp(x[n, c])) - x[n, t_n]), each row's loss in one launch (f32
+/// accumulators; f64 for f64), their mean by the reduction kernel.
+std::optional<GpuTensor> cross_entropy(const GpuTensor& logits, const GpuTensor& targets);
 
 }  // namespace ember::gpu
