@@ -1,9 +1,11 @@
 // GPU benchmarks of backend functions of ember::Cuda and ember::Vulkan (issue 15's
-// memory-bound cases): softmax, log_softmax, layer_norm and rms_norm over [8192, 8192] f32, and
+// memory-bound cases): softmax, log_softmax, layer_norm, rms_norm and cross-entropy with class
+// indices over [8192, 8192] f32, and
 // softmax over [262144, 512] (attention's rows: batch 32 x 16 heads x 512 queries). Device time
 // from the device's timers (CUDA events, Vulkan timestamps) around each call, median of 50
 // after 5 warm-up calls; the effective bandwidth counts the input read once and the output
-// written once (4 + 4 bytes per element), as PyTorch's benchmarks do. ops_side_by_side.py runs
+// written once (4 + 4 bytes per element; cross-entropy only reads: 4), as PyTorch's
+// benchmarks do. ops_side_by_side.py runs
 // PyTorch's equivalents on the same GPU and prints the ratios.
 //
 //   bench_ops_gpu [OUT.json]     (default ember_ops.json)
@@ -57,8 +59,11 @@ void run_target(const std::string& target, std::vector<Result>& out) {
   struct Case {
     std::string name;
     std::int64_t rows, cols;
-    std::function<GpuTensor(const GpuTensor&, const GpuTensor&, const GpuTensor&)> fn;
+    std::function<GpuTensor(const GpuTensor&, const GpuTensor&, const GpuTensor&,
+                            const GpuTensor&)>
+        fn;  // (x, weight, bias, class indices)
     std::function<bool(const std::vector<float>&, std::int64_t)> check;  // first row of the result
+    double bytes = 8;  // per element
   };
   const auto sums_to_one = [](const std::vector<float>& r, std::int64_t) {
     double s = 0;
@@ -84,16 +89,22 @@ void run_target(const std::string& target, std::vector<Result>& out) {
   };
   const std::vector<Case> cases{
       {"softmax_8192x8192", 8192, 8192,
-       [](auto& x, auto&, auto&) { return B::float_softmax(x, 1); }, sums_to_one},
+       [](auto& x, auto&, auto&, auto&) { return B::float_softmax(x, 1); }, sums_to_one},
       {"log_softmax_8192x8192", 8192, 8192,
-       [](auto& x, auto&, auto&) { return B::float_log_softmax(x, 1); }, exp_sums_to_one},
+       [](auto& x, auto&, auto&, auto&) { return B::float_log_softmax(x, 1); }, exp_sums_to_one},
       {"layer_norm_8192x8192", 8192, 8192,
-       [](auto& x, auto& w, auto& b) { return B::float_layer_norm(x, 1, w, b, 1e-5); },
+       [](auto& x, auto& w, auto& b, auto&) { return B::float_layer_norm(x, 1, w, b, 1e-5); },
        standardised},
       {"rms_norm_8192x8192", 8192, 8192,
-       [](auto& x, auto& w, auto&) { return B::float_rms_norm(x, w, 1e-6); }, unit_rms},
+       [](auto& x, auto& w, auto&, auto&) { return B::float_rms_norm(x, w, 1e-6); }, unit_rms},
+      {"cross_entropy_8192x8192", 8192, 8192,
+       [](auto& x, auto&, auto&, auto& t) { return B::float_cross_entropy_with_indices(x, t); },
+       [](const std::vector<float>& r, std::int64_t) {  // r[0]: the mean loss, near log(C)
+         return std::isfinite(r[0]) && r[0] > 0.0f && r[0] < 20.0f;
+       },
+       4},
       {"softmax_262144x512", 262144, 512,
-       [](auto& x, auto&, auto&) { return B::float_softmax(x, 1); }, sums_to_one},
+       [](auto& x, auto&, auto&, auto&) { return B::float_softmax(x, 1); }, sums_to_one},
   };
   for (const Case& c : cases) {
     Result r;
@@ -109,15 +120,18 @@ void run_target(const std::string& target, std::vector<Result>& out) {
       const GpuTensor b = B::float_from_data(
           TensorData(std::vector<float>(static_cast<std::size_t>(c.cols), 0.0f), Shape{c.cols}),
           dev);
+      std::vector<std::int64_t> idx(static_cast<std::size_t>(rows));
+      for (std::int64_t i = 0; i < rows; ++i) idx[i] = (i * 7 + 3) % c.cols;
+      const GpuTensor t = B::int_from_data(TensorData(idx, Shape{rows}), dev);
       std::optional<GpuTensor> y;
-      for (int i = 0; i < 5; ++i) y = c.fn(x, w, b);
+      for (int i = 0; i < 5; ++i) y = c.fn(x, w, b, t);
       std::vector<double> ms;
-      for (int i = 0; i < 50; ++i) ms.push_back(cd.time_ms([&] { y = c.fn(x, w, b); }));
+      for (int i = 0; i < 50; ++i) ms.push_back(cd.time_ms([&] { y = c.fn(x, w, b, t); }));
       std::sort(ms.begin(), ms.end());
       r.median_ms = ms[ms.size() / 2];
-      r.tbps = 8.0 * static_cast<double>(rows * c.cols) / (r.median_ms * 1e-3) / 1e12;
+      r.tbps = c.bytes * static_cast<double>(rows * c.cols) / (r.median_ms * 1e-3) / 1e12;
       std::vector<float> row = B::float_into_data(*y).template to_vec<float>();
-      row.resize(static_cast<std::size_t>(c.cols));
+      row.resize(std::min(row.size(), static_cast<std::size_t>(c.cols)));
       if (!c.check(row, c.cols)) r.error = "wrong result";
     } catch (const std::exception& e) {
       r.error = e.what();

@@ -6,7 +6,8 @@ JSON output), with the ratios and the share of the H200's 4.8 TB/s.
     python3 ops_side_by_side.py ember_ops.json [--out result.json]
 
 CUDA events around each call, median of 50 after 5 warm-up calls; the effective bandwidth
-counts the input read once and the output written once (8 bytes per f32 element).
+counts the input read once and the output written once (8 bytes per f32 element;
+cross-entropy reads only: 4).
 """
 import argparse
 import json
@@ -18,14 +19,17 @@ from side_by_side import median_ms
 H200_TBPS = 4.8
 
 CASES = {
-    "softmax_8192x8192": ((8192, 8192), lambda x, w, b: torch.softmax(x, -1)),
-    "log_softmax_8192x8192": ((8192, 8192), lambda x, w, b: torch.log_softmax(x, -1)),
+    "softmax_8192x8192": ((8192, 8192), lambda x, w, b, t: torch.softmax(x, -1)),
+    "log_softmax_8192x8192": ((8192, 8192), lambda x, w, b, t: torch.log_softmax(x, -1)),
     "layer_norm_8192x8192": ((8192, 8192),
-                             lambda x, w, b: torch.nn.functional.layer_norm(x, (x.shape[-1],), w, b, 1e-5)),
+                             lambda x, w, b, t: torch.nn.functional.layer_norm(x, (x.shape[-1],), w, b, 1e-5)),
     "rms_norm_8192x8192": ((8192, 8192),
-                           lambda x, w, b: torch.nn.functional.rms_norm(x, (x.shape[-1],), w, 1e-6)),
-    "softmax_262144x512": ((262144, 512), lambda x, w, b: torch.softmax(x, -1)),
+                           lambda x, w, b, t: torch.nn.functional.rms_norm(x, (x.shape[-1],), w, 1e-6)),
+    "cross_entropy_8192x8192": ((8192, 8192),
+                                lambda x, w, b, t: torch.nn.functional.cross_entropy(x, t)),
+    "softmax_262144x512": ((262144, 512), lambda x, w, b, t: torch.softmax(x, -1)),
 }
+READ_ONLY = {"cross_entropy_8192x8192"}  # 4 bytes per element, else 8 (read + write)
 
 
 def torch_numbers():
@@ -36,8 +40,10 @@ def torch_numbers():
              * 15.0 - 6.0).float().reshape(rows, cols)
         w = torch.ones(cols, device="cuda")
         b = torch.zeros(cols, device="cuda")
-        ms = median_ms(lambda: fn(x, w, b))
-        out[name] = {"median_ms": ms, "TBps": 8.0 * n / (ms * 1e-3) / 1e12}
+        t = (torch.arange(rows, device="cuda") * 7 + 3) % cols
+        ms = median_ms(lambda: fn(x, w, b, t))
+        per = 4.0 if name in READ_ONLY else 8.0
+        out[name] = {"median_ms": ms, "TBps": per * n / (ms * 1e-3) / 1e12}
         del x
         torch.cuda.empty_cache()
     return out
