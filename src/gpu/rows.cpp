@@ -33,9 +33,11 @@ namespace {
 using namespace detail::names;
 
 constexpr std::uint32_t kMaxPer = 8;  // vectors per thread held in registers
-// Mesa's llvmpipe ends a loop after 65,535 iterations: the columns kernel walks a line in one
-// loop per phase.
-constexpr std::int64_t kMaxColumn = 65535;
+// Mesa's llvmpipe ends a shader invocation's loops after 65,535 iterations in all (every loop
+// of the invocation counts towards one limit, as measured): the columns kernel walks a line
+// three times, and the looped rows kernel ceil(vectors / team) times per phase. Longer walks
+// take the host path on a software device.
+constexpr std::int64_t kMaxLoopIterations = 65535;
 
 const char* op_name(RowOp op) {
   switch (op) {
@@ -111,13 +113,14 @@ struct Plan {
   std::uint32_t sg_lanes = 1;   // subgroup lanes a fold exchanges values between
   bool weight = false, bias = false;
   Elem target = Elem::I64;  // cross_entropy: the class indices' type
+  Elem loss = Elem::F32;    // cross_entropy: the rows' losses (f64 where the device has it)
 
   std::string key() const {
     return std::string("rows|") + op_name(op) + "|" + std::to_string(static_cast<int>(e)) + "|" +
            std::to_string(static_cast<int>(acc)) + "|" + std::to_string(lanes) + "|" +
            std::to_string(team) + "|" + std::to_string(per) + "|" + std::to_string(sg_lanes) +
            (weight ? "|w" : "") + (bias ? "|b" : "") + "|" +
-           std::to_string(static_cast<int>(target));
+           std::to_string(static_cast<int>(target)) + "|" + std::to_string(static_cast<int>(loss));
   }
 };
 
@@ -133,7 +136,7 @@ kernel::Kernel build_rows(const Plan& p) {
   kb.allow_contraction();
   Mem x = kb.buffer("x", p.e, kernel::Access::Read);
   const bool ce = p.op == RowOp::CrossEntropy;
-  Mem y = kb.buffer("y", ce ? p.acc : p.e, kernel::Access::Write);
+  Mem y = kb.buffer("y", ce ? p.loss : p.e, kernel::Access::Write);
   std::optional<Mem> w, b, targets;
   if (p.weight) w = kb.buffer("weight", p.e, kernel::Access::Read);
   if (p.bias) b = kb.buffer("bias", p.e, kernel::Access::Read);
@@ -205,13 +208,14 @@ kernel::Kernel build_rows(const Plan& p) {
   };
 
   if (ce) {
-    // loss = log(sum exp(x)) - x[t] = m + log(sum exp(x - m)) - x[t]: one thread per row.
+    // loss = log(sum exp(x)) - x[t] = (m - x[t]) + log(sum exp(x - m)), in the loss type (no
+    // cancellation between m and x[t] when the logits are large): one thread per row.
     Val m = fold(Fold::Max, [](Val v, int) { return v; });
     Val s = fold(Fold::Sum, [&](Val v, int) { return kernel::exp(v - m); });
     kb.if_(live & (tid == 0u), [&] {
       Val t = kernel::cast((*targets)[row], Elem::U32);
-      Val xt = kernel::cast(x[base * static_cast<std::uint32_t>(L) + t], acc);
-      y[row] = m + kernel::log(s) - xt;
+      Val xt = kernel::cast(x[base * static_cast<std::uint32_t>(L) + t], p.loss);
+      y[row] = (kernel::cast(m, p.loss) - xt) + kernel::cast(kernel::log(s), p.loss);
     });
   } else if (softmax_like(p.op)) {
     Val m = fold(Fold::Max, [](Val v, int) { return v; });
@@ -304,7 +308,11 @@ std::optional<GpuTensor> run_rows(RowOp op, const GpuTensor& x_in, std::int64_t 
   p.acc = acc_of(p.e);
   p.weight = weight.has_value();
   p.bias = bias.has_value();
-  if (targets) p.target = elem_of(targets->dtype, op_name(op));
+  const kernel::DeviceProperties& props = dev.properties();
+  if (targets) {
+    p.target = elem_of(targets->dtype, op_name(op));
+    p.loss = props.f64 ? Elem::F64 : p.acc;
+  }
   // Four lanes per load where the rows keep 16-byte (8-byte for halves) alignment; packed()
   // starts every bound buffer at a multiple of 256 bytes.
   p.lanes = p.e != Elem::F64 && n % 4 == 0 ? 4 : 1;
@@ -316,9 +324,11 @@ std::optional<GpuTensor> run_rows(RowOp op, const GpuTensor& x_in, std::int64_t 
   p.per = 1;
   while (p.per < per) p.per *= 2;
   if (p.per > kMaxPer) p.per = 0;
+  const std::int64_t walks = op == RowOp::RmsNorm || op == RowOp::CrossEntropy ? 2 : 3;
+  if (p.per == 0 && props.software && walks * ((nvec + p.team - 1) / p.team) >= kMaxLoopIterations)
+    return std::nullopt;
   // Subgroup exchanges for f32 accumulators on devices with a known power-of-two subgroup size
   // (32 on NVIDIA) that divides the workgroup; shared memory alone otherwise.
-  const kernel::DeviceProperties& props = dev.properties();
   const std::uint32_t sg = props.subgroup_size;
   if (props.subgroups && p.acc == Elem::F32 && sg > 1 && (sg & (sg - 1)) == 0 && sg <= kGroup)
     p.sg_lanes = std::min(p.team, sg);
@@ -326,7 +336,7 @@ std::optional<GpuTensor> run_rows(RowOp op, const GpuTensor& x_in, std::int64_t 
   if (!k) return std::nullopt;
   const std::int64_t rows = x_in.numel() / n;
   GpuTensor out =
-      targets ? empty(Shape{rows}, p.acc == Elem::F64 ? DType::F64 : DType::F32, dev, x_in.device)
+      targets ? empty(Shape{rows}, p.loss == Elem::F64 ? DType::F64 : DType::F32, dev, x_in.device)
               : empty(x_in.shape, x_in.dtype, dev, x_in.device);
   if (x_in.numel() == 0) return out;
   const GpuTensor x = packed(x_in);
@@ -365,7 +375,7 @@ std::optional<GpuTensor> softmax(RowOp op, const GpuTensor& x_in, std::int64_t d
   if (x_in.numel() == 0) return empty(x_in.shape, x_in.dtype, x_in.compute(), x_in.device);
   const Lines l = lines_of(x_in.shape, dim);
   if (l.inner == 1) return run_rows(op, x_in, l.len, {}, {}, 0.0);
-  if (l.len > kMaxColumn) return std::nullopt;
+  if (x_in.compute().properties().software && 3 * l.len >= kMaxLoopIterations) return std::nullopt;
   kernel::ComputeDevice& dev = x_in.compute();
   const Elem e = elem_of(x_in.dtype, op_name(op));
   const auto* k =

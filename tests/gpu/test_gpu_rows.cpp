@@ -207,3 +207,40 @@ TYPED_TEST(GpuRowsTest, CrossEntropyWithIndicesMatchesTheCpu) {
                                                 std::vector<std::int64_t>{1, 5}, Shape{2}))),
                          ValueError, "target 5 at position 1 is out of range");
 }
+
+TYPED_TEST(GpuRowsTest, LongLinesAndLargeLogitsFollowTheCpu) {
+  using B = TypeParam;
+  // Long columns and a row longer than the looped kernel's walk on llvmpipe (whose loop limit
+  // counts every loop of an invocation): the host path there, the kernels elsewhere.
+  const TensorData cols(spread(21845 * 2, -5, 5), Shape{21845, 2});
+  expect_approx(softmax(Tensor<B, 2>::from_data(cols), 0).into_data(),
+                softmax(Tensor<Cpu, 2>::from_data(cols), 0).into_data(), kF32);
+  expect_approx(log_softmax(Tensor<B, 2>::from_data(cols), 0).into_data(),
+                log_softmax(Tensor<Cpu, 2>::from_data(cols), 0).into_data(), kF32);
+  const TensorData row(spread(5592065, -5, 5), Shape{1, 5592065});
+  const auto g = softmax(Tensor<B, 2>::from_data(row), 1).into_data().template to_vec<float>();
+  const auto c = softmax(Tensor<Cpu, 2>::from_data(row), 1).into_data().template to_vec<float>();
+  for (std::size_t i = c.size() - 300; i < c.size(); ++i) EXPECT_NEAR(g[i], c[i], 1e-12f) << i;
+  // Cross-entropy of large logits: (m - x[t]) + log(sum) in f64 where the device has it, as
+  // the CPU's double sums (m + log(sum) - x[t] in f32 gave 0.4378 and inf here).
+  const float fmax = std::numeric_limits<float>::max();
+  const auto ce = [&](std::vector<float> x, std::vector<std::int64_t> t) {
+    const Shape s{static_cast<std::int64_t>(t.size()), 2};
+    const TensorData td(t, Shape{s[0]});
+    const float gv = loss::cross_entropy_with_logits(Tensor<B, 2>::from_data(TensorData(x, s)),
+                                                     Tensor<B, 1, Int>::from_data(td))
+                         .into_data()
+                         .template to_vec<float>()[0];
+    const float cv = loss::cross_entropy_with_logits(Tensor<Cpu, 2>::from_data(TensorData(x, s)),
+                                                     Tensor<Cpu, 1, Int>::from_data(td))
+                         .into_data()
+                         .template to_vec<float>()[0];
+    EXPECT_NEAR(gv, cv, 1e-6f * std::max(1.0f, std::fabs(cv)));
+    return gv;
+  };
+  EXPECT_NEAR(ce({1e6f, 1e6f}, {0}), std::log(2.0f), 1e-6f);
+  ce({1e7f, 1e7f + 1, 0, 1, 1e7f, 1e7f + 1}, {0, 1, 1});
+  const auto probe = Tensor<B, 1>::zeros(Shape{1}, typename B::Device{0});
+  if (probe.primitive().compute().properties().f64)
+    EXPECT_TRUE(std::isfinite(ce({fmax, -fmax, 0, 0, 0, 0}, {1, 0, 0})));
+}
