@@ -1,5 +1,5 @@
 // The row kernels of the GPU backends: the softmax family, layer_norm and rms_norm in one
-// launch each (ember/gpu/rows.hpp).
+// launch each, cross-entropy's row losses in one (ember/gpu/rows.hpp).
 //
 // Rows (the normalised values are contiguous): a team of threads per row (256 threads for
 // long rows, fewer for short ones, several teams per workgroup of 256), in three phases (a
@@ -9,7 +9,8 @@
 // written once (a [8192, 8192] f32 softmax moves 2 x 256 MiB). Longer rows take the looped
 // variant, whose phases read the row again (from the L2 cache: a workgroup works on one row at
 // a time). Neighbouring threads read neighbouring vectors. A fold combines the thread's
-// values, then the team's through shared memory as a tree.
+// values, then the team's: between the lanes of a subgroup by shuffles, then between
+// subgroups through shared memory as a tree.
 // Columns (softmax along a dim with inner > 1): one thread per line, three passes along it.
 //
 // Formulas and the order of operations follow the CPU backend (src/cpu/activation.cpp,

@@ -220,7 +220,14 @@ TYPED_TEST(GpuRowsTest, LongLinesAndLargeLogitsFollowTheCpu) {
   const TensorData row(spread(5592065, -5, 5), Shape{1, 5592065});
   const auto g = softmax(Tensor<B, 2>::from_data(row), 1).into_data().template to_vec<float>();
   const auto c = softmax(Tensor<Cpu, 2>::from_data(row), 1).into_data().template to_vec<float>();
-  for (std::size_t i = c.size() - 300; i < c.size(); ++i) EXPECT_NEAR(g[i], c[i], 1e-12f) << i;
+  // The tail is where a cut-short walk leaves zeros or stale values; the CPU's f32 lanes sum
+  // 5.6M values less exactly than the device's tree (a few 1e-4 apart), so the sum of the
+  // device's row is checked against 1 as well.
+  for (std::size_t i = c.size() - 300; i < c.size(); ++i)
+    EXPECT_NEAR(g[i], c[i], 1e-3f * c[i]) << i;
+  double total = 0;
+  for (float v : g) total += v;
+  EXPECT_NEAR(total, 1.0, 1e-4);
   // Cross-entropy of large logits: (m - x[t]) + log(sum) in f64 where the device has it, as
   // the CPU's double sums (m + log(sum) - x[t] in f32 gave 0.4378 and inf here).
   const float fmax = std::numeric_limits<float>::max();
@@ -241,6 +248,7 @@ TYPED_TEST(GpuRowsTest, LongLinesAndLargeLogitsFollowTheCpu) {
   EXPECT_NEAR(ce({1e6f, 1e6f}, {0}), std::log(2.0f), 1e-6f);
   ce({1e7f, 1e7f + 1, 0, 1, 1e7f, 1e7f + 1}, {0, 1, 1});
   const auto probe = Tensor<B, 1>::zeros(Shape{1}, typename B::Device{0});
-  if (probe.primitive().compute().properties().f64)
+  if (probe.primitive().compute().properties().f64) {
     EXPECT_TRUE(std::isfinite(ce({fmax, -fmax, 0, 0, 0, 0}, {1, 0, 0})));
+  }
 }

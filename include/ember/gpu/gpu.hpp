@@ -514,7 +514,7 @@ struct Gpu : Forward<Cpu, GpuTypes<R>, Gpu<R>> {
     return Base::float_var_mean(x, d, correction);
   }
 
-  // ---- row kernels: the softmax family and the norms (src/gpu/rows.cpp) ----------------------
+  // ---- row kernels: softmax family, norms, cross-entropy (src/gpu/rows.cpp) ------------------
 #define EMBER_GPU_SOFTMAX(fn, K)                                                  \
   static GpuTensor fn(const GpuTensor& x, std::size_t d) {                        \
     if (auto r = gpu::softmax(gpu::RowOp::K, x, static_cast<std::int64_t>(d)))    \
