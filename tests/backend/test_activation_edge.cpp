@@ -163,6 +163,23 @@ TYPED_TEST(ActivationEdge, SoftmaxOfAMillionsLongRowSumsToOne) {
   EXPECT_NEAR(log_total, 1.0, 1e-4);
 }
 
+TYPED_TEST(ActivationEdge, LogSoftmaxOfLargeValuesKeepsTheLogSum) {
+  using B = TypeParam;
+  // x - max - log(sum) in that order: max + log(sum) would round log(sum) away. Along rows
+  // and along columns; reference values in double.
+  const auto x = Tensor<B, 2>::from_floats({{1e30f, 1e30f, 1e7f}, {1e7f, 1e7f + 1, 1e7f + 2}});
+  const double ln2 = std::log(2.0), l3 = std::log(1.0 + std::exp(-1.0) + std::exp(-2.0));
+  expect_approx(activation::log_softmax(x, 1).into_data(),
+                TensorData(std::vector<float>{static_cast<float>(-ln2), static_cast<float>(-ln2),
+                                              -1e30f, static_cast<float>(-2 - l3),
+                                              static_cast<float>(-1 - l3), static_cast<float>(-l3)},
+                           Shape{2, 3}),
+                Tolerance::rel_abs(1e-5, 1e-6));
+  expect_approx(activation::log_softmax(x.transpose(), 0).into_data(),
+                activation::log_softmax(x, 1).transpose().into_data(),
+                Tolerance::rel_abs(1e-5, 1e-6));
+}
+
 TYPED_TEST(ActivationEdge, LargeUnaryMatchesScalarReference) {
   using B = TypeParam;
   B::seed(11);
