@@ -63,7 +63,7 @@ void run_target(const std::string& target, std::vector<Result>& out) {
                             const GpuTensor&)>
         fn;  // (x, weight, bias, class indices)
     std::function<bool(const std::vector<float>&, std::int64_t)> check;  // first row of the result
-    double bytes = 8;  // per element
+    double bytes = 8;                                                    // per element
   };
   const auto sums_to_one = [](const std::vector<float>& r, std::int64_t) {
     double s = 0;

@@ -158,6 +158,10 @@ kernel::Kernel build_rows(const Plan& p) {
   const auto ninf = kb.constant(acc, -std::numeric_limits<double>::infinity(), L);
   const auto one = kb.constant(acc, 1.0);
 
+  const auto load = [&](Val j) {
+    Val v = kernel::cast(x.load(base + j, L), acc);
+    return p.op == RowOp::Softmin ? -v : v;
+  };
   // The thread's slots: held in registers (in[c]: slot c lies in the row), or a loop.
   std::vector<Var> held;
   std::vector<Val> in, at;
@@ -166,15 +170,8 @@ kernel::Kernel build_rows(const Plan& p) {
     in.push_back(live & (j < nvec));
     at.push_back(j);
     held.push_back(kb.var(zero));
-    kb.if_(in[c], [&] {
-      Val v = kernel::cast(x.load(base + j, L), acc);
-      held[c] = p.op == RowOp::Softmin ? -v : v;
-    });
+    kb.if_(in[c], [&] { held[c] = load(j); });
   }
-  const auto load = [&](Val j) {
-    Val v = kernel::cast(x.load(base + j, L), acc);
-    return p.op == RowOp::Softmin ? -v : v;
-  };
   // f(value, slot or -1, vector index) for each of the thread's vectors in the row.
   const auto each = [&](auto&& f) {
     if (p.per > 0) {
@@ -412,10 +409,6 @@ std::optional<GpuTensor> rms_norm(const GpuTensor& x, const std::optional<GpuTen
   if (n == 0) return empty(x.shape, x.dtype, x.compute(), x.device);
   return run_rows(RowOp::RmsNorm, x, n, weight, {}, eps);
 }
-
-}  // namespace ember::gpu
-
-namespace ember::gpu {
 
 std::optional<GpuTensor> cross_entropy(const GpuTensor& logits, const GpuTensor& targets) {
   if (!served(logits) || logits.shape.dims.size() != 2 || targets.dtype == DType::Bool ||

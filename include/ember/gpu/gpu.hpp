@@ -515,11 +515,11 @@ struct Gpu : Forward<Cpu, GpuTypes<R>, Gpu<R>> {
   }
 
   // ---- row kernels: softmax family, norms, cross-entropy (src/gpu/rows.cpp) ------------------
-#define EMBER_GPU_SOFTMAX(fn, K)                                                  \
-  static GpuTensor fn(const GpuTensor& x, std::size_t d) {                        \
-    if (auto r = gpu::softmax(gpu::RowOp::K, x, static_cast<std::int64_t>(d)))    \
-      return std::move(*r);                                                       \
-    return EMBER_GPU_ON_HOST(fn, x, d);                                           \
+#define EMBER_GPU_SOFTMAX(fn, K)                                               \
+  static GpuTensor fn(const GpuTensor& x, std::size_t d) {                     \
+    if (auto r = gpu::softmax(gpu::RowOp::K, x, static_cast<std::int64_t>(d))) \
+      return std::move(*r);                                                    \
+    return EMBER_GPU_ON_HOST(fn, x, d);                                        \
   }
   EMBER_GPU_SOFTMAX(float_softmax, Softmax)
   EMBER_GPU_SOFTMAX(float_log_softmax, LogSoftmax)
