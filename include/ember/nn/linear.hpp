@@ -60,12 +60,14 @@ struct Linear {
 
   /// [..., d_input] -> [..., d_output]. Throws ShapeError when the last dim is not d_input,
   /// and DTypeError when x's dtype is not the weight's (PyTorch raises too; nothing is cast
-  /// behind the user's back).
+  /// behind the user's back), except under Autocast, which casts both to its dtype.
   template <std::size_t D>
   Tensor<B, D> forward(const Tensor<B, D>& x) const {
     if (qweight) return forward_quantized(x);
     if (input_observer) input_observer->observe(x.into_data());
-    if (x.dtype() != weight->dtype()) {
+    // Under Autocast both run in the autocast dtype (module::linear casts them).
+    if (ember::detail::autocast_lower_dtype(x.dtype()) !=
+        ember::detail::autocast_lower_dtype(weight->dtype())) {
       ember::detail::fail<DTypeError>(
           "Linear", "input of dtype ", x.dtype(), " (shape ", x.shape(),
           ") does not match the weight's dtype ", weight->dtype(), ": cast the input to ",

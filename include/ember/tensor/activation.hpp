@@ -14,6 +14,7 @@
 #include <limits>
 #include <utility>
 
+#include "ember/core/autocast.hpp"
 #include "ember/ir/nn.hpp"
 #include "ember/tensor/infer.hpp"
 #include "ember/tensor/tensor.hpp"
@@ -289,8 +290,9 @@ Tensor<B, D> glu(const Tensor<B, D>& x, std::int64_t dim = -1) {
 /// Softmax over `dim`: exp(x - max) / sum(exp(x - max)). A row of all -inf gives NaN
 /// (as torch). Throws ShapeError for an out-of-range dim. Backend: float_softmax(p, dim).
 template <class B, std::size_t D>
-Tensor<B, D> softmax(const Tensor<B, D>& x, std::int64_t dim) {
+Tensor<B, D> softmax(const Tensor<B, D>& input, std::int64_t dim) {
   const std::size_t d = normalize_dim("softmax", dim, D);
+  const Tensor<B, D> x = ember::detail::autocast_widen(input);  // f32 under Autocast
   if constexpr (requires(detail::FP<B> p) { B::float_softmax(p, d); }) {
     return Tensor<B, D>(B::float_softmax(x.primitive(), d));
   } else {
@@ -302,8 +304,9 @@ Tensor<B, D> softmax(const Tensor<B, D>& x, std::int64_t dim) {
 
 /// log(softmax(x)) as x - max - log(sum(exp(x - max))). Backend: float_log_softmax(p, dim).
 template <class B, std::size_t D>
-Tensor<B, D> log_softmax(const Tensor<B, D>& x, std::int64_t dim) {
+Tensor<B, D> log_softmax(const Tensor<B, D>& input, std::int64_t dim) {
   const std::size_t d = normalize_dim("log_softmax", dim, D);
+  const Tensor<B, D> x = ember::detail::autocast_widen(input);  // f32 under Autocast
   if constexpr (requires(detail::FP<B> p) { B::float_log_softmax(p, d); }) {
     return Tensor<B, D>(B::float_log_softmax(x.primitive(), d));
   } else {
@@ -315,8 +318,9 @@ Tensor<B, D> log_softmax(const Tensor<B, D>& x, std::int64_t dim) {
 
 /// softmax(-x) over `dim`. Backend: float_softmin(p, dim).
 template <class B, std::size_t D>
-Tensor<B, D> softmin(const Tensor<B, D>& x, std::int64_t dim) {
+Tensor<B, D> softmin(const Tensor<B, D>& input, std::int64_t dim) {
   const std::size_t d = normalize_dim("softmin", dim, D);
+  const Tensor<B, D> x = ember::detail::autocast_widen(input);  // f32 under Autocast
   if constexpr (requires(detail::FP<B> p) { B::float_softmin(p, d); }) {
     return Tensor<B, D>(B::float_softmin(x.primitive(), d));
   } else {
@@ -329,8 +333,9 @@ Tensor<B, D> softmin(const Tensor<B, D>& x, std::int64_t dim) {
 /// computed as exp(x - max) / (sum(exp(x - max)) + exp(-max)); a row may sum to < 1.
 /// Backend: float_quiet_softmax(p, dim).
 template <class B, std::size_t D>
-Tensor<B, D> quiet_softmax(const Tensor<B, D>& x, std::int64_t dim) {
+Tensor<B, D> quiet_softmax(const Tensor<B, D>& input, std::int64_t dim) {
   const std::size_t d = normalize_dim("quiet_softmax", dim, D);
+  const Tensor<B, D> x = ember::detail::autocast_widen(input);  // f32 under Autocast
   if constexpr (requires(detail::FP<B> p) { B::float_quiet_softmax(p, d); }) {
     return Tensor<B, D>(B::float_quiet_softmax(x.primitive(), d));
   } else {

@@ -16,7 +16,8 @@ namespace ember::loss {
 /// -> [1]. Throws ShapeError when the shapes differ. Backend:
 /// float_cross_entropy_with_logits(logits, targets).
 template <class B>
-Tensor<B, 1> cross_entropy_with_logits(const Tensor<B, 2>& logits, const Tensor<B, 2>& targets) {
+Tensor<B, 1> cross_entropy_with_logits(const Tensor<B, 2>& input, const Tensor<B, 2>& targets) {
+  const Tensor<B, 2> logits = ember::detail::autocast_widen(input);  // f32 under Autocast
   ember::detail::ir_infer(ir::CrossEntropy{}, logits,
                           ember::detail::ir_type_as(targets, logits.dtype()));
   const Tensor<B, 2> t = targets.cast(logits.dtype());
@@ -33,8 +34,9 @@ Tensor<B, 1> cross_entropy_with_logits(const Tensor<B, 2>& logits, const Tensor<
 /// outside [0, C) (targets are read back to check). Backend:
 /// float_cross_entropy_with_indices(logits, targets).
 template <class B>
-Tensor<B, 1> cross_entropy_with_logits(const Tensor<B, 2>& logits,
+Tensor<B, 1> cross_entropy_with_logits(const Tensor<B, 2>& input,
                                        const Tensor<B, 1, Int>& targets) {
+  const Tensor<B, 2> logits = ember::detail::autocast_widen(input);  // f32 under Autocast
   ember::detail::ir_infer(ir::CrossEntropy{}, logits, targets);
   const std::int64_t n = logits.dim(0), c = logits.dim(1);
   ember::detail::check_values(

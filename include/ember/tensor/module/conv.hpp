@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ember/backend/conv.hpp"
+#include "ember/core/autocast.hpp"
 #include "ember/ir/conv.hpp"
 #include "ember/tensor/infer.hpp"
 #include "ember/tensor/tensor.hpp"
@@ -38,6 +39,20 @@ std::optional<typename B::FloatTensor> prim_of(const std::optional<Tensor<B, D>>
 template <class B>
 using OptBias = std::type_identity_t<std::optional<Tensor<B, 1>>>;
 
+/// A convolution's operands as it runs: cast to the autocast dtype under Autocast
+/// (ember/core/autocast.hpp), else as given.
+template <class B, std::size_t D>
+struct ConvOperands {
+  Tensor<B, D> x, weight;
+  std::optional<Tensor<B, 1>> bias;
+};
+template <class B, std::size_t D>
+ConvOperands<B, D> autocast_operands(const Tensor<B, D>& x, const Tensor<B, D>& weight,
+                                     const std::optional<Tensor<B, 1>>& bias) {
+  return {ember::detail::autocast_lower(x), ember::detail::autocast_lower(weight),
+          ember::detail::autocast_lower(bias)};
+}
+
 }  // namespace detail
 
 // ---- convolution --------------------------------------------------------------------------
@@ -50,9 +65,10 @@ using OptBias = std::type_identity_t<std::optional<Tensor<B, 1>>>;
 template <class B>
 Tensor<B, 3> conv1d(const Tensor<B, 3>& x, const Tensor<B, 3>& weight,
                     const detail::OptBias<B>& bias, const ConvOptions<1>& options = {}) {
-  ember::detail::ir_infer(ir::Conv<1>{options}, x, weight, bias);
+  const auto a = detail::autocast_operands(x, weight, bias);
+  ember::detail::ir_infer(ir::Conv<1>{options}, a.x, a.weight, a.bias);
   return Tensor<B, 3>(
-      B::template conv<1>(x.primitive(), weight.primitive(), detail::prim_of(bias), options));
+      B::template conv<1>(a.x.primitive(), a.weight.primitive(), detail::prim_of(a.bias), options));
 }
 
 /// 2d convolution (torch.nn.functional.conv2d):
@@ -61,9 +77,10 @@ Tensor<B, 3> conv1d(const Tensor<B, 3>& x, const Tensor<B, 3>& weight,
 template <class B>
 Tensor<B, 4> conv2d(const Tensor<B, 4>& x, const Tensor<B, 4>& weight,
                     const detail::OptBias<B>& bias, const ConvOptions<2>& options = {}) {
-  ember::detail::ir_infer(ir::Conv<2>{options}, x, weight, bias);
+  const auto a = detail::autocast_operands(x, weight, bias);
+  ember::detail::ir_infer(ir::Conv<2>{options}, a.x, a.weight, a.bias);
   return Tensor<B, 4>(
-      B::template conv<2>(x.primitive(), weight.primitive(), detail::prim_of(bias), options));
+      B::template conv<2>(a.x.primitive(), a.weight.primitive(), detail::prim_of(a.bias), options));
 }
 
 /// 3d convolution (torch.nn.functional.conv3d):
@@ -72,9 +89,10 @@ Tensor<B, 4> conv2d(const Tensor<B, 4>& x, const Tensor<B, 4>& weight,
 template <class B>
 Tensor<B, 5> conv3d(const Tensor<B, 5>& x, const Tensor<B, 5>& weight,
                     const detail::OptBias<B>& bias, const ConvOptions<3>& options = {}) {
-  ember::detail::ir_infer(ir::Conv<3>{options}, x, weight, bias);
+  const auto a = detail::autocast_operands(x, weight, bias);
+  ember::detail::ir_infer(ir::Conv<3>{options}, a.x, a.weight, a.bias);
   return Tensor<B, 5>(
-      B::template conv<3>(x.primitive(), weight.primitive(), detail::prim_of(bias), options));
+      B::template conv<3>(a.x.primitive(), a.weight.primitive(), detail::prim_of(a.bias), options));
 }
 
 // ---- transposed convolution ---------------------------------------------------------------
@@ -87,9 +105,10 @@ template <class B>
 Tensor<B, 3> conv_transpose1d(const Tensor<B, 3>& x, const Tensor<B, 3>& weight,
                               const detail::OptBias<B>& bias,
                               const ConvTransposeOptions<1>& options = {}) {
-  ember::detail::ir_infer(ir::ConvTranspose<1>{options}, x, weight, bias);
-  return Tensor<B, 3>(B::template conv_transpose<1>(x.primitive(), weight.primitive(),
-                                                    detail::prim_of(bias), options));
+  const auto a = detail::autocast_operands(x, weight, bias);
+  ember::detail::ir_infer(ir::ConvTranspose<1>{options}, a.x, a.weight, a.bias);
+  return Tensor<B, 3>(B::template conv_transpose<1>(a.x.primitive(), a.weight.primitive(),
+                                                    detail::prim_of(a.bias), options));
 }
 
 /// 2d transposed convolution (torch.nn.functional.conv_transpose2d):
@@ -98,9 +117,10 @@ template <class B>
 Tensor<B, 4> conv_transpose2d(const Tensor<B, 4>& x, const Tensor<B, 4>& weight,
                               const detail::OptBias<B>& bias,
                               const ConvTransposeOptions<2>& options = {}) {
-  ember::detail::ir_infer(ir::ConvTranspose<2>{options}, x, weight, bias);
-  return Tensor<B, 4>(B::template conv_transpose<2>(x.primitive(), weight.primitive(),
-                                                    detail::prim_of(bias), options));
+  const auto a = detail::autocast_operands(x, weight, bias);
+  ember::detail::ir_infer(ir::ConvTranspose<2>{options}, a.x, a.weight, a.bias);
+  return Tensor<B, 4>(B::template conv_transpose<2>(a.x.primitive(), a.weight.primitive(),
+                                                    detail::prim_of(a.bias), options));
 }
 
 /// 3d transposed convolution (torch.nn.functional.conv_transpose3d):
@@ -109,9 +129,10 @@ template <class B>
 Tensor<B, 5> conv_transpose3d(const Tensor<B, 5>& x, const Tensor<B, 5>& weight,
                               const detail::OptBias<B>& bias,
                               const ConvTransposeOptions<3>& options = {}) {
-  ember::detail::ir_infer(ir::ConvTranspose<3>{options}, x, weight, bias);
-  return Tensor<B, 5>(B::template conv_transpose<3>(x.primitive(), weight.primitive(),
-                                                    detail::prim_of(bias), options));
+  const auto a = detail::autocast_operands(x, weight, bias);
+  ember::detail::ir_infer(ir::ConvTranspose<3>{options}, a.x, a.weight, a.bias);
+  return Tensor<B, 5>(B::template conv_transpose<3>(a.x.primitive(), a.weight.primitive(),
+                                                    detail::prim_of(a.bias), options));
 }
 
 // ---- deformable convolution ---------------------------------------------------------------

@@ -17,6 +17,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "ember/core/autocast.hpp"
 #include "ember/ir/nn.hpp"
 #include "ember/tensor/activation.hpp"
 #include "ember/tensor/infer.hpp"
@@ -51,8 +52,9 @@ Tensor<B, D> channel_view(const Tensor<B, 1>& p) {
 /// (PyTorch layout), bias [out] -> [..., out]. Throws ShapeError when x's last dim is not
 /// `in` or bias is not [out]. Backend: float_linear(x, weight, optional bias).
 template <class B, std::size_t D>
-Tensor<B, D> linear(const Tensor<B, D>& x, const Tensor<B, 2>& weight,
+Tensor<B, D> linear(const Tensor<B, D>& input, const Tensor<B, 2>& weight,
                     const std::optional<std::type_identity_t<Tensor<B, 1>>>& bias = std::nullopt) {
+  const Tensor<B, D> x = ember::detail::autocast_lower(input);
   // The weight and bias are cast to x's dtype below, so the rule sees them in it.
   const DType dt = x.dtype();
   const Shape xs = x.shape(), ws = weight.shape();
@@ -237,10 +239,11 @@ Tensor<B, D> layer_norm_impl(const Tensor<B, D>& x, std::size_t k, const OptFP<B
 /// bias's shape differs from weight's. Backend: float_layer_norm(x, K, weight, bias, eps).
 template <class B, std::size_t D, std::size_t K>
 Tensor<B, D> layer_norm(
-    const Tensor<B, D>& x, const Tensor<B, K>& weight,
+    const Tensor<B, D>& input, const Tensor<B, K>& weight,
     const std::optional<std::type_identity_t<Tensor<B, K>>>& bias = std::nullopt,
     double eps = 1e-5) {
   static_assert(K <= D, "layer_norm: weight rank must not exceed the input rank");
+  const Tensor<B, D> x = ember::detail::autocast_widen(input);
   const DType dt = x.dtype();
   ember::detail::ir_infer(ir::LayerNorm{K, eps}, x, ember::detail::ir_type_as(weight, dt),
                           ember::detail::ir_type_as(bias, dt));
@@ -252,8 +255,9 @@ Tensor<B, D> layer_norm(
 /// Layer norm over the last K dims without affine parameters: layer_norm<2>(x) normalises
 /// each [..., a, b] block.
 template <std::size_t K, class B, std::size_t D>
-Tensor<B, D> layer_norm(const Tensor<B, D>& x, double eps = 1e-5) {
+Tensor<B, D> layer_norm(const Tensor<B, D>& input, double eps = 1e-5) {
   static_assert(K >= 1 && K <= D, "layer_norm: K must be in [1, D]");
+  const Tensor<B, D> x = ember::detail::autocast_widen(input);
   const Shape xs = x.shape();
   Shape ns(std::vector<std::int64_t>(xs.dims.end() - K, xs.dims.end()));
   return detail::layer_norm_impl<B, D>(x, K, std::nullopt, std::nullopt, ns, eps);
@@ -265,9 +269,10 @@ Tensor<B, D> layer_norm(const Tensor<B, D>& x, double eps = 1e-5) {
 /// Backend: float_rms_norm(x, weight, eps).
 template <class B, std::size_t D>
 Tensor<B, D> rms_norm(
-    const Tensor<B, D>& x,
+    const Tensor<B, D>& input,
     const std::optional<std::type_identity_t<Tensor<B, 1>>>& weight = std::nullopt,
     double eps = 1e-5) {
+  const Tensor<B, D> x = ember::detail::autocast_widen(input);
   const DType dt = x.dtype();
   ember::detail::ir_infer(ir::RmsNorm{eps}, x, ember::detail::ir_type_as(weight, dt));
   const std::int64_t d = x.dim(-1);
@@ -292,11 +297,12 @@ Tensor<B, D> rms_norm(
 /// parameters not of shape [C]. Backend: float_group_norm(x, groups, weight, bias, eps).
 template <class B, std::size_t D>
 Tensor<B, D> group_norm(
-    const Tensor<B, D>& x, std::int64_t num_groups,
+    const Tensor<B, D>& input, std::int64_t num_groups,
     const std::optional<std::type_identity_t<Tensor<B, 1>>>& weight = std::nullopt,
     const std::optional<std::type_identity_t<Tensor<B, 1>>>& bias = std::nullopt,
     double eps = 1e-5) {
   using ember::detail::ir_type_as;
+  const Tensor<B, D> x = ember::detail::autocast_widen(input);
   const DType dt = x.dtype();
   ember::detail::ir_infer(ir::GroupNorm{num_groups, eps}, x, ir_type_as(weight, dt),
                           ir_type_as(bias, dt));
@@ -352,12 +358,15 @@ Tensor<B, D, K> attn_operand(const Tensor<B, M, K>& t) {
 /// Backend: float_scaled_dot_product_attention(q, k, v, mask, bias, is_causal, scale).
 template <class B, std::size_t D, std::size_t DM = D, std::size_t DB = D>
 Tensor<B, D> scaled_dot_product_attention(
-    const Tensor<B, D>& q, const Tensor<B, D>& k, const Tensor<B, D>& v,
+    const Tensor<B, D>& query, const Tensor<B, D>& k, const Tensor<B, D>& v,
     const std::optional<std::type_identity_t<Tensor<B, DM, Bool>>>& mask = std::nullopt,
     const std::optional<std::type_identity_t<Tensor<B, DB>>>& bias = std::nullopt,
     bool is_causal = false, std::optional<double> scale = std::nullopt) {
   static_assert(D >= 2, "scaled_dot_product_attention needs rank >= 2 ([..., L, E])");
   using ember::detail::ir_type_as;
+  // Under Autocast q (and with it k, v and the bias, cast to q's dtype below) runs in the
+  // autocast dtype.
+  const Tensor<B, D> q = ember::detail::autocast_lower(query);
   const Shape qs = q.shape(), ks = k.shape();
   const DType dt = q.dtype();
   const double sc = scale ? *scale : 1.0 / std::sqrt(static_cast<double>(qs[D - 1]));

@@ -9,6 +9,7 @@
 #include <concepts>
 #include <cstdint>
 
+#include "ember/core/autocast.hpp"
 #include "ember/core/shape.hpp"
 #include "ember/ir/linalg.hpp"
 #include "ember/tensor/fwd.hpp"
@@ -35,10 +36,12 @@ class LinalgApi {
  public:
   /// Matrix product with broadcast batch dims (torch.matmul for equal ranks, Burn's matmul):
   /// [..., m, k] x [..., k, n] -> [..., m, n]. Float or Int; mixed dtypes of one kind
-  /// promote (promote_types). k == 0 gives zeros.
+  /// promote (promote_types). k == 0 gives zeros. Under Autocast, float operands are cast
+  /// to the autocast dtype first (ember/core/autocast.hpp).
   /// Throws ShapeError if the inner dims differ or the batch dims do not broadcast.
   T matmul(const T& other) const requires(NumericKind<K>&& D >= 2) {
-    const DType dt = promote_types(self().dtype(), other.dtype());
+    DType dt = promote_types(self().dtype(), other.dtype());
+    if constexpr (std::is_same_v<K, Float>) dt = autocast_lower_dtype(dt);
     ir_infer(ir::Matmul{}, ir_type_as(self(), dt), ir_type_as(other, dt));
     const T a = self().cast(dt), b = other.cast(dt);
     if constexpr (std::is_same_v<K, Float>)
