@@ -35,6 +35,15 @@
 // before each validation; stop requests are agreed by all ranks; only rank 0 writes
 // checkpoints, logs and the summary and shows progress. Resume reads the checkpoint on every
 // rank (the run directory must be visible to all of them).
+//
+// Mixed precision (mixed_precision(DType::BF16 or F16); torch.autocast + torch.amp.GradScaler,
+// Lightning's precision="bf16-mixed" / "16-mixed"): the train and valid steps run under
+// ember::Autocast (matmul, linear, conv and attention in that dtype, softmax, norms and
+// cross-entropy in f32; ember/core/autocast.hpp) while the parameters and the optimizer
+// stay f32. With f16 the loss is scaled before backward by an optim::GradScaler: the
+// gradients are unscaled (after the data-parallel average), a batch whose gradients hold
+// inf/NaN is left out of the step (with accumulation: out of its window) and the scale
+// adapts; its state is saved in the checkpoints (`grad_scaler.json`).
 #pragma once
 
 #include <array>
@@ -43,6 +52,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -55,9 +65,11 @@
 #include <vector>
 
 #include "ember/backend/autodiff.hpp"
+#include "ember/core/autocast.hpp"
 #include "ember/dispatch/dispatch.hpp"
 #include "ember/dist/ddp.hpp"
 #include "ember/module/module.hpp"
+#include "ember/optim/grad_scaler.hpp"
 #include "ember/optim/gradients.hpp"
 #include "ember/optim/lr_scheduler.hpp"
 #include "ember/optim/record.hpp"
@@ -105,8 +117,10 @@ class Learner {
   /// The model as validation sees it (nn::valid: inner backend, eval mode).
   using ValidModel = decltype(nn::valid(std::declval<const M&>()));
   using Device = typename Backend::Device;
-  /// A train step after the Learner's wrapping: the gradients and the metrics' input.
-  using TrainStepFn = std::function<std::pair<optim::GradientsParams, MetricInput>(M&, TB&)>;
+  /// A train step after the Learner's wrapping: the gradients and the metrics' input, from
+  /// the model, the batch, the autocast dtype (none: f32) and the loss scale.
+  using TrainStepFn = std::function<std::pair<optim::GradientsParams, MetricInput>(
+      M&, TB&, std::optional<DType>, double)>;
   using ValidStepFn = std::function<MetricInput(const ValidModel&, VB&)>;
 
   Learner(Learner&&) noexcept = default;
@@ -146,6 +160,15 @@ class Learner {
   /// The checkpoint folders of the run.
   const CheckpointStore& checkpoints() const { return session_->checkpoints(); }
   const LearnerOptions& options() const { return session_->options(); }
+  /// The dtype of mixed-precision training (nullopt: f32).
+  std::optional<DType> mixed_precision() const { return autocast_; }
+  /// f16 mixed precision: the loss scale now, and the batches left out of the optimizer
+  /// steps for inf/NaN gradients (the whole run, resumed checkpoints included); nullopt and
+  /// 0 otherwise.
+  std::optional<double> loss_scale() const {
+    return scaler_ ? std::optional<double>(scaler_->get_scale()) : std::nullopt;
+  }
+  std::size_t skipped_steps() const { return scaler_ ? scaler_->skipped_steps() : 0; }
   /// Data parallel: seconds spent averaging gradients across ranks, and the optimizer
   /// steps they were averaged for (0 without a process group).
   double allreduce_seconds() const { return allreduce_seconds_; }
@@ -157,7 +180,8 @@ class Learner {
   Learner(M model, O optim, optim::LrScheduler scheduler, BatchLoader<TB> train,
           BatchLoader<VB> valid, TrainStepFn train_step, ValidStepFn valid_step,
           std::optional<Device> device, std::unique_ptr<detail::Session> session,
-          std::shared_ptr<dist::ProcessGroup> pg, std::size_t bucket_bytes)
+          std::shared_ptr<dist::ProcessGroup> pg, std::size_t bucket_bytes,
+          std::optional<DType> autocast, std::optional<optim::GradScaler> scaler)
       : model_(std::move(model)),
         optim_(std::move(optim)),
         scheduler_(std::move(scheduler)),
@@ -168,7 +192,9 @@ class Learner {
         device_(std::move(device)),
         session_(std::move(session)),
         pg_(std::move(pg)),
-        bucket_bytes_(bucket_bytes) {}
+        bucket_bytes_(bucket_bytes),
+        autocast_(autocast),
+        scaler_(std::move(scaler)) {}
 
   void run(detail::Session& s) {
     const detail::StartPoint start = s.begin(
@@ -298,6 +324,10 @@ class Learner {
     std::size_t in_window = 0;
     double window_items = 0.0, lr = 0.0;
     const auto apply = [&] {
+      if (window_items == 0.0) {  // every batch of the window had inf/NaN gradients (f16)
+        in_window = 0;
+        return;
+      }
       auto grads = acc.grads();
       detail::scale_gradients(model_, grads, 1.0 / window_items);
       optim_.step(lr, model_, grads);
@@ -307,18 +337,22 @@ class Learner {
     while (auto batch = epoch.next()) {
       if (in_window == 0) lr = scheduler_.step();
       reseed(e, b);
-      auto [grads, local_input] = train_step_(model_, *batch);
+      auto [grads, local_input] =
+          train_step_(model_, *batch, autocast_, scaler_ ? scaler_->get_scale() : 1.0);
       batch.reset();
       ++b;
       average_gradients(grads);
+      const bool finite = unscale(grads);
       const auto [input, stop] = global_input(local_input);
       if (accum == 1) {
-        optim_.step(lr, model_, grads);
+        if (finite) optim_.step(lr, model_, grads);
       } else {
         const auto w = static_cast<double>(input.batch_size);
-        detail::scale_gradients(model_, grads, w);
-        acc.accumulate(model_, grads);
-        window_items += w;
+        if (finite) {
+          detail::scale_gradients(model_, grads, w);
+          acc.accumulate(model_, grads);
+          window_items += w;
+        }
         if (++in_window == accum) apply();
       }
       s.record(input, lr);
@@ -339,6 +373,15 @@ class Learner {
     return true;
   }
 
+  /// f16 mixed precision: divides the gradients by the loss scale, adapts the scale, and says
+  /// whether they are finite (the batch takes part in the step). Always true otherwise.
+  bool unscale(optim::GradientsParams& grads) {
+    if (!scaler_) return true;
+    const bool finite = scaler_->unscale(model_, grads);
+    scaler_->update(finite);
+    return finite;
+  }
+
   /// Validates epoch e; false when a stop was requested (checkpoint written).
   bool valid_epoch(std::size_t e) {
     detail::Session& s = *session_;
@@ -347,7 +390,10 @@ class Learner {
     const ValidModel vm = nn::valid(model_);
     auto epoch = valid_.iter(e - 1);
     while (auto batch = epoch.next()) {
-      const auto [input, stop] = global_input(valid_step_(vm, *batch));
+      const auto [input, stop] = global_input([&] {
+        const Autocast amp(autocast_);
+        return valid_step_(vm, *batch);
+      }());
       s.record(input, std::numeric_limits<double>::quiet_NaN());
       if (pg_ ? stop : s.stop_requested()) {
         save(CheckpointId{e, true, train_.num_batches()}, true);
@@ -379,6 +425,9 @@ class Learner {
         [&](const std::filesystem::path& dir) {
           nn::save(model_, dir / "model.safetensors", meta);
           optim::save_record(optim_.state_dict(model_), dir / "optimizer.safetensors");
+          if (scaler_) {
+            nn::detail::write_text_atomic(dir / "grad_scaler.json", scaler_->state().dump() + "\n");
+          }
         },
         scheduler_.state());
   }
@@ -387,6 +436,15 @@ class Learner {
     nn::load(model_, dir / "model.safetensors");
     optim_.load(dir / "optimizer.safetensors", model_);
     scheduler_.load_state(scheduler_state);
+    // A checkpoint of a run without f16 loss scaling has none: the scale starts afresh.
+    if (const auto path = dir / "grad_scaler.json"; scaler_ && std::filesystem::exists(path)) {
+      std::ifstream f(path);
+      const nlohmann::json state = nlohmann::json::parse(f, nullptr, false);
+      if (state.is_discarded()) {
+        ember::detail::fail<IoError>("Learner", "cannot parse ", path, " (damaged checkpoint)");
+      }
+      scaler_->load_state(state);
+    }
   }
 
   M model_;
@@ -400,6 +458,8 @@ class Learner {
   std::unique_ptr<detail::Session> session_;
   std::shared_ptr<dist::ProcessGroup> pg_;
   std::size_t bucket_bytes_ = dist::kDefaultBucketBytes;
+  std::optional<DType> autocast_;
+  std::optional<optim::GradScaler> scaler_;
   double allreduce_seconds_ = 0.0;
   std::size_t allreduce_steps_ = 0;
   StopReason reason_ = StopReason::Completed;
@@ -438,8 +498,13 @@ class LearnerBuilder {
   /// Default: the model's member `train_step(batch)` when it has one.
   template <class F>
   requires std::invocable<F&, M&, TB&> LearnerBuilder& train_step(F f) {
-    train_step_ = [f = std::move(f)](M& model, TB& batch) mutable {
-      return detail::differentiate(model, std::invoke(f, model, batch));
+    train_step_ = [f = std::move(f)](M& model, TB& batch, std::optional<DType> amp,
+                                     double loss_scale) mutable {
+      auto out = [&] {
+        const Autocast guard(amp);  // the forward pass; backward runs in its dtypes
+        return std::invoke(f, model, batch);
+      }();
+      return detail::differentiate(model, std::move(out), loss_scale);
     };
     return *this;
   }
@@ -450,6 +515,20 @@ class LearnerBuilder {
     valid_step_ = [f = std::move(f)](const ValidModel& model, VB& batch) mutable {
       return to_metric_input(std::invoke(f, model, batch));
     };
+    return *this;
+  }
+
+  /// Mixed-precision training (see the file comment): DType::BF16, or DType::F16 with loss
+  /// scaling by a GradScaler made from `scaler`; nullopt: f32 (the default). Throws
+  /// ValueError for another dtype, and as GradScalerConfig::init.
+  LearnerBuilder& mixed_precision(std::optional<DType> dtype,
+                                  const optim::GradScalerConfig& scaler = {}) {
+    if (dtype && *dtype != DType::BF16 && *dtype != DType::F16) {
+      ember::detail::fail<ValueError>("Learner", "mixed precision is bf16 or f16, got ", *dtype);
+    }
+    autocast_ = dtype;
+    scaler_.reset();
+    if (dtype == DType::F16) scaler_ = scaler.init();
     return *this;
   }
 
@@ -631,7 +710,7 @@ class LearnerBuilder {
     train_metrics_.clear();
     valid_metrics_.clear();
     return LearnerType(model_, optim_, scheduler_, train_, valid_, train_step_, valid_step_,
-                       device_, std::move(session), pg_, bucket_bytes_);
+                       device_, std::move(session), pg_, bucket_bytes_, autocast_, scaler_);
   }
 
  private:
@@ -660,6 +739,8 @@ class LearnerBuilder {
   std::stop_token stop_;
   std::shared_ptr<dist::ProcessGroup> pg_;
   std::size_t bucket_bytes_ = dist::kDefaultBucketBytes;
+  std::optional<DType> autocast_;
+  std::optional<optim::GradScaler> scaler_;
 };
 
 template <class M, class O, class TL, class VL>

@@ -92,21 +92,30 @@ concept HasLoss = HasMetricInput<T> && requires(const T& t) {
   t.loss.backward();
 };
 
-/// The gradients and metric input of one train step's output (backward on out.loss, or
-/// out.grads for a TrainOutput).
+/// The gradients and metric input of one train step's output (backward on out.loss times
+/// `loss_scale`, or out.grads for a TrainOutput). Throws ValueError for a TrainOutput with
+/// loss_scale != 1: its gradients were taken by the step, so the Learner cannot scale them.
 template <class M, class Out>
-std::pair<optim::GradientsParams, MetricInput> differentiate(const M& model, Out&& out) {
+std::pair<optim::GradientsParams, MetricInput> differentiate(const M& model, Out&& out,
+                                                             double loss_scale = 1.0) {
   using O = std::remove_cvref_t<Out>;
   if constexpr (IsTrainOutput<O>::value) {
     static_assert(HasMetricInput<decltype(out.item)>,
                   "TrainOutput<Item>: Item needs a `MetricInput metric_input() const` member");
+    if (loss_scale != 1.0) {
+      ember::detail::fail<ValueError>(
+          "Learner",
+          "f16 mixed precision scales the loss before backward, but the train step "
+          "returned a TrainOutput (gradients already taken): return the loss "
+          "(ClassificationOutput, RegressionOutput) or use bf16");
+    }
     MetricInput in = out.item.metric_input();
     return {std::move(out.grads), std::move(in)};
   } else {
     static_assert(HasLoss<O>,
                   "a train step must return a ClassificationOutput / RegressionOutput, a "
                   "TrainOutput, or a type with a `loss` tensor and `metric_input()`");
-    auto grads = out.loss.backward();
+    auto grads = (loss_scale == 1.0 ? out.loss : out.loss.mul_scalar(loss_scale)).backward();
     MetricInput in = out.metric_input();
     return {optim::GradientsParams::from_grads(grads, model), std::move(in)};
   }
