@@ -12,9 +12,11 @@ every batch read back, as Ember's metrics do). The Ember side of the comparison 
 
 On a GPU (`--device cuda`) the images live on the device, the batches are gathered there,
 and each epoch ends with a synchronisation; `ember train --device cuda` is the Ember side.
+`--amp bf16|f16` runs the forward under torch.autocast (f16 with torch.amp.GradScaler), the
+side of `ember train --mixed-precision bf16|f16`.
 
 Usage: python3 benchmarks/train_fashion_mnist.py [--batch-size 64] [--threads 2]
-       [--items 55000] [--repeat 1] [--device cpu|cuda]
+       [--items 55000] [--repeat 1] [--device cpu|cuda] [--amp none|bf16|f16]
        [--dir /usr/share/datasets/fashion-mnist]
 """
 import argparse
@@ -73,6 +75,8 @@ def main():
     ap.add_argument("--items", type=int, default=55000)
     ap.add_argument("--repeat", type=int, default=1, help="epochs to time; the best is printed")
     ap.add_argument("--device", default="cpu", help="cpu or cuda")
+    ap.add_argument("--amp", default="none", choices=["none", "bf16", "f16"],
+                    help="mixed precision: torch.autocast in this dtype")
     ap.add_argument("--dir", default=os.environ.get("EMBER_FASHION_MNIST_DIR",
                                                     "/usr/share/datasets/fashion-mnist"))
     a = ap.parse_args()
@@ -88,6 +92,8 @@ def main():
 
     model = Cnn().to(dev)
     opt = torch.optim.Adam(model.parameters(), lr=2e-3)
+    amp_dtype = {"bf16": torch.bfloat16, "f16": torch.float16}.get(a.amp)
+    scaler = torch.amp.GradScaler(dev.type, enabled=a.amp == "f16")
     best = 0.0
     for epoch in range(a.repeat):
         model.train()
@@ -97,10 +103,12 @@ def main():
         for i in range(0, len(order), a.batch_size):
             idx = order[i : i + a.batch_size]
             x, y = x_all[idx], y_all[idx]
-            loss = F.cross_entropy(model(x), y)
+            with torch.autocast(dev.type, dtype=amp_dtype, enabled=amp_dtype is not None):
+                loss = F.cross_entropy(model(x), y)
             opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
             loss_sum += loss.item() * len(idx)
         if dev.type == "cuda":
             torch.cuda.synchronize()
@@ -108,7 +116,8 @@ def main():
         rate = len(order) / seconds
         best = max(best, rate)
         print(json.dumps({"framework": "pytorch", "torch": torch.__version__,
-                          "device": a.device, "batch_size": a.batch_size, "threads": a.threads,
+                          "device": a.device, "amp": a.amp, "batch_size": a.batch_size,
+                          "threads": a.threads,
                           "items": len(order), "epoch": epoch + 1, "seconds": round(seconds, 2),
                           "images_per_s": round(rate, 1),
                           "train_loss": round(loss_sum / len(order), 4)}), flush=True)

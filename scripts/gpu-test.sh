@@ -119,16 +119,26 @@ fi
 # Training on the GPU (EMBER_GPU_TRAIN=1, with bin/ember and data/fashion-mnist in the
 # bundle): `ember train --device D` for the default 5 epochs, its evaluation on the test
 # split, and PyTorch's time per epoch on the same GPU (benchmarks/train_fashion_mnist.py).
+# EMBER_GPU_TRAIN_DEVICES (default cuda) lists the devices; EMBER_GPU_TRAIN_MIXED (e.g.
+# "bf16 f16") adds runs with --mixed-precision on the first of them, and PyTorch's with --amp.
 if [ -n "${EMBER_GPU_TRAIN:-}" ] && [ -x "$BUNDLE/bin/ember" ]; then
-  for dev in ${EMBER_GPU_TRAIN_DEVICES:-cuda}; do
-    echo "== ember train --device $dev"
-    rm -rf "$OUT/run-$dev"
-    "$BUNDLE/bin/ember" train --device "$dev" --no-tui --run-dir "$OUT/run-$dev" \
-      --dataset fashion-mnist "$BUNDLE/data/fashion-mnist" ${EMBER_GPU_TRAIN_ARGS:-} \
-      >"$OUT/train_$dev.log" 2>&1 || status=1
-    grep -E "^ember train|epoch|Throughput|Accuracy|test|error" "$OUT/train_$dev.log" | tail -30 | tee -a "$OUT/summary.txt"
-    "$BUNDLE/bin/ember" eval "$OUT/run-$dev" --device "$dev" >"$OUT/eval_$dev.log" 2>&1 || status=1
-    tail -n 5 "$OUT/eval_$dev.log" | tee -a "$OUT/summary.txt"
+  devices=(${EMBER_GPU_TRAIN_DEVICES:-cuda})
+  runs=("${devices[@]}")
+  for mp in ${EMBER_GPU_TRAIN_MIXED:-}; do runs+=("${devices[0]}/$mp"); done
+  for run in "${runs[@]}"; do
+    dev=${run%%/*}
+    mp=none
+    [ "$run" != "$dev" ] && mp=${run#*/}
+    [ "$mp" != none ] && dev_tag="$dev-$mp" || dev_tag=$dev
+    echo "== ember train --device $dev --mixed-precision $mp"
+    rm -rf "$OUT/run-$dev_tag"
+    "$BUNDLE/bin/ember" train --device "$dev" --no-tui --run-dir "$OUT/run-$dev_tag" \
+      --mixed-precision "$mp" --dataset fashion-mnist "$BUNDLE/data/fashion-mnist" \
+      ${EMBER_GPU_TRAIN_ARGS:-} >"$OUT/train_$dev_tag.log" 2>&1 || status=1
+    grep -E "^ember train|epoch|Throughput|Accuracy|test|error|Loss scaling" "$OUT/train_$dev_tag.log" | tail -30 | tee -a "$OUT/summary.txt"
+    "$BUNDLE/bin/ember" eval "$OUT/run-$dev_tag" --device "$dev" >"$OUT/eval_$dev_tag.log" 2>&1 || status=1
+    tail -n 5 "$OUT/eval_$dev_tag.log" | tee -a "$OUT/summary.txt"
+    [ "$mp" != none ] && continue
     cp "$OUT/run-$dev/confusion_matrix.csv" "$OUT/confusion_$dev.csv" 2>/dev/null
     # The model trained on the GPU, evaluated on the CPU: the same predictions.
     "$BUNDLE/bin/ember" eval "$OUT/run-$dev" --device cpu >"$OUT/eval_${dev}_on_cpu.log" 2>&1 || status=1
@@ -141,9 +151,11 @@ if [ -n "${EMBER_GPU_TRAIN:-}" ] && [ -x "$BUNDLE/bin/ember" ]; then
     fi
   done
   if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
-    echo "== PyTorch: benchmarks/train_fashion_mnist.py --device cuda"
-    python3 "$BUNDLE/benchmarks/train_fashion_mnist.py" --device cuda --repeat 3 \
-      --dir "$BUNDLE/data/fashion-mnist" 2>&1 | tee -a "$OUT/summary.txt" || status=1
+    for mp in none ${EMBER_GPU_TRAIN_MIXED:-}; do
+      echo "== PyTorch: benchmarks/train_fashion_mnist.py --device cuda --amp $mp"
+      python3 "$BUNDLE/benchmarks/train_fashion_mnist.py" --device cuda --repeat 3 --amp "$mp" \
+        --dir "$BUNDLE/data/fashion-mnist" 2>&1 | tee -a "$OUT/summary.txt" || status=1
+    done
   fi
 fi
 

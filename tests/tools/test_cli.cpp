@@ -357,6 +357,41 @@ TEST_F(CliTest, AMovedDatasetFolderIsReportedWithTheOptionThatFixesIt) {
   EXPECT_EQ(r.status, 0) << r.out << r.err;
 }
 
+TEST_F(CliTest, MixedPrecisionTrainsAndIsPartOfTheRun) {
+  const fs::path dir = tmp_->path() / "mlp-bf16";
+  const Result r =
+      ember({"train", "--model", "mlp", "--dataset", "fashion-mnist", data_dir_.string(),
+             "--epochs", "1", "--limit", "500", "--no-tui", "--run-dir", dir.string(),
+             "--mixed-precision", "bf16"});
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find(", mixed precision bf16,"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("Loss scaling"), std::string::npos) << r.out;  // f16 only
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir / "run.json"))["train"]["mixed_precision"], "bf16");
+  // The parameters stay f32.
+  const auto tensors = store::read_safetensors(dir / "model.safetensors");
+  ASSERT_FALSE(tensors.tensors.empty());
+  for (const auto& [name, t] : tensors.tensors) EXPECT_EQ(t.dtype(), DType::F32) << name;
+  // A resumed run keeps it; another value is refused.
+  expect_error(ember({"train", "--resume", "--run-dir", dir.string(), "--mixed-precision", "f16"}),
+               1, {"--mixed-precision", "differs from the run's"});
+  expect_error(ember({"train", "--mixed-precision", "f32"}), 2, {"--mixed-precision", "f32"});
+  // f16 scales the loss and reports the scale.
+  const fs::path f16 = tmp_->path() / "mlp-f16";
+  const Result h =
+      ember({"train", "--model", "mlp", "--dataset", "fashion-mnist", data_dir_.string(),
+             "--epochs", "1", "--limit", "300", "--no-tui", "--run-dir", f16.string(),
+             "--mixed-precision", "f16"});
+  ASSERT_EQ(h.status, 0) << h.out << h.err;
+  EXPECT_NE(h.out.find("Loss scaling (f16): scale "), std::string::npos) << h.out;
+  EXPECT_TRUE(fs::is_regular_file(f16 / "checkpoints" / "epoch-1" / "grad_scaler.json"));
+  // A damaged value in run.json is reported as such.
+  auto j = nlohmann::json::parse(slurp(f16 / "run.json"));
+  j["train"]["mixed_precision"] = "fp8";
+  std::ofstream(f16 / "run.json") << j.dump(2);
+  expect_error(ember({"train", "--resume", "--run-dir", f16.string(), "--no-tui"}), 1,
+               {"run.json is damaged: train.mixed_precision 'fp8' is not none, bf16 or f16"});
+}
+
 TEST_F(CliTest, ResumeReadsModelOptionsAsTheRunsModel) {
   // --hidden on resuming an MLP run: the MLP's widths, not the (default) CNN's.
   const fs::path mlp = tmp_->path() / "mlp-resume";

@@ -28,6 +28,7 @@ struct TrainArgs {
   double step_gamma = TrainSettings{}.step_gamma;
   std::string augment = TrainSettings{}.augment;
   double label_smoothing = TrainSettings{}.label_smoothing;
+  std::string mixed_precision = TrainSettings{}.mixed_precision;
   std::vector<std::int64_t> channels{};  // cnn: the two conv widths (empty: the default)
   std::vector<std::int64_t> hidden{};    // cnn: one classifier width; mlp: the hidden widths
   double dropout = -1;                   // < 0: the model's default

@@ -46,6 +46,11 @@ RunConfig RunConfig::from_json(const nlohmann::json& j, const std::string& sourc
       throw std::runtime_error("train.keep " + std::to_string(c.train.keep) + " is outside 1.." +
                                std::to_string(TrainSettings::kMaxKeep));
     }
+    // The values of the --mixed-precision option.
+    const std::string& mp = c.train.mixed_precision;
+    if (mp != "none" && mp != "bf16" && mp != "f16") {
+      throw std::runtime_error("train.mixed_precision '" + mp + "' is not none, bf16 or f16");
+    }
     return c;
   } catch (const std::exception& e) {
     throw CliError(source + " is damaged: " + first_line(e.what()));

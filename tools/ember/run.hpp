@@ -100,10 +100,13 @@ struct TrainSettings {
   /// Data-parallel processes (`--nproc`, or WORLD_SIZE under `ember launch`); batch_size is
   /// per process. A resumed run keeps it: a rank's batches depend on the world size.
   std::size_t processes = 1;
+  /// Mixed-precision training: "none" (f32), "bf16", or "f16" (with loss scaling); the
+  /// parameters stay f32 (train::LearnerBuilder::mixed_precision).
+  std::string mixed_precision = "none";
 };
 EMBER_CONFIG(TrainSettings, epochs, batch_size, optimizer, lr, weight_decay, schedule,
              warmup_epochs, step_epochs, step_gamma, augment, label_smoothing, seed, keep,
-             processes)
+             processes, mixed_precision)
 
 /// Everything that defines a run; saved as `<run>/run.json`.
 struct RunConfig {

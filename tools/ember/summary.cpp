@@ -52,7 +52,8 @@ int run_summary(const SummaryArgs& a) {
      << (t.warmup_epochs > 0 ? " after " + train::format_value(t.warmup_epochs) + " warmup epochs"
                              : "")
      << ", augmentation " << t.augment << ", label smoothing " << t.label_smoothing << ", seed "
-     << t.seed << "\n";
+     << t.seed << (t.mixed_precision != "none" ? ", mixed precision " + t.mixed_precision : "")
+     << "\n";
 
   const auto history = train::MetricHistory::read_logs(dir);
   const std::size_t done = history.last_epoch();

@@ -170,6 +170,11 @@ CLI::App* add_train_command(CLI::App& app, TrainArgs& a) {
                   "Training images held out for validation (at most a tenth of them)")
       ->check(whole_number_in(std::size_t{1}, std::size_t{1} << 30))
       ->capture_default_str();
+  sub->add_option("--mixed-precision", a.mixed_precision,
+                  "Mixed-precision training: none (f32), bf16, or f16 with loss scaling "
+                  "(matmul/conv in that dtype, parameters and optimizer in f32)")
+      ->check(CLI::IsMember({"none", "bf16", "f16"}))
+      ->capture_default_str();
   sub->add_option("--device", a.device,
                   "Ember device: cpu, cuda[:N], vulkan[:N] (autodiff is added; default: "
                   "EMBER_DEVICE when set)")
@@ -220,7 +225,8 @@ const std::map<std::string, std::string>& resume_checked_options() {
       {"--seed", "/train/seed"},
       {"--limit", "/data/limit"},
       {"--valid-size", "/data/valid_size"},
-      {"--dataset", "/data/name"}};
+      {"--dataset", "/data/name"},
+      {"--mixed-precision", "/train/mixed_precision"}};
   return m;
 }
 
@@ -262,7 +268,8 @@ RunConfig config_from_args(const TrainArgs& a) {
              .augment = a.augment,
              .label_smoothing = a.label_smoothing,
              .seed = a.seed,
-             .keep = a.keep};
+             .keep = a.keep,
+             .mixed_precision = a.mixed_precision};
   return c;
 }
 
@@ -423,6 +430,14 @@ train::ClassificationOutput<Dispatch> classify(const auto& model, const data::Im
   return {loss, logits, b.targets};
 }
 
+/// The Learner's mixed-precision dtype of --mixed-precision ("none", "bf16", "f16").
+std::optional<DType> mixed_precision_dtype(const std::string& name) {
+  if (name == "bf16") return DType::BF16;
+  if (name == "f16") return DType::F16;
+  if (name == "none") return std::nullopt;
+  throw CliError("--mixed-precision: expected none, bf16 or f16, got '" + name + "'");
+}
+
 /// Everything fit() needs besides the model.
 struct Job {
   const RunConfig& config;
@@ -485,6 +500,8 @@ int fit(M model, const Job& job) {
               << (t.label_smoothing > 0
                       ? ", label smoothing " + train::format_value(t.label_smoothing, "")
                       : std::string())
+              << (t.mixed_precision != "none" ? ", mixed precision " + t.mixed_precision
+                                              : std::string())
               << ", device " << job.device.to_string() << ", " << num_threads(job.device)
               << " threads"
               << (job.pg ? ", " + std::to_string(world) + " processes (global batch " +
@@ -519,6 +536,7 @@ int fit(M model, const Job& job) {
           .model_config(cfg.model.to_json())
           .renderer(job.args.no_tui ? train::RendererKind::Text : train::RendererKind::Auto)
           .process_group(job.pg)
+          .mixed_precision(mixed_precision_dtype(t.mixed_precision))
           .build();
 
   const auto start = std::chrono::steady_clock::now();
@@ -536,6 +554,10 @@ int fit(M model, const Job& job) {
     std::cout << "Gradient all-reduce: " << ms.str() << " ms per step over "
               << learner.allreduce_steps() << " steps, waiting for the slowest rank included"
               << std::endl;
+  }
+  if (const auto scale = learner.loss_scale()) {
+    std::cout << "Loss scaling (f16): scale " << *scale << " at the end, "
+              << learner.skipped_steps() << " batches left out for inf/NaN gradients" << std::endl;
   }
   const auto reason = learner.stop_reason();
   const auto& history = learner.history();
