@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <fstream>
@@ -71,6 +72,7 @@ void Tuner::load() {
     for (const auto& [key, e] : j.at("entries").items()) {
       winners_[key] = e.at("winner").get<std::string>();
       times_[key] = e.value("times_ms", std::map<std::string, double>{});
+      failed_[key] = e.value("failed", std::map<std::string, std::string>{});
     }
   } catch (const nlohmann::json::exception&) {
     // a damaged file is ignored (and replaced on the next save): tuning just runs again
@@ -85,6 +87,8 @@ void Tuner::save() const {
     entries[key] = {
         {"winner", w},
         {"times_ms", t == times_.end() ? nlohmann::json::object() : nlohmann::json(t->second)}};
+    if (auto f = failed_.find(key); f != failed_.end() && !f->second.empty())
+      entries[key]["failed"] = f->second;  // candidate -> its error
   }
   const nlohmann::json j = {{"version", 1}, {"entries", entries}};
   std::error_code ec;
@@ -112,16 +116,63 @@ std::map<std::string, double> Tuner::timings(const Key& key) const {
   return it == times_.end() ? std::map<std::string, double>{} : it->second;
 }
 
+bool Tuner::log_enabled() {
+  const char* v = std::getenv("EMBER_AUTOTUNE_LOG");
+  return v && *v && std::string(v) != "0";
+}
+
+namespace {
+
+/// "ember_tiled 1.234 ms, cublaslt 0.456 ms, other failed"
+std::string describe(const std::map<std::string, double>& times,
+                     const std::map<std::string, std::string>& failed) {
+  std::string s;
+  char ms[32];
+  for (const auto& [name, t] : times) {
+    std::snprintf(ms, sizeof ms, "%.4g", t);
+    s += (s.empty() ? "" : ", ") + name + " " + ms + " ms";
+  }
+  for (const auto& [name, why] : failed)
+    s += (s.empty() ? "" : ", ") + name + " failed" + (why.empty() ? "" : " (" + why + ")");
+  return s;
+}
+
+}  // namespace
+
 std::size_t Tuner::choose(const Key& key, const std::vector<Candidate>& candidates,
                           kernel::ComputeDevice& device) {
   if (candidates.empty()) ember::detail::fail<ValueError>("autotune " + key.op, "no candidates");
   if (!enabled()) return 0;
   const std::string k = key.str();
-  if (auto w = winner(key)) {
-    for (std::size_t i = 0; i < candidates.size(); ++i)
-      if (candidates[i].name == *w) return i;
+  {
+    // A remembered winner stands while every candidate offered now was part of that tuning
+    // (timed or failed); a new one (cuBLASLt installed since) makes the key tune again.
+    std::lock_guard lock(mu_);
+    auto w = winners_.find(k);
+    if (w != winners_.end()) {
+      static const std::map<std::string, double> no_times;
+      static const std::map<std::string, std::string> no_failures;
+      const auto t = times_.find(k);
+      const auto f = failed_.find(k);
+      const auto& times = t == times_.end() ? no_times : t->second;
+      const auto& failed = f == failed_.end() ? no_failures : f->second;
+      bool covered = true;
+      std::size_t index = candidates.size();
+      for (std::size_t i = 0; i < candidates.size(); ++i) {
+        const std::string& name = candidates[i].name;
+        covered = covered && (times.count(name) || failed.count(name));
+        if (name == w->second) index = i;
+      }
+      if (covered && index < candidates.size()) {
+        if (log_enabled() && logged_.insert(k).second)
+          std::fprintf(stderr, "[ember autotune] %s: %s (remembered; %s)\n", k.c_str(),
+                       w->second.c_str(), describe(times, failed).c_str());
+        return index;
+      }
+    }
   }
   std::map<std::string, double> times;
+  std::map<std::string, std::string> failed;
   std::exception_ptr first_error;
   std::size_t best = candidates.size();
   double best_ms = std::numeric_limits<double>::infinity();
@@ -137,14 +188,21 @@ std::size_t Tuner::choose(const Key& key, const std::vector<Candidate>& candidat
         best_ms = ms[2];
         best = i;
       }
-    } catch (const std::exception&) {
+    } catch (const std::exception& e) {
       if (!first_error) first_error = std::current_exception();
+      failed[candidates[i].name] = std::string(e.what()).substr(0, 300);
     }
   }
   if (best == candidates.size()) std::rethrow_exception(first_error);
   std::lock_guard lock(mu_);
   winners_[k] = candidates[best].name;
+  if (log_enabled()) {
+    logged_.insert(k);
+    std::fprintf(stderr, "[ember autotune] %s: %s -> %s\n", k.c_str(),
+                 describe(times, failed).c_str(), candidates[best].name.c_str());
+  }
   times_[k] = std::move(times);
+  failed_[k] = std::move(failed);
   save();
   return best;
 }

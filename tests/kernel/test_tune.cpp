@@ -104,5 +104,55 @@ TEST(Autotune, OffFailingAndEmpty) {
   EXPECT_EQ(bucket(65), 128u);
 }
 
+TEST(Autotune, NewCandidatesTuneAgainAndFailuresAreRemembered) {
+  const auto file = std::filesystem::temp_directory_path() /
+                    ("ember-tune-new-" + std::to_string(::getpid()) + ".json");
+  std::filesystem::remove(file);
+  Fixture f;
+  int tiled = 0, vendor = 0, broken_runs = 0;
+  const Key key = make_key("unit_matmul", {1, 64, 64, 64}, "f32", f.dev);
+  const Candidate broken{"broken", [&] {
+                           ++broken_runs;
+                           throw UnsupportedError("[unit] no algorithm");
+                         }};
+  {
+    Tuner t(file);
+    EXPECT_EQ(t.choose(key, {f.make("tiled", 4, &tiled), broken}, f.dev), 0u);
+    EXPECT_EQ(broken_runs, 1);  // the warm-up threw: not timed
+  }
+  {
+    // A later process: the failure is remembered (no retry), the winner reused.
+    Tuner t(file);
+    EXPECT_EQ(t.choose(key, {f.make("tiled", 4, &tiled), broken}, f.dev), 0u);
+    EXPECT_EQ(broken_runs, 1);
+    EXPECT_EQ(tiled, 6);
+    // A candidate that took no part (a vendor library installed since): the key tunes again.
+    ::setenv("EMBER_AUTOTUNE_LOG", "1", 1);
+    ::testing::internal::CaptureStderr();
+    EXPECT_EQ(t.choose(key, {f.make("tiled", 4, &tiled), f.make("vendor", 1, &vendor)}, f.dev), 1u);
+    const std::string log = ::testing::internal::GetCapturedStderr();
+    ::unsetenv("EMBER_AUTOTUNE_LOG");
+    EXPECT_EQ(vendor, 6);
+    EXPECT_EQ(tiled, 12);
+    EXPECT_EQ(*t.winner(key), "vendor");
+    EXPECT_EQ(log, "[ember autotune] " + key.str() + ": tiled 4 ms, vendor 1 ms -> vendor\n");
+  }
+  {
+    // The log names a winner reused from the file once per key and process.
+    Tuner t(file);
+    ::setenv("EMBER_AUTOTUNE_LOG", "1", 1);
+    ::testing::internal::CaptureStderr();
+    for (int i = 0; i < 3; ++i)
+      EXPECT_EQ(t.choose(key, {f.make("tiled", 4, &tiled), f.make("vendor", 1, &vendor)}, f.dev),
+                1u);
+    const std::string log = ::testing::internal::GetCapturedStderr();
+    ::unsetenv("EMBER_AUTOTUNE_LOG");
+    EXPECT_EQ(log,
+              "[ember autotune] " + key.str() + ": vendor (remembered; tiled 4 ms, vendor 1 ms)\n");
+    EXPECT_EQ(vendor, 6);  // nothing ran
+  }
+  std::filesystem::remove(file);
+}
+
 }  // namespace
 }  // namespace ember::tune

@@ -7,6 +7,10 @@
 // (median of 5); the winner's name is kept in memory and written to
 // $EMBER_CACHE_DIR/autotune.json (else $XDG_CACHE_HOME/ember/, else ~/.cache/ember/).
 // EMBER_AUTOTUNE=0 turns tuning off: the first candidate (the default) is used.
+// EMBER_AUTOTUNE_LOG=1 prints one line per key to stderr when it is tuned (each candidate's
+// median ms, failures with their error, the winner) or first reused from the file.
+// A remembered winner is reused only while every candidate offered now took part in that
+// tuning (timed or failed): a candidate added since (a vendor library installed) tunes again.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +19,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -61,6 +66,8 @@ class Tuner {
   std::map<std::string, double> timings(const Key& key) const;
   /// False when EMBER_AUTOTUNE=0.
   static bool enabled();
+  /// True when EMBER_AUTOTUNE_LOG is set (and not 0).
+  static bool log_enabled();
   /// $EMBER_CACHE_DIR/autotune.json (or the XDG / home fallbacks); empty when none applies.
   static std::filesystem::path default_path();
 
@@ -72,6 +79,8 @@ class Tuner {
   mutable std::mutex mu_;
   std::map<std::string, std::string> winners_;
   std::map<std::string, std::map<std::string, double>> times_;
+  std::map<std::string, std::map<std::string, std::string>> failed_;  // candidate -> error
+  std::set<std::string> logged_;  // keys printed by EMBER_AUTOTUNE_LOG in this process
 };
 
 }  // namespace ember::tune
