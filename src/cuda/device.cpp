@@ -10,6 +10,7 @@
 #include "ember/kernel/cache.hpp"
 #include "ember/kernel/codegen.hpp"
 #include "ember/kernel/passes.hpp"
+#include "native.hpp"
 
 namespace ember::cuda {
 
@@ -182,6 +183,14 @@ class CudaDevice final : public kernel::ComputeDevice, private CachingPool::Driv
     return ms;
   }
 
+  /// detail::with_stream: `fn` enqueues on the stream under the device's lock.
+  void run_on_stream(const std::string& what, const std::function<void(CUstream)>& fn) {
+    std::lock_guard lock(mu_);
+    bind();
+    fn(stream_);
+    last_kernel_ = what;
+  }
+
   kernel::MemoryStats memory_stats() const override {
     kernel::MemoryStats s = pool_.stats();
     bind();
@@ -288,6 +297,25 @@ class CudaDevice final : public kernel::ComputeDevice, private CachingPool::Driv
 };
 
 }  // namespace
+
+namespace detail {
+
+bool is_cuda_device(const kernel::ComputeDevice& device) {
+  return dynamic_cast<const CudaDevice*>(&device) != nullptr;
+}
+
+CUdeviceptr device_ptr(const kernel::BufferStorage& buffer) {
+  return static_cast<CUdeviceptr>(buffer.block().handle + buffer.block().offset);
+}
+
+void with_stream(kernel::ComputeDevice& device, const std::string& what,
+                 const std::function<void(CUstream)>& fn) {
+  auto* d = dynamic_cast<CudaDevice*>(&device);
+  if (!d) ember::detail::fail<DeviceError>(what, device.properties().name, " is not a CUDA device");
+  d->run_on_stream(what, fn);
+}
+
+}  // namespace detail
 
 int device_count(std::string* why) {
   const detail::Driver* d = detail::driver(why);
