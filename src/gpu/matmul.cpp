@@ -1,12 +1,23 @@
 // Matrix products on the GPU backends: a tiled kernel of Ember's own (16 x 16 output tiles,
 // 16-deep slices of A and B staged in shared memory), batched over the leading dims with
 // broadcasting. f16/bf16 inputs accumulate in f32, f64 in f64.
+//
+// On CUDA devices with cuBLASLt (loaded at run time, src/cuda/blaslt.hpp) autotune chooses per
+// (batches, m, n, k) bucket and dtype between the candidates "ember_tiled" (the default) and
+// "cublaslt"; EMBER_AUTOTUNE_LOG=1 prints the choice, EMBER_MATMUL_CANDIDATE=ember_tiled or
+// cublaslt forces one (tests, benchmarks). Vulkan runs the tiled kernel.
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 
 #include "ember/core/error.hpp"
 #include "ember/gpu/ops.hpp"
 #include "ember/kernel/cache.hpp"
+#include "ember/tune/tune.hpp"
 #include "kernels.hpp"
+#ifdef EMBER_HAVE_CUDA
+#include "../cuda/blaslt.hpp"
+#endif
 
 namespace ember::gpu {
 
@@ -73,6 +84,17 @@ GpuTensor batch_ready(const GpuTensor& t, const std::vector<std::int64_t>& batch
   return copy(v);
 }
 
+/// EMBER_MATMUL_CANDIDATE: "" (autotune), "ember_tiled" or "cublaslt"; ValueError otherwise.
+std::string forced_candidate() {
+  const char* v = std::getenv("EMBER_MATMUL_CANDIDATE");
+  if (!v || !*v) return "";
+  const std::string s = v;
+  if (s != "ember_tiled" && s != "cublaslt")
+    ember::detail::fail<ValueError>("matmul", "EMBER_MATMUL_CANDIDATE=", s,
+                                    ": expected ember_tiled or cublaslt");
+  return s;
+}
+
 }  // namespace
 
 bool matmul_native(const GpuTensor& a, const GpuTensor& b) {
@@ -100,35 +122,79 @@ GpuTensor matmul(const GpuTensor& a_in, const GpuTensor& b_in) {
   kernel::ComputeDevice& dev = a_in.compute();
   GpuTensor out = empty(out_shape, a_in.dtype, dev, a_in.device);
   if (out.numel() == 0) return out;
-  if (out.numel() > std::int64_t{0xffffffff} || batches > dev.properties().max_grid[2])
-    throw UnsupportedError("[matmul] the output " + std::to_string(out.numel()) +
-                           " elements or batch " + std::to_string(batches) +
-                           " exceeds the GPU kernel's grid");
+  const bool tiled_fits =
+      out.numel() <= std::int64_t{0xffffffff} && batches <= dev.properties().max_grid[2];
   const GpuTensor a = batch_ready(a_in, batch), b = batch_ready(b_in, batch);
   const auto batch_stride = [&](const GpuTensor& t, std::int64_t inner) -> std::uint32_t {
     return t.numel() == inner * batches && batches > 1 ? static_cast<std::uint32_t>(inner) : 0u;
   };
-  const std::string key = std::to_string(reinterpret_cast<std::uintptr_t>(&dev)) + "|" +
-                          std::to_string(static_cast<int>(a.dtype));
-  auto compiled = cache().get(key);
-  if (!compiled) {
-    compiled = dev.compile(build(a.dtype));
-    cache().put(key, *compiled);
+  const std::uint32_t a_stride = batch_stride(a, m * k), b_stride = batch_stride(b, k * n);
+  const auto tiled = [&] {
+    if (!tiled_fits)
+      throw UnsupportedError("[matmul] the output " + std::to_string(out.numel()) +
+                             " elements or batch " + std::to_string(batches) +
+                             " exceeds the GPU kernel's grid");
+    const std::string key = std::to_string(reinterpret_cast<std::uintptr_t>(&dev)) + "|" +
+                            std::to_string(static_cast<int>(a.dtype));
+    auto compiled = cache().get(key);
+    if (!compiled) {
+      compiled = dev.compile(build(a.dtype));
+      cache().put(key, *compiled);
+    }
+    const Arg args[] = {Arg::buf(a.buffer, static_cast<std::uint64_t>(a.offset),
+                                 static_cast<std::uint64_t>(std::max<std::int64_t>(a.numel(), 1))),
+                        Arg::buf(b.buffer, static_cast<std::uint64_t>(b.offset),
+                                 static_cast<std::uint64_t>(std::max<std::int64_t>(b.numel(), 1))),
+                        Arg::buf(out.buffer, 0, static_cast<std::uint64_t>(out.numel())),
+                        Arg::u32(static_cast<std::uint32_t>(m)),
+                        Arg::u32(static_cast<std::uint32_t>(n)),
+                        Arg::u32(static_cast<std::uint32_t>(k)),
+                        Arg::u32(a_stride),
+                        Arg::u32(b_stride)};
+    const kernel::Grid grid{static_cast<std::uint32_t>((n + kTile - 1) / kTile),
+                            static_cast<std::uint32_t>((m + kTile - 1) / kTile),
+                            static_cast<std::uint32_t>(batches)};
+    dev.launch(**compiled, grid, args);
+  };
+  std::vector<tune::Candidate> candidates{{"ember_tiled", tiled}};
+  const std::string forced = forced_candidate();
+#ifdef EMBER_HAVE_CUDA
+  if (dev.properties().kind == "cuda") {
+    // k == 0 (an empty sum: zeros) stays with the tiled kernel; cuBLASLt is not asked.
+    std::string why;
+    if (k > 0 && cuda::blaslt::available(&why)) {
+      candidates.push_back({"cublaslt", [&] {
+                              cuda::blaslt::matmul(
+                                  dev, elem_of(a.dtype, "matmul"), batches, m, n, k,
+                                  {a.buffer.get(), static_cast<std::uint64_t>(a.offset), a_stride},
+                                  {b.buffer.get(), static_cast<std::uint64_t>(b.offset), b_stride},
+                                  {out.buffer.get(), 0, m * n});
+                            }});
+    } else if (k > 0 && forced == "cublaslt") {
+      ember::detail::fail<UnsupportedError>("matmul", "EMBER_MATMUL_CANDIDATE=cublaslt, but ", why);
+    }
   }
-  const Arg args[] = {Arg::buf(a.buffer, static_cast<std::uint64_t>(a.offset),
-                               static_cast<std::uint64_t>(std::max<std::int64_t>(a.numel(), 1))),
-                      Arg::buf(b.buffer, static_cast<std::uint64_t>(b.offset),
-                               static_cast<std::uint64_t>(std::max<std::int64_t>(b.numel(), 1))),
-                      Arg::buf(out.buffer, 0, static_cast<std::uint64_t>(out.numel())),
-                      Arg::u32(static_cast<std::uint32_t>(m)),
-                      Arg::u32(static_cast<std::uint32_t>(n)),
-                      Arg::u32(static_cast<std::uint32_t>(k)),
-                      Arg::u32(batch_stride(a, m * k)),
-                      Arg::u32(batch_stride(b, k * n))};
-  const kernel::Grid grid{static_cast<std::uint32_t>((n + kTile - 1) / kTile),
-                          static_cast<std::uint32_t>((m + kTile - 1) / kTile),
-                          static_cast<std::uint32_t>(batches)};
-  dev.launch(**compiled, grid, args);
+#endif
+  if (!forced.empty()) {
+    for (const tune::Candidate& c : candidates)
+      if (c.name == forced) {
+        c.run();
+        return out;
+      }
+    candidates.front().run();  // not offered here (Vulkan; k == 0): the tiled kernel
+    return out;
+  }
+  if (!tiled_fits && candidates.size() > 1) candidates.erase(candidates.begin());
+  if (candidates.size() == 1) {
+    candidates.front().run();
+    return out;
+  }
+  const tune::Key key =
+      tune::make_key("matmul",
+                     {static_cast<std::uint64_t>(batches), static_cast<std::uint64_t>(m),
+                      static_cast<std::uint64_t>(n), static_cast<std::uint64_t>(k)},
+                     std::string(dtype_name(a.dtype)), dev);
+  candidates[tune::Tuner::global().choose(key, candidates, dev)].run();
   return out;
 }
 
