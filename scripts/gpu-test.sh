@@ -5,6 +5,8 @@
 # results into OUT_DIR and prints a summary last (docs/gpu.md).
 # Usage: scripts/gpu-test.sh BUNDLE_DIR OUT_DIR
 #   EMBER_GPU_TEST_SKIP_BENCH=1 skips the benchmarks; EMBER_GTEST_FILTER narrows the tests;
+#   EMBER_CUBLASLT_LIB picks cuBLASLt (default: PyTorch's pip copy when python3 has one);
+#   EMBER_AUTOTUNE_LOG=1 prints each autotuned choice (e.g. matmul: ember_tiled or cublaslt);
 #   EMBER_GPU_TESTS=0 skips the test programs (e.g. for a training-only run, EMBER_GPU_TRAIN=1);
 #   programs missing from the bundle are skipped.
 set -uo pipefail
@@ -20,6 +22,27 @@ if [ -f "$BUNDLE/fixture-dir" ]; then
 fi
 export EMBER_CACHE_DIR="${EMBER_CACHE_DIR:-${TMPDIR:-/tmp}/ember-gpu-cache}"
 
+# cuBLASLt, the CUDA matmul's autotune candidate (opened at run time, src/cuda/blaslt.hpp):
+# the copy in PyTorch's pip package (nvidia-cublas: nvidia/cu13/lib or nvidia/cublas/lib)
+# when python3 finds one, so Ember and the PyTorch side of the benchmarks use the same library.
+if [ -z "${EMBER_CUBLASLT_LIB:-}" ] && command -v python3 >/dev/null; then
+  lt=$(python3 - 2>/dev/null <<'PY'
+import glob, os
+try:
+    import nvidia
+except ImportError:
+    raise SystemExit
+for base in list(nvidia.__path__):
+    for pattern in ("cu13/lib", "cublas/lib", "*/lib"):
+        hits = sorted(glob.glob(os.path.join(base, pattern, "libcublasLt.so.*")))
+        if hits:
+            print(hits[-1])
+            raise SystemExit
+PY
+  )
+  if [ -n "$lt" ]; then export EMBER_CUBLASLT_LIB="$lt"; fi
+fi
+
 # Vulkan: the loader from the bundle's Debian packages, the NVIDIA ICD of the driver.
 if ! ldconfig -p | grep -q libvulkan.so.1; then
   for f in "$BUNDLE"/debs/*.deb; do dpkg -x "$f" /; done
@@ -34,6 +57,7 @@ done
   echo "== machine"
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv 2>&1
   command -v vulkaninfo >/dev/null && vulkaninfo --summary 2>/dev/null | grep -E "deviceName|driverVersion|apiVersion"
+  echo "cuBLASLt: ${EMBER_CUBLASLT_LIB:-the loader's path, the toolkit's lib64 (src/cuda/blaslt.hpp)}"
 } | tee "$OUT/summary.txt"
 
 status=0

@@ -5,11 +5,15 @@
 // from the device's timers (CUDA events, Vulkan timestamps) around each call, median of 50
 // after 5 warm-up calls; the effective bandwidth counts the input read once and the output
 // written once (4 + 4 bytes per element; cross-entropy only reads: 4), as PyTorch's
-// benchmarks do. ops_side_by_side.py runs
-// PyTorch's equivalents on the same GPU and prints the ratios.
+// benchmarks do. Matrix products (issue 13's compute-bound cases): 4096^3 and 8192^3 in f32,
+// f16 and bf16, TFLOP/s = 2 n^3 / time; each candidate forced (EMBER_MATMUL_CANDIDATE: the
+// tiled kernel, cuBLASLt on CUDA), then as autotune chooses (the winner is reported), median
+// of 10 after 2 warm-up calls; 16 entries of each result checked against f64 sums on the
+// host. ops_side_by_side.py runs PyTorch's equivalents on the same GPU and prints the ratios.
 //
 //   bench_ops_gpu [OUT.json]     (default ember_ops.json)
 //   EMBER_BENCH_ROW_DIVISOR=N    divides the row counts (a quick run on a small device)
+//   EMBER_BENCH_MATMUL=0         leaves the matrix products out; =N runs only N^3 (e.g. 4096)
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -21,6 +25,7 @@
 #include <vector>
 
 #include "ember/gpu/gpu.hpp"
+#include "ember/tune/tune.hpp"
 #ifdef EMBER_HAVE_CUDA
 #include "ember/gpu/cuda.hpp"
 #endif
@@ -32,8 +37,10 @@ namespace {
 
 struct Result {
   std::string name, target, device;
-  double median_ms = 0, tbps = 0;
+  double median_ms = 0, tbps = 0, tflops = 0;
   std::string error;
+  std::string candidate;                                   // matmul: autotune's choice
+  std::vector<std::pair<std::string, double>> candidates;  // matmul: each one forced, ms
 };
 
 std::vector<float> spread(std::size_t n) {
@@ -143,6 +150,99 @@ void run_target(const std::string& target, std::vector<Result>& out) {
   }
 }
 
+/// Matrix products n^3 per dtype: each candidate forced, then autotuned (see the top).
+template <class B, class R>
+void run_matmul(const std::string& target, std::vector<Result>& out) {
+  using ember::DType;
+  using ember::GpuTensor;
+  using ember::Shape;
+  using ember::TensorData;
+  const char* env = std::getenv("EMBER_BENCH_MATMUL");
+  const std::string only = env ? env : "";
+  if (only == "0") return;
+  const typename B::Device dev{0};
+  ember::kernel::ComputeDevice& cd = R::device(0);
+  std::vector<std::string> names{"ember_tiled"};
+  if (target == "cuda") names.push_back("cublaslt");
+  const auto time = [&](const std::function<GpuTensor()>& fn, GpuTensor& y) {
+    for (int i = 0; i < 2; ++i) y = fn();
+    std::vector<double> ms;
+    for (int i = 0; i < 10; ++i) ms.push_back(cd.time_ms([&] { y = fn(); }));
+    std::sort(ms.begin(), ms.end());
+    return ms[ms.size() / 2];
+  };
+  std::vector<std::int64_t> sizes{4096, 8192};
+  if (!only.empty()) sizes = {std::max<std::int64_t>(std::atoll(only.c_str()), 1)};
+  for (std::int64_t n : sizes) {
+    const auto count = static_cast<std::size_t>(n * n);
+    std::vector<float> av(count), bv(count);  // in [-1, 1]: sums stay far from f16's range
+    for (std::size_t i = 0; i < count; ++i) {
+      av[i] = -1.0f + 2.0f * std::fmod(0.618034f * static_cast<float>(i % 1000003 + 1), 1.0f);
+      bv[i] = -1.0f + 2.0f * std::fmod(0.414214f * static_cast<float>(i % 999983 + 1), 1.0f);
+    }
+    for (DType dt : {DType::F32, DType::F16, DType::BF16}) {
+      Result r;
+      r.name = "matmul_" + std::to_string(n) + "_" + std::string(ember::dtype_name(dt));
+      r.target = target;
+      r.device = cd.properties().name;
+      try {
+        if (!ember::gpu::native_dtype(dt, cd))
+          throw ember::UnsupportedError("no " + std::string(ember::dtype_name(dt)) + " here");
+        const TensorData ad = TensorData(av, Shape{n, n}).convert(dt);
+        const TensorData bd = TensorData(bv, Shape{n, n}).convert(dt);
+        const GpuTensor a = B::float_from_data(ad, dev), b = B::float_from_data(bd, dev);
+        GpuTensor y;
+        const auto product = [&] { return B::float_matmul(a, b); };
+        for (const std::string& c : names) {
+          ::setenv("EMBER_MATMUL_CANDIDATE", c.c_str(), 1);
+          try {
+            r.candidates.emplace_back(c, time(product, y));
+          } catch (const std::exception& e) {
+            std::fprintf(stderr, "%s %s %s: %s\n", r.name.c_str(), target.c_str(), c.c_str(),
+                         e.what());
+            r.candidates.emplace_back(c, -1.0);
+          }
+        }
+        ::unsetenv("EMBER_MATMUL_CANDIDATE");
+        r.median_ms = time(product, y);
+        const ember::tune::Key key =
+            ember::tune::make_key("matmul",
+                                  {1, static_cast<std::uint64_t>(n), static_cast<std::uint64_t>(n),
+                                   static_cast<std::uint64_t>(n)},
+                                  std::string(ember::dtype_name(dt)), cd);
+        // No winner: nothing was tuned (one candidate, or EMBER_AUTOTUNE=0): the tiled kernel.
+        r.candidate = ember::tune::Tuner::enabled()
+                          ? ember::tune::Tuner::global().winner(key).value_or("ember_tiled")
+                          : "ember_tiled";
+        r.tflops = 2.0 * static_cast<double>(n) * n * n / (r.median_ms * 1e-3) / 1e12;
+        // 16 entries against f64 sums of the inputs as the device saw them (rounded to dt).
+        const std::vector<double> got = B::float_into_data(y).template to_vec<double>();
+        const std::vector<double> ah = ad.to_vec<double>(), bh = bd.to_vec<double>();
+        const double tol = dt == DType::F32 ? 1e-5 : dt == DType::F16 ? 2e-3 : 1.6e-2;
+        for (int s = 0; s < 16 && r.error.empty(); ++s) {
+          const std::int64_t i = (s * 977 + 13) % n, j = (s * 613 + 101) % n;
+          double want = 0, scale = 0;
+          for (std::int64_t q = 0; q < n; ++q) {
+            want += ah[i * n + q] * bh[q * n + j];
+            scale += std::fabs(ah[i * n + q] * bh[q * n + j]);
+          }
+          if (!(std::fabs(got[i * n + j] - want) <= tol * scale))
+            r.error = "wrong result at (" + std::to_string(i) + ", " + std::to_string(j) + ")";
+        }
+      } catch (const std::exception& e) {
+        r.error = e.what();
+        std::replace(r.error.begin(), r.error.end(), '"', '\'');
+      }
+      ::unsetenv("EMBER_MATMUL_CANDIDATE");
+      std::printf("%-24s %-7s %9.4f ms %7.1f TFLOP/s %-12s", r.name.c_str(), target.c_str(),
+                  r.median_ms, r.tflops, r.candidate.c_str());
+      for (const auto& [c, ms] : r.candidates) std::printf(" %s %.4f ms", c.c_str(), ms);
+      std::printf(" %s\n", r.error.c_str());
+      out.push_back(r);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -150,15 +250,17 @@ int main(int argc, char** argv) {
   std::vector<Result> results;
   std::string why;
 #ifdef EMBER_HAVE_CUDA
-  if (ember::CudaRuntime::device_count(&why) > 0)
+  if (ember::CudaRuntime::device_count(&why) > 0) {
     run_target<ember::Cuda, ember::CudaRuntime>("cuda", results);
-  else
+    run_matmul<ember::Cuda, ember::CudaRuntime>("cuda", results);
+  } else
     std::fprintf(stderr, "cuda: %s\n", why.c_str());
 #endif
 #ifdef EMBER_HAVE_VULKAN
-  if (ember::VulkanRuntime::device_count(&why) > 0)
+  if (ember::VulkanRuntime::device_count(&why) > 0) {
     run_target<ember::Vulkan, ember::VulkanRuntime>("vulkan", results);
-  else
+    run_matmul<ember::Vulkan, ember::VulkanRuntime>("vulkan", results);
+  } else
     std::fprintf(stderr, "vulkan: %s\n", why.c_str());
 #endif
   std::ofstream f(path);
@@ -167,7 +269,11 @@ int main(int argc, char** argv) {
     const Result& r = results[i];
     f << "  {\"case\": \"" << r.name << "\", \"target\": \"" << r.target << "\", \"device\": \""
       << r.device << "\", \"median_ms\": " << r.median_ms << ", \"TBps\": " << r.tbps
-      << ", \"error\": \"" << r.error << "\"}" << (i + 1 < results.size() ? ",\n" : "\n");
+      << ", \"TFLOPs\": " << r.tflops << ", \"candidate\": \"" << r.candidate
+      << "\", \"candidates_ms\": {";
+    for (std::size_t c = 0; c < r.candidates.size(); ++c)
+      f << (c ? ", " : "") << "\"" << r.candidates[c].first << "\": " << r.candidates[c].second;
+    f << "}, \"error\": \"" << r.error << "\"}" << (i + 1 < results.size() ? ",\n" : "\n");
   }
   f << "]}\n";
   return 0;

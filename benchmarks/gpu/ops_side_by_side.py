@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """PyTorch's numbers for the cases of bench_ops_gpu (softmax, log_softmax, layer_norm,
-rms_norm), measured the same way on the same GPU, next to Ember's (read from bench_ops_gpu's
-JSON output), with the ratios and the share of the H200's 4.8 TB/s.
+rms_norm, cross-entropy, matrix products), measured the same way on the same GPU, next to
+Ember's (read from bench_ops_gpu's JSON output), with the ratios, the share of the H200's
+4.8 TB/s for the memory-bound cases and TFLOP/s for the products.
 
     python3 ops_side_by_side.py ember_ops.json [--out result.json]
 
-CUDA events around each call, median of 50 after 5 warm-up calls; the effective bandwidth
-counts the input read once and the output written once (8 bytes per f32 element;
-cross-entropy reads only: 4).
+CUDA events around each call, median of 50 after 5 warm-up calls (products: median of 10
+after 2, as bench_ops_gpu); the effective bandwidth counts the input read once and the output
+written once (8 bytes per f32 element; cross-entropy reads only: 4); a product of n^3 counts
+2 n^3 flops. Products run with TF32 off and without reduced-precision reductions (fp32 sums
+throughout), the numerics of Ember's candidates.
 """
 import argparse
 import json
@@ -31,6 +34,11 @@ CASES = {
 }
 READ_ONLY = {"cross_entropy_8192x8192"}  # 4 bytes per element, else 8 (read + write)
 
+# matmul_<n>_<dtype>: [n, n] x [n, n]
+MATMUL_CASES = {f"matmul_{n}_{dt}": (n, getattr(torch, {"f32": "float32", "f16": "float16",
+                                                        "bf16": "bfloat16"}[dt]))
+                for n in (4096, 8192) for dt in ("f32", "f16", "bf16")}
+
 
 def torch_numbers():
     out = {}
@@ -46,7 +54,38 @@ def torch_numbers():
         out[name] = {"median_ms": ms, "TBps": per * n / (ms * 1e-3) / 1e12}
         del x
         torch.cuda.empty_cache()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
+    torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
+    for name, (n, dtype) in MATMUL_CASES.items():
+        i = torch.arange(n * n, device="cuda", dtype=torch.float64)
+        a = (-1.0 + 2.0 * ((i % 1000003 + 1) * 0.618034 % 1.0)).to(dtype).reshape(n, n)
+        b = (-1.0 + 2.0 * ((i % 999983 + 1) * 0.414214 % 1.0)).to(dtype).reshape(n, n)
+        del i
+        ms = median_ms(lambda: torch.matmul(a, b), reps=10, warmup=2)
+        out[name] = {"median_ms": ms, "TFLOPs": 2.0 * n ** 3 / (ms * 1e-3) / 1e12}
+        del a, b
+        torch.cuda.empty_cache()
     return out
+
+
+def print_matmul(ember, t, rows):
+    print(f"{'case':18} {'target':7} {'ember ms':>9} {'torch ms':>9} {'ember TFLOP/s':>13} "
+          f"{'torch TFLOP/s':>13} {'ratio':>6}  chosen (each candidate's ms)")
+    for e in ember:
+        r = t.get(e["case"])
+        if r is None or e["case"] not in MATMUL_CASES:
+            continue
+        each = ", ".join(f"{c} {ms:.3f}" for c, ms in e.get("candidates_ms", {}).items())
+        if e["error"]:
+            print(f"{e['case']:18} {e['target']:7} ERROR {e['error']} ({each})")
+            rows.append({**e, "torch_ms": r["median_ms"]})
+            continue
+        ratio = e["median_ms"] / r["median_ms"]
+        rows.append({**e, "torch_ms": r["median_ms"], "torch_TFLOPs": r["TFLOPs"],
+                     "ember_over_torch_time": ratio})
+        print(f"{e['case']:18} {e['target']:7} {e['median_ms']:9.3f} {r['median_ms']:9.3f} "
+              f"{e['TFLOPs']:13.1f} {r['TFLOPs']:13.1f} {ratio:6.3f}  {e['candidate']} ({each})")
 
 
 def main():
@@ -63,7 +102,7 @@ def main():
           f"{'torch TB/s':>10} {'ratio':>6} {'of 4.8':>6}")
     for e in ember:
         r = t.get(e["case"])
-        if r is None:
+        if r is None or e["case"] in MATMUL_CASES:
             continue
         if e["error"]:
             print(f"{e['case']:26} {e['target']:7} ERROR {e['error']}")
@@ -76,6 +115,9 @@ def main():
               f"{e['TBps']:10.3f} {r['TBps']:10.3f} {ratio:6.3f} {e['TBps'] / H200_TBPS:6.1%}")
     print("ratio: Ember's time / PyTorch's (<= 1 is as fast); 'of 4.8': Ember's share of the "
           "H200's bandwidth")
+    print_matmul(ember, t, rows)
+    print("matmul: TF32 and reduced-precision reductions off on both sides; 'chosen': "
+          "Ember's autotuned candidate, then each candidate forced")
     if a.out:
         with open(a.out, "w") as f:
             json.dump({"torch": torch.__version__, "rows": rows}, f, indent=2)
