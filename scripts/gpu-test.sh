@@ -84,6 +84,15 @@ for t in ember_gpu_tests ember_conformance_vulkan ember_conformance_cuda; do
       "$(grep -c "^\[  FAILED  \] .*/$b\..*(" "$OUT/$t.log" 2>/dev/null || true) failed," \
       "$(grep -c "^\[  SKIPPED \] .*/$b\..*(" "$OUT/$t.log" 2>/dev/null || true) skipped"
   done | tee -a "$OUT/summary.txt"
+  # Plain (not typed) cases, e.g. CudaMatmul.* of test_gpu_matmul.cpp: no backend in the name.
+  if grep -qE "^\[ RUN      \] [A-Za-z0-9_]+\.[A-Za-z0-9_]+$" "$OUT/$t.log"; then
+    echo "$t plain cases: $(grep -cE "^\[       OK \] [A-Za-z0-9_]+\.[A-Za-z0-9_]+ \(" "$OUT/$t.log") passed," \
+      "$(grep -cE "^\[  FAILED  \] [A-Za-z0-9_]+\.[A-Za-z0-9_]+ \(" "$OUT/$t.log") failed," \
+      "$(grep -cE "^\[  SKIPPED \] [A-Za-z0-9_]+\.[A-Za-z0-9_]+ \(" "$OUT/$t.log") skipped" | tee -a "$OUT/summary.txt"
+    grep -E "^\[  SKIPPED \] [A-Za-z0-9_]+\.[A-Za-z0-9_]+ \(" -B2 "$OUT/$t.log" | grep -vE "^\[ RUN|^--" | head -8 | tee -a "$OUT/summary.txt"
+    # What the matmul cases print: the cuBLASLt loaded and autotune's choices.
+    grep -E "^\[ember gpu\] (cuBLASLt|\[ember autotune\])" "$OUT/$t.log" | head -8 | tee -a "$OUT/summary.txt"
+  fi
   grep -E "^\[  FAILED  \]" "$OUT/$t.log" | head -40 | tee -a "$OUT/summary.txt"
 done
 

@@ -95,7 +95,7 @@ Tensor<B, D> make(const std::vector<std::int64_t>& dims, DType dt, bool transpos
 }
 
 /// Expects `B`'s product to be the CPU's within tolerance(dt) * S per element; the output
-/// shape and the absence of host calls are checked too. Returns false after a failure.
+/// shape, dtype and the absence of host calls are checked too.
 template <class B, std::size_t D>
 void expect_like_cpu(const Case& c, DType dt) {
   SCOPED_TRACE(c.name + " " + std::string(dtype_name(dt)));
