@@ -11,14 +11,28 @@
 // Formulas: PyTorch's Convolution.cpp (output size (S + 2p - d (k - 1) - 1) / s + 1) and its
 // im2col / col2im (aten/src/ATen/native/im2col.h); the transposed convolution is the input
 // gradient of the convolution that maps its output to its input.
+//
+// On CUDA devices with cuDNN (loaded at run time, src/cuda/dnn.hpp) autotune chooses per op
+// (forward, input gradient, weight gradient), shape bucket and dtype between the candidates
+// "ember_im2col" (the above, the default) and "cudnn"; the transposed convolution is an input
+// gradient and shares its choice. A case cuDNN refuses runs im2col. EMBER_AUTOTUNE_LOG=1
+// prints the choice, EMBER_CONV_CANDIDATE=ember_im2col or cudnn forces one (tests,
+// benchmarks). Vulkan runs im2col.
 #include "ember/gpu/conv.hpp"
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
+#include <functional>
+#include <string>
 
 #include "ember/core/error.hpp"
 #include "ember/gpu/ops.hpp"
+#include "ember/tune/tune.hpp"
 #include "kernels.hpp"
+#ifdef EMBER_HAVE_CUDA
+#include "../cuda/dnn.hpp"
+#endif
 
 namespace ember::gpu {
 
@@ -415,6 +429,105 @@ Geometry unfold_geometry(const Shape& x, const std::array<std::int64_t, 2>& k,
                      c);
 }
 
+/// The three functions a convolution candidate serves.
+enum class ConvFn { Forward, InputGrad, WeightGrad };
+
+const char* fn_name(ConvFn f) {
+  return f == ConvFn::Forward     ? "conv"
+         : f == ConvFn::InputGrad ? "conv_x_backward"
+                                  : "conv_weight_backward";
+}
+
+/// EMBER_CONV_CANDIDATE: "" (autotune), "ember_im2col" or "cudnn"; ValueError otherwise.
+std::string forced_candidate(ConvFn f) {
+  const char* v = std::getenv("EMBER_CONV_CANDIDATE");
+  if (!v || !*v) return "";
+  const std::string s = v;
+  if (s != "ember_im2col" && s != "cudnn")
+    ember::detail::fail<ValueError>(fn_name(f), "EMBER_CONV_CANDIDATE=", s,
+                                    ": expected ember_im2col or cudnn");
+  return s;
+}
+
+#ifdef EMBER_HAVE_CUDA
+/// The geometry as cuDNN's: N = 1 and 2 as 2-d (a 1-d convolution has a leading dim of 1).
+template <std::size_t N>
+cuda::dnn::ConvShape dnn_shape(const Geometry& g, std::int64_t c_out) {
+  cuda::dnn::ConvShape s;
+  s.spatial = N == 3 ? 3 : 2;
+  s.batch = g.batch;
+  s.in_channels = g.groups * g.cg;
+  s.out_channels = c_out;
+  s.groups = g.groups;
+  for (int i = 0; i < s.spatial; ++i) {
+    const auto d = static_cast<std::size_t>(3 - s.spatial + i), u = static_cast<std::size_t>(i);
+    s.in[u] = g.in[d];
+    s.kernel[u] = g.k[d];
+    s.out[u] = g.out[d];
+    s.stride[u] = g.stride[d];
+    s.pad[u] = g.pad[d];
+    s.dil[u] = g.dil[d];
+  }
+  return s;
+}
+
+cuda::dnn::Operand operand(const GpuTensor& t) {
+  return {t.buffer.get(), static_cast<std::uint64_t>(t.offset)};
+}
+#endif
+
+/// Runs `im2col` or, on CUDA with cuDNN, the candidate that EMBER_CONV_CANDIDATE forces or
+/// autotune picks for (the function, N, the geometry's bucket, dtype, device). `vendor` fills
+/// the result through cuDNN from packed operands (`im2col` from any views).
+template <std::size_t N>
+void run_candidates(ConvFn f, kernel::ComputeDevice& dev, DType dt, const Geometry& g,
+                    std::int64_t c_out, const std::function<void()>& im2col,
+                    const std::function<void()>& vendor) {
+  const std::string forced = forced_candidate(f);
+  std::vector<tune::Candidate> candidates{{"ember_im2col", im2col}};
+#ifdef EMBER_HAVE_CUDA
+  if (dev.properties().kind == "cuda") {
+    std::string why;
+    if (cuda::dnn::available(&why)) {
+      const auto op = f == ConvFn::Forward     ? cuda::dnn::ConvOp::Forward
+                      : f == ConvFn::InputGrad ? cuda::dnn::ConvOp::BackwardData
+                                               : cuda::dnn::ConvOp::BackwardFilter;
+      // A case cuDNN refuses (a type or shape it has no algorithm for) is not offered.
+      if (cuda::dnn::refusal(dev, elem_of(dt, fn_name(f)), op, dnn_shape<N>(g, c_out)).empty())
+        candidates.push_back({"cudnn", vendor});
+    } else if (forced == "cudnn") {
+      ember::detail::fail<UnsupportedError>(fn_name(f), "EMBER_CONV_CANDIDATE=cudnn, but ", why);
+    }
+  }
+#endif
+  if (!forced.empty()) {
+    for (const tune::Candidate& c : candidates)
+      if (c.name == forced) {
+        c.run();
+        return;
+      }
+    candidates.front().run();  // not offered here (Vulkan; a case cuDNN refuses): im2col
+    return;
+  }
+  if (candidates.size() == 1) {
+    candidates.front().run();
+    return;
+  }
+  // (batch, C_in, C_out, groups, then per spatial dim: input, kernel, stride, padding,
+  // dilation), each rounded up to a power of two by make_key.
+  std::vector<std::uint64_t> dims{
+      static_cast<std::uint64_t>(g.batch), static_cast<std::uint64_t>(g.groups * g.cg),
+      static_cast<std::uint64_t>(c_out), static_cast<std::uint64_t>(g.groups)};
+  for (const auto* a : {&g.in, &g.k, &g.stride, &g.pad, &g.dil})
+    for (std::size_t i = 3 - N; i < 3; ++i) dims.push_back(static_cast<std::uint64_t>((*a)[i]));
+  const std::string op = "conv" + std::to_string(N) + "d" +
+                         (f == ConvFn::Forward     ? ""
+                          : f == ConvFn::InputGrad ? "_x_backward"
+                                                   : "_weight_backward");
+  const tune::Key key = tune::make_key(op, dims, std::string(dtype_name(dt)), dev);
+  candidates[tune::Tuner::global().choose(key, candidates, dev)].run();
+}
+
 }  // namespace
 
 bool conv_native(const GpuTensor& x, const GpuTensor& w) {
@@ -433,7 +546,19 @@ GpuTensor conv(const GpuTensor& x, const GpuTensor& w, const std::optional<GpuTe
                       o.dilation[i]);
   const Shape ys = with_spatial(x.shape.dims[0], w.shape.dims[0], out.data(), N);
   const Geometry g = geometry<N>(x.shape, w.shape, ys, o);
-  GpuTensor y = reshape(forward(x, w, g, w.shape.dims[0]), ys);
+  const std::int64_t c_out = w.shape.dims[0];
+  kernel::ComputeDevice& dev = x.compute();
+  GpuTensor y;
+  run_candidates<N>(
+      ConvFn::Forward, dev, x.dtype, g, c_out, [&] { y = reshape(forward(x, w, g, c_out), ys); },
+      [&] {
+#ifdef EMBER_HAVE_CUDA
+        const GpuTensor px = packed(x), pw = packed(w);
+        y = empty(ys, x.dtype, dev, x.device);
+        cuda::dnn::conv(dev, elem_of(x.dtype, "conv"), cuda::dnn::ConvOp::Forward,
+                        dnn_shape<N>(g, c_out), operand(px), operand(pw), operand(y));
+#endif
+      });
   return bias ? add_bias(std::move(y), *bias) : y;
 }
 
@@ -441,14 +566,43 @@ template <std::size_t N>
 GpuTensor conv_x_backward(const GpuTensor& dy, const GpuTensor& w, const Shape& x_shape,
                           const ConvOptions<N>& o) {
   const Geometry g = geometry<N>(x_shape, w.shape, dy.shape, o);
-  return reshape(input_grad(dy, w, g, w.shape.dims[0]), x_shape);
+  const std::int64_t c_out = w.shape.dims[0];
+  kernel::ComputeDevice& dev = dy.compute();
+  GpuTensor dx;
+  run_candidates<N>(
+      ConvFn::InputGrad, dev, dy.dtype, g, c_out,
+      [&] { dx = reshape(input_grad(dy, w, g, c_out), x_shape); },
+      [&] {
+#ifdef EMBER_HAVE_CUDA
+        const GpuTensor pdy = packed(dy), pw = packed(w);
+        dx = empty(x_shape, dy.dtype, dev, dy.device);
+        cuda::dnn::conv(dev, elem_of(dy.dtype, "conv_x_backward"), cuda::dnn::ConvOp::BackwardData,
+                        dnn_shape<N>(g, c_out), operand(dx), operand(pw), operand(pdy));
+#endif
+      });
+  return dx;
 }
 
 template <std::size_t N>
 GpuTensor conv_weight_backward(const GpuTensor& x, const GpuTensor& dy, const Shape& w_shape,
                                const ConvOptions<N>& o) {
   const Geometry g = geometry<N>(x.shape, w_shape, dy.shape, o);
-  return reshape(weight_grad(x, dy, g, w_shape.dims[0]), w_shape);
+  const std::int64_t c_out = w_shape.dims[0];
+  kernel::ComputeDevice& dev = x.compute();
+  GpuTensor dw;
+  run_candidates<N>(
+      ConvFn::WeightGrad, dev, x.dtype, g, c_out,
+      [&] { dw = reshape(weight_grad(x, dy, g, c_out), w_shape); },
+      [&] {
+#ifdef EMBER_HAVE_CUDA
+        const GpuTensor px = packed(x), pdy = packed(dy);
+        dw = empty(w_shape, x.dtype, dev, x.device);
+        cuda::dnn::conv(dev, elem_of(x.dtype, "conv_weight_backward"),
+                        cuda::dnn::ConvOp::BackwardFilter, dnn_shape<N>(g, c_out), operand(px),
+                        operand(dw), operand(pdy));
+#endif
+      });
+  return dw;
 }
 
 template <std::size_t N>
