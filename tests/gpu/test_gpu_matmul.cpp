@@ -29,34 +29,11 @@
 #endif
 
 using namespace ember;
+using ember::test::EnvGuard;
 using ember::test::host_calls;
 using ember::test::spread;
 
 namespace {
-
-/// Sets an environment variable for the scope (restores the old value after).
-class EnvGuard {
- public:
-  EnvGuard(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value)
-      ::setenv(name, value, 1);
-    else
-      ::unsetenv(name);
-  }
-  ~EnvGuard() {
-    if (old_)
-      ::setenv(name_, old_->c_str(), 1);
-    else
-      ::unsetenv(name_);
-  }
-  EnvGuard(const EnvGuard&) = delete;
-  EnvGuard& operator=(const EnvGuard&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 double tolerance(DType dt) {
   switch (dt) {
