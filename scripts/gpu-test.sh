@@ -6,6 +6,7 @@
 # Usage: scripts/gpu-test.sh BUNDLE_DIR OUT_DIR
 #   EMBER_GPU_TEST_SKIP_BENCH=1 skips the benchmarks; EMBER_GTEST_FILTER narrows the tests;
 #   EMBER_CUBLASLT_LIB picks cuBLASLt (default: PyTorch's pip copy when python3 has one);
+#   EMBER_CUDNN_LIB picks cuDNN 9 (default: PyTorch's pip copy, nvidia-cudnn-cu13);
 #   EMBER_AUTOTUNE_LOG=1 prints each autotuned choice (e.g. matmul: ember_tiled or cublaslt);
 #   EMBER_GPU_TESTS=0 skips the test programs (e.g. for a training-only run, EMBER_GPU_TRAIN=1);
 #   programs missing from the bundle are skipped.
@@ -42,6 +43,26 @@ PY
   )
   if [ -n "$lt" ]; then export EMBER_CUBLASLT_LIB="$lt"; fi
 fi
+# cuDNN 9, the CUDA convolutions' autotune candidate (opened at run time, src/cuda/dnn.hpp):
+# PyTorch's pip copy (nvidia-cudnn-cu13: nvidia/cudnn/lib or nvidia/cu13/lib), the folder
+# holding libcudnn.so.9 and the sub-libraries it opens beside itself.
+if [ -z "${EMBER_CUDNN_LIB:-}" ] && command -v python3 >/dev/null; then
+  dnn=$(python3 - 2>/dev/null <<'PY'
+import glob, os
+try:
+    import nvidia
+except ImportError:
+    raise SystemExit
+for base in list(nvidia.__path__):
+    for pattern in ("cudnn/lib", "cu13/lib", "*/lib"):
+        hits = sorted(glob.glob(os.path.join(base, pattern, "libcudnn.so.9")))
+        if hits:
+            print(os.path.dirname(hits[-1]))
+            raise SystemExit
+PY
+  )
+  if [ -n "$dnn" ]; then export EMBER_CUDNN_LIB="$dnn"; fi
+fi
 
 # Vulkan: the loader from the bundle's Debian packages, the NVIDIA ICD of the driver.
 if ! ldconfig -p | grep -q libvulkan.so.1; then
@@ -58,6 +79,7 @@ done
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv 2>&1
   command -v vulkaninfo >/dev/null && vulkaninfo --summary 2>/dev/null | grep -E "deviceName|driverVersion|apiVersion"
   echo "cuBLASLt: ${EMBER_CUBLASLT_LIB:-the loader's path, the toolkit's lib64 (src/cuda/blaslt.hpp)}"
+  echo "cuDNN: ${EMBER_CUDNN_LIB:-the loader's path, the toolkit's lib64/lib (src/cuda/dnn.hpp)}"
 } | tee "$OUT/summary.txt"
 
 status=0
@@ -90,8 +112,9 @@ for t in ember_gpu_tests ember_conformance_vulkan ember_conformance_cuda; do
       "$(grep -cE "^\[  FAILED  \] [A-Za-z0-9_]+\.[A-Za-z0-9_]+ \(" "$OUT/$t.log") failed," \
       "$(grep -cE "^\[  SKIPPED \] [A-Za-z0-9_]+\.[A-Za-z0-9_]+ \(" "$OUT/$t.log") skipped" | tee -a "$OUT/summary.txt"
     grep -E "^\[  SKIPPED \] [A-Za-z0-9_]+\.[A-Za-z0-9_]+ \(" -B2 "$OUT/$t.log" | grep -vE "^\[ RUN|^--" | head -8 | tee -a "$OUT/summary.txt"
-    # What the matmul cases print: the cuBLASLt loaded and autotune's choices.
-    grep -E "^\[ember gpu\] (cuBLASLt|\[ember autotune\])" "$OUT/$t.log" | head -8 | tee -a "$OUT/summary.txt"
+    # What the matmul and conv cases print: the libraries loaded, cuDNN's refusals, autotune's
+    # choices.
+    grep -E "^\[ember gpu\] (cuBLASLt|cuDNN|\[ember autotune\])" "$OUT/$t.log" | head -16 | tee -a "$OUT/summary.txt"
   fi
   grep -E "^\[  FAILED  \]" "$OUT/$t.log" | head -40 | tee -a "$OUT/summary.txt"
 done

@@ -9,11 +9,17 @@
 // f16 and bf16, TFLOP/s = 2 n^3 / time; each candidate forced (EMBER_MATMUL_CANDIDATE: the
 // tiled kernel, cuBLASLt on CUDA), then as autotune chooses (the winner is reported), median
 // of 10 after 2 warm-up calls; 16 entries of each result checked against f64 sums on the
-// host. ops_side_by_side.py runs PyTorch's equivalents on the same GPU and prints the ratios.
+// host. Convolutions (issue 13): 2-d, 3x3, 256 -> 256 channels, 14 x 14, padding 1, batch 128,
+// in f32 and bf16, the forward convolution and its input and weight gradients (fwd, dgrad,
+// wgrad), TFLOP/s = 2 B C_out 14^2 C_in 9 / time; each candidate forced (EMBER_CONV_CANDIDATE:
+// im2col, cuDNN on CUDA), then as autotune chooses, median of 10 after 2 warm-up calls; 8
+// entries of each result checked against f64 sums on the host. ops_side_by_side.py runs
+// PyTorch's equivalents on the same GPU and prints the ratios.
 //
 //   bench_ops_gpu [OUT.json]     (default ember_ops.json)
 //   EMBER_BENCH_ROW_DIVISOR=N    divides the row counts (a quick run on a small device)
 //   EMBER_BENCH_MATMUL=0         leaves the matrix products out; =N runs only N^3 (e.g. 4096)
+//   EMBER_BENCH_CONV=0           leaves the convolutions out
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -243,6 +249,137 @@ void run_matmul(const std::string& target, std::vector<Result>& out) {
   }
 }
 
+/// The convolution cases (see the top): each function per dtype, each candidate forced, then
+/// autotuned.
+template <class B, class R>
+void run_conv(const std::string& target, std::vector<Result>& out) {
+  using ember::DType;
+  using ember::GpuTensor;
+  using ember::Shape;
+  using ember::TensorData;
+  if (const char* env = std::getenv("EMBER_BENCH_CONV"); env && std::string(env) == "0") return;
+  const typename B::Device dev{0};
+  ember::kernel::ComputeDevice& cd = R::device(0);
+  std::vector<std::string> names{"ember_im2col"};
+  if (target == "cuda") names.push_back("cudnn");
+  constexpr std::int64_t kB = 128, kC = 256, kS = 14, kK = 3;
+  const auto fill = [](std::size_t n, float f) {
+    std::vector<float> v(n);
+    for (std::size_t i = 0; i < n; ++i)
+      v[i] = -1.0f + 2.0f * std::fmod(f * static_cast<float>(i % 1000003 + 1), 1.0f);
+    return v;
+  };
+  const Shape xs{kB, kC, kS, kS}, ws{kC, kC, kK, kK};
+  const std::vector<float> xv = fill(static_cast<std::size_t>(xs.numel()), 0.618034f);
+  const std::vector<float> wv = fill(static_cast<std::size_t>(ws.numel()), 0.414214f);
+  const std::vector<float> dv = fill(static_cast<std::size_t>(xs.numel()), 0.302775f);
+  ember::ConvOptions<2> o;
+  o.padding = {1, 1};
+  const double flops = 2.0 * kB * kC * kS * kS * kC * kK * kK;
+  const auto time = [&](const std::function<GpuTensor()>& fn, GpuTensor& y) {
+    for (int i = 0; i < 2; ++i) y = fn();
+    std::vector<double> ms;
+    for (int i = 0; i < 10; ++i) ms.push_back(cd.time_ms([&] { y = fn(); }));
+    std::sort(ms.begin(), ms.end());
+    return ms[ms.size() / 2];
+  };
+  for (DType dt : {DType::F32, DType::BF16}) {
+    const TensorData xd = TensorData(xv, xs).convert(dt), wd = TensorData(wv, ws).convert(dt);
+    const TensorData dd = TensorData(dv, xs).convert(dt);  // dy: the output is 14 x 14 too
+    const std::vector<double> xh = xd.to_vec<double>(), wh = wd.to_vec<double>(),
+                              dh = dd.to_vec<double>();
+    const auto at = [&](const std::vector<double>& v, std::int64_t n, std::int64_t c,
+                        std::int64_t i, std::int64_t j) {
+      return i < 0 || j < 0 || i >= kS || j >= kS ? 0.0 : v[((n * kC + c) * kS + i) * kS + j];
+    };
+    for (const char* fn : {"fwd", "dgrad", "wgrad"}) {
+      const std::string f = fn;
+      Result r;
+      r.name = "conv2d_3x3_256c_14x14_b128_" + f + "_" + std::string(ember::dtype_name(dt));
+      r.target = target;
+      r.device = cd.properties().name;
+      try {
+        if (!ember::gpu::native_dtype(dt, cd))
+          throw ember::UnsupportedError("no " + std::string(ember::dtype_name(dt)) + " here");
+        const GpuTensor x = B::float_from_data(xd, dev), w = B::float_from_data(wd, dev);
+        const GpuTensor dy = B::float_from_data(dd, dev);
+        const std::function<GpuTensor()> run = [&]() -> GpuTensor {
+          if (f == "fwd") return B::template conv<2>(x, w, std::nullopt, o);
+          if (f == "dgrad") return B::template conv_x_backward<2>(dy, w, xs, o);
+          return B::template conv_weight_backward<2>(x, dy, ws, o);
+        };
+        GpuTensor y;
+        for (const std::string& c : names) {
+          ::setenv("EMBER_CONV_CANDIDATE", c.c_str(), 1);
+          try {
+            r.candidates.emplace_back(c, time(run, y));
+          } catch (const std::exception& e) {
+            std::fprintf(stderr, "%s %s %s: %s\n", r.name.c_str(), target.c_str(), c.c_str(),
+                         e.what());
+            r.candidates.emplace_back(c, -1.0);
+          }
+        }
+        ::unsetenv("EMBER_CONV_CANDIDATE");
+        r.median_ms = time(run, y);
+        const std::string op = f == "fwd"     ? "conv2d"
+                               : f == "dgrad" ? "conv2d_x_backward"
+                                              : "conv2d_weight_backward";
+        const ember::tune::Key key =
+            ember::tune::make_key(op, {kB, kC, kC, 1, kS, kS, kK, kK, 1, 1, 1, 1, 1, 1},
+                                  std::string(ember::dtype_name(dt)), cd);
+        r.candidate = ember::tune::Tuner::enabled()
+                          ? ember::tune::Tuner::global().winner(key).value_or("ember_im2col")
+                          : "ember_im2col";
+        r.tflops = flops / (r.median_ms * 1e-3) / 1e12;
+        // 8 entries against f64 sums of the inputs as the device saw them (rounded to dt).
+        const std::vector<double> got = B::float_into_data(y).template to_vec<double>();
+        const double tol = dt == DType::F32 ? 2e-5 : 1.6e-2;
+        for (std::int64_t s = 0; s < 8 && r.error.empty(); ++s) {
+          const std::int64_t a = (s * 37 + 5) % kB, b = (s * 101 + 7) % kC;
+          const std::int64_t i = (s * 5 + 1) % kS, j = (s * 3) % kS;
+          double want = 0, scale = 0;
+          std::int64_t index = 0;
+          const auto add = [&](double t) {
+            want += t;
+            scale += std::fabs(t);
+          };
+          if (f == "fwd") {  // y[a, b, i, j]
+            for (std::int64_t c = 0; c < kC; ++c)
+              for (std::int64_t p = 0; p < kK; ++p)
+                for (std::int64_t q = 0; q < kK; ++q)
+                  add(at(xh, a, c, i + p - 1, j + q - 1) * wh[((b * kC + c) * kK + p) * kK + q]);
+            index = ((a * kC + b) * kS + i) * kS + j;
+          } else if (f == "dgrad") {  // dx[a, b, i, j]
+            for (std::int64_t c = 0; c < kC; ++c)
+              for (std::int64_t p = 0; p < kK; ++p)
+                for (std::int64_t q = 0; q < kK; ++q)
+                  add(at(dh, a, c, i - p + 1, j - q + 1) * wh[((c * kC + b) * kK + p) * kK + q]);
+            index = ((a * kC + b) * kS + i) * kS + j;
+          } else {  // dw[b, c = a, p, q]
+            const std::int64_t c = a, p = s % kK, q = (s / kK) % kK;
+            for (std::int64_t n = 0; n < kB; ++n)
+              for (std::int64_t u = 0; u < kS; ++u)
+                for (std::int64_t v = 0; v < kS; ++v)
+                  add(at(dh, n, b, u, v) * at(xh, n, c, u + p - 1, v + q - 1));
+            index = ((b * kC + c) * kK + p) * kK + q;
+          }
+          if (!(std::fabs(got[static_cast<std::size_t>(index)] - want) <= tol * scale))
+            r.error = "wrong result at element " + std::to_string(index);
+        }
+      } catch (const std::exception& e) {
+        r.error = e.what();
+        std::replace(r.error.begin(), r.error.end(), '"', '\'');
+      }
+      ::unsetenv("EMBER_CONV_CANDIDATE");
+      std::printf("%-38s %-7s %9.4f ms %7.1f TFLOP/s %-12s", r.name.c_str(), target.c_str(),
+                  r.median_ms, r.tflops, r.candidate.c_str());
+      for (const auto& [c, ms] : r.candidates) std::printf(" %s %.4f ms", c.c_str(), ms);
+      std::printf(" %s\n", r.error.c_str());
+      out.push_back(r);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -253,6 +390,7 @@ int main(int argc, char** argv) {
   if (ember::CudaRuntime::device_count(&why) > 0) {
     run_target<ember::Cuda, ember::CudaRuntime>("cuda", results);
     run_matmul<ember::Cuda, ember::CudaRuntime>("cuda", results);
+    run_conv<ember::Cuda, ember::CudaRuntime>("cuda", results);
   } else
     std::fprintf(stderr, "cuda: %s\n", why.c_str());
 #endif
@@ -260,6 +398,7 @@ int main(int argc, char** argv) {
   if (ember::VulkanRuntime::device_count(&why) > 0) {
     run_target<ember::Vulkan, ember::VulkanRuntime>("vulkan", results);
     run_matmul<ember::Vulkan, ember::VulkanRuntime>("vulkan", results);
+    run_conv<ember::Vulkan, ember::VulkanRuntime>("vulkan", results);
   } else
     std::fprintf(stderr, "vulkan: %s\n", why.c_str());
 #endif

@@ -10,7 +10,11 @@ CUDA events around each call, median of 50 after 5 warm-up calls (products: medi
 after 2, as bench_ops_gpu); the effective bandwidth counts the input read once and the output
 written once (8 bytes per f32 element; cross-entropy reads only: 4); a product of n^3 counts
 2 n^3 flops. Products run with TF32 off and without reduced-precision reductions (fp32 sums
-throughout), the numerics of Ember's candidates.
+throughout), the numerics of Ember's candidates. Convolutions (conv2d 3x3, 256 channels,
+14 x 14, batch 128, padding 1; fwd, dgrad = the input gradient, wgrad = the weight gradient)
+run through cuDNN with TF32 off (torch.backends.cudnn.allow_tf32 = False: fp32 arithmetic
+in the f32 rows) and torch.backends.cudnn.benchmark = True (cuDNN's fastest algorithm, as
+PyTorch's training loops commonly set); a convolution counts 2 B C_out 14^2 C_in 9 flops.
 """
 import argparse
 import json
@@ -39,6 +43,36 @@ MATMUL_CASES = {f"matmul_{n}_{dt}": (n, getattr(torch, {"f32": "float32", "f16":
                                                         "bf16": "bfloat16"}[dt]))
                 for n in (4096, 8192) for dt in ("f32", "f16", "bf16")}
 
+# conv2d_3x3_256c_14x14_b128_<fn>_<dtype>
+CONV_CASES = {f"conv2d_3x3_256c_14x14_b128_{fn}_{dt}": (fn, getattr(torch, {"f32": "float32",
+                                                                        "bf16": "bfloat16"}[dt]))
+              for dt in ("f32", "bf16") for fn in ("fwd", "dgrad", "wgrad")}
+CONV_FLOPS = 2.0 * 128 * 256 * 14 * 14 * 256 * 9
+
+
+def conv_numbers(out):
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cudnn.benchmark = True
+    conv_bw = torch.ops.aten.convolution_backward
+    for name, (fn, dtype) in CONV_CASES.items():
+        def fill(n, f):
+            i = torch.arange(n, device="cuda", dtype=torch.float64)
+            return (-1.0 + 2.0 * ((i % 1000003 + 1) * f % 1.0)).to(dtype)
+        x = fill(128 * 256 * 14 * 14, 0.618034).reshape(128, 256, 14, 14)
+        w = fill(256 * 256 * 9, 0.414214).reshape(256, 256, 3, 3)
+        dy = fill(128 * 256 * 14 * 14, 0.302775).reshape(128, 256, 14, 14)
+        args = ([1, 1], [1, 1], [1, 1], False, [0, 0], 1)
+        if fn == "fwd":
+            call = lambda: torch.nn.functional.conv2d(x, w, None, 1, 1)
+        elif fn == "dgrad":
+            call = lambda: conv_bw(dy, x, w, None, *args, [True, False, False])[0]
+        else:
+            call = lambda: conv_bw(dy, x, w, None, *args, [False, True, False])[1]
+        ms = median_ms(call, reps=10, warmup=2)
+        out[name] = {"median_ms": ms, "TFLOPs": CONV_FLOPS / (ms * 1e-3) / 1e12}
+        del x, w, dy
+        torch.cuda.empty_cache()
+
 
 def torch_numbers():
     out = {}
@@ -66,25 +100,26 @@ def torch_numbers():
         out[name] = {"median_ms": ms, "TFLOPs": 2.0 * n ** 3 / (ms * 1e-3) / 1e12}
         del a, b
         torch.cuda.empty_cache()
+    conv_numbers(out)
     return out
 
 
-def print_matmul(ember, t, rows):
-    print(f"{'case':18} {'target':7} {'ember ms':>9} {'torch ms':>9} {'ember TFLOP/s':>13} "
+def print_matmul(ember, t, rows, cases=MATMUL_CASES, width=18):
+    print(f"{'case':{width}} {'target':7} {'ember ms':>9} {'torch ms':>9} {'ember TFLOP/s':>13} "
           f"{'torch TFLOP/s':>13} {'ratio':>6}  chosen (each candidate's ms)")
     for e in ember:
         r = t.get(e["case"])
-        if r is None or e["case"] not in MATMUL_CASES:
+        if r is None or e["case"] not in cases:
             continue
         each = ", ".join(f"{c} {ms:.3f}" for c, ms in e.get("candidates_ms", {}).items())
         if e["error"]:
-            print(f"{e['case']:18} {e['target']:7} ERROR {e['error']} ({each})")
+            print(f"{e['case']:{width}} {e['target']:7} ERROR {e['error']} ({each})")
             rows.append({**e, "torch_ms": r["median_ms"]})
             continue
         ratio = e["median_ms"] / r["median_ms"]
         rows.append({**e, "torch_ms": r["median_ms"], "torch_TFLOPs": r["TFLOPs"],
                      "ember_over_torch_time": ratio})
-        print(f"{e['case']:18} {e['target']:7} {e['median_ms']:9.3f} {r['median_ms']:9.3f} "
+        print(f"{e['case']:{width}} {e['target']:7} {e['median_ms']:9.3f} {r['median_ms']:9.3f} "
               f"{e['TFLOPs']:13.1f} {r['TFLOPs']:13.1f} {ratio:6.3f}  {e['candidate']} ({each})")
 
 
@@ -102,7 +137,7 @@ def main():
           f"{'torch TB/s':>10} {'ratio':>6} {'of 4.8':>6}")
     for e in ember:
         r = t.get(e["case"])
-        if r is None or e["case"] in MATMUL_CASES:
+        if r is None or e["case"] in MATMUL_CASES or e["case"] in CONV_CASES:
             continue
         if e["error"]:
             print(f"{e['case']:26} {e['target']:7} ERROR {e['error']}")
@@ -118,6 +153,9 @@ def main():
     print_matmul(ember, t, rows)
     print("matmul: TF32 and reduced-precision reductions off on both sides; 'chosen': "
           "Ember's autotuned candidate, then each candidate forced")
+    print_matmul(ember, t, rows, CONV_CASES, 38)
+    print("conv2d: TF32 off on both sides (fp32 arithmetic in the f32 rows), PyTorch with "
+          "cudnn.benchmark; 'chosen': Ember's autotuned candidate, then each candidate forced")
     if a.out:
         with open(a.out, "w") as f:
             json.dump({"torch": torch.__version__, "rows": rows}, f, indent=2)
