@@ -8,6 +8,7 @@
 #   EMBER_CUBLASLT_LIB picks cuBLASLt (default: PyTorch's pip copy when python3 has one);
 #   EMBER_CUDNN_LIB picks cuDNN 9 (default: PyTorch's pip copy, nvidia-cudnn-cu13);
 #   EMBER_AUTOTUNE_LOG=1 prints each autotuned choice (e.g. matmul: ember_tiled or cublaslt);
+#   EMBER_VENDOR_CANDIDATES (default 1 here, off elsewhere) lets cuBLASLt/cuDNN take part;
 #   EMBER_GPU_TESTS=0 skips the test programs (e.g. for a training-only run, EMBER_GPU_TRAIN=1);
 #   programs missing from the bundle are skipped.
 set -uo pipefail
@@ -26,6 +27,8 @@ export EMBER_CACHE_DIR="${EMBER_CACHE_DIR:-${TMPDIR:-/tmp}/ember-gpu-cache}"
 # cuBLASLt, the CUDA matmul's autotune candidate (opened at run time, src/cuda/blaslt.hpp):
 # the copy in PyTorch's pip package (nvidia-cublas: nvidia/cu13/lib or nvidia/cublas/lib)
 # when python3 finds one, so Ember and the PyTorch side of the benchmarks use the same library.
+# This run verifies the vendor candidates too, so autotune considers them (tune.hpp).
+export EMBER_VENDOR_CANDIDATES="${EMBER_VENDOR_CANDIDATES:-1}"
 if [ -z "${EMBER_CUBLASLT_LIB:-}" ] && command -v python3 >/dev/null; then
   lt=$(python3 - 2>/dev/null <<'PY'
 import glob, os

@@ -509,6 +509,7 @@ void run_candidates(ConvFn f, kernel::ComputeDevice& dev, DType dt, const Geomet
     candidates.front().run();  // not offered here (Vulkan; a case cuDNN refuses): im2col
     return;
   }
+  if (!tune::Tuner::vendor_enabled()) candidates.resize(1);  // opt-in (tune.hpp)
   if (candidates.size() == 1) {
     candidates.front().run();
     return;

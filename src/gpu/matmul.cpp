@@ -184,6 +184,9 @@ GpuTensor matmul(const GpuTensor& a_in, const GpuTensor& b_in) {
     candidates.front().run();  // not offered here (Vulkan; k == 0): the tiled kernel
     return out;
   }
+  // Vendor candidates are tuned only with EMBER_VENDOR_CANDIDATES=1 (tune.hpp), unless the
+  // tiled kernel cannot run this product at all.
+  if (tiled_fits && !tune::Tuner::vendor_enabled()) candidates.resize(1);
   if (!tiled_fits && candidates.size() > 1) candidates.erase(candidates.begin());
   if (candidates.size() == 1) {
     candidates.front().run();

@@ -121,6 +121,11 @@ bool Tuner::log_enabled() {
   return v && *v && std::string(v) != "0";
 }
 
+bool Tuner::vendor_enabled() {
+  const char* v = std::getenv("EMBER_VENDOR_CANDIDATES");
+  return v && std::string(v) == "1";
+}
+
 namespace {
 
 /// "ember_tiled 1.234 ms, cublaslt 0.456 ms, other failed"

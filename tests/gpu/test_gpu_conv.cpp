@@ -301,6 +301,7 @@ TEST(CudaConv, AutotuneRecordsAndLogsItsChoice) {
   EMBER_NEED_CUDNN();
   if (!tune::Tuner::enabled()) GTEST_SKIP() << "EMBER_AUTOTUNE=0";
   EnvGuard unforced("EMBER_CONV_CANDIDATE", nullptr);
+  EnvGuard vendor("EMBER_VENDOR_CANDIDATES", "1");
   EnvGuard log("EMBER_AUTOTUNE_LOG", "1");
   // x [8, 32, 12, 12], w [48, 32, 3, 3], stride 1, padding 1: the key's bucket is
   // 8 x 32 x 64 x 1 x 16 x 16 x 4 x 4 x 1 x 1 x 1 x 1 x 1 x 1.

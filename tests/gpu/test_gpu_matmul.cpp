@@ -179,6 +179,7 @@ TEST(CudaMatmul, AutotuneRecordsAndLogsItsChoice) {
   EMBER_NEED_CUBLASLT();
   if (!tune::Tuner::enabled()) GTEST_SKIP() << "EMBER_AUTOTUNE=0";
   EnvGuard unforced("EMBER_MATMUL_CANDIDATE", nullptr);
+  EnvGuard vendor("EMBER_VENDOR_CANDIDATES", "1");
   EnvGuard log("EMBER_AUTOTUNE_LOG", "1");
   for (DType dt : {DType::F32, DType::F16}) {
     SCOPED_TRACE(std::string(dtype_name(dt)));

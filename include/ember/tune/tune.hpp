@@ -68,6 +68,10 @@ class Tuner {
   static bool enabled();
   /// True when EMBER_AUTOTUNE_LOG is set (and not 0).
   static bool log_enabled();
+  /// True when EMBER_VENDOR_CANDIDATES=1: vendor libraries' candidates (cuBLASLt, cuDNN) take
+  /// part in tuning. Off by default until they have run on hardware (docs/gpu.md); a
+  /// candidate forced by name (EMBER_MATMUL_CANDIDATE, EMBER_CONV_CANDIDATE) runs regardless.
+  static bool vendor_enabled();
   /// $EMBER_CACHE_DIR/autotune.json (or the XDG / home fallbacks); empty when none applies.
   static std::filesystem::path default_path();
 
