@@ -154,5 +154,17 @@ TEST(Autotune, NewCandidatesTuneAgainAndFailuresAreRemembered) {
   std::filesystem::remove(file);
 }
 
+TEST(Autotune, VendorCandidatesAreOptIn) {
+  ::unsetenv("EMBER_VENDOR_CANDIDATES");
+  EXPECT_FALSE(Tuner::vendor_enabled());
+  ::setenv("EMBER_VENDOR_CANDIDATES", "0", 1);
+  EXPECT_FALSE(Tuner::vendor_enabled());
+  ::setenv("EMBER_VENDOR_CANDIDATES", "yes", 1);
+  EXPECT_FALSE(Tuner::vendor_enabled());  // only "1" turns them on
+  ::setenv("EMBER_VENDOR_CANDIDATES", "1", 1);
+  EXPECT_TRUE(Tuner::vendor_enabled());
+  ::unsetenv("EMBER_VENDOR_CANDIDATES");
+}
+
 }  // namespace
 }  // namespace ember::tune
