@@ -7,7 +7,7 @@ if(NOT TARGET ember_vulkan AND NOT TARGET ember_cuda)
 endif()
 
 add_library(ember_gpu src/gpu/core.cpp src/gpu/map.cpp src/gpu/reduce.cpp src/gpu/matmul.cpp
-  src/gpu/conv.cpp src/gpu/pool.cpp src/gpu/index.cpp src/gpu/create.cpp src/gpu/scan.cpp
+  src/gpu/conv.cpp src/gpu/conv_backward.cpp src/gpu/pool.cpp src/gpu/index.cpp src/gpu/create.cpp src/gpu/scan.cpp
   src/gpu/sort.cpp src/gpu/interpolate.cpp src/gpu/rows.cpp
   src/gpu/fallback.cpp)
 add_library(ember::gpu ALIAS ember_gpu)

@@ -260,7 +260,7 @@ void run_conv(const std::string& target, std::vector<Result>& out) {
   if (const char* env = std::getenv("EMBER_BENCH_CONV"); env && std::string(env) == "0") return;
   const typename B::Device dev{0};
   ember::kernel::ComputeDevice& cd = R::device(0);
-  std::vector<std::string> names{"ember_im2col"};
+  std::vector<std::string> names{"ember"};
   if (target == "cuda") names.push_back("cudnn");
   constexpr std::int64_t kB = 128, kC = 256, kS = 14, kK = 3;
   const auto fill = [](std::size_t n, float f) {
@@ -328,8 +328,8 @@ void run_conv(const std::string& target, std::vector<Result>& out) {
             ember::tune::make_key(op, {kB, kC, kC, 1, kS, kS, kK, kK, 1, 1, 1, 1, 1, 1},
                                   std::string(ember::dtype_name(dt)), cd);
         r.candidate = ember::tune::Tuner::enabled()
-                          ? ember::tune::Tuner::global().winner(key).value_or("ember_im2col")
-                          : "ember_im2col";
+                          ? ember::tune::Tuner::global().winner(key).value_or("ember")
+                          : "ember";
         r.tflops = flops / (r.median_ms * 1e-3) / 1e12;
         // 8 entries against f64 sums of the inputs as the device saw them (rounded to dt).
         const std::vector<double> got = B::float_into_data(y).template to_vec<double>();

@@ -1,4 +1,7 @@
-// Convolutions on the GPU backends, as im2col + the tiled matrix product (ember/gpu/ops.hpp):
+// Convolutions on the GPU backends, as im2col + the tiled matrix product (ember/gpu/ops.hpp);
+// the two gradients (and so the transposed convolution) first try the implicit matrix
+// products of conv_backward.cpp, which write no column matrix, and come here where those do
+// not serve the case:
 // the input's patches are copied into a column matrix [G, B, C/G * K, L] (K kernel taps, L
 // output positions), which the weight [G, C_out/G, C/G * K] multiplies. The input gradient is
 // the transposed product scattered back by col2im (one thread per input element gathers the
@@ -14,10 +17,11 @@
 //
 // On CUDA devices with cuDNN (loaded at run time, src/cuda/dnn.hpp) autotune chooses per op
 // (forward, input gradient, weight gradient), shape bucket and dtype between the candidates
-// "ember_im2col" (the above, the default) and "cudnn"; the transposed convolution is an input
-// gradient and shares its choice. A case cuDNN refuses runs im2col. EMBER_AUTOTUNE_LOG=1
-// prints the choice, EMBER_CONV_CANDIDATE=ember_im2col or cudnn forces one (tests,
-// benchmarks). Vulkan runs im2col.
+// "ember" (Ember's kernels: the above, with the gradients' implicit products of
+// conv_backward.cpp; the default) and "cudnn"; the transposed convolution is an input
+// gradient and shares its choice. A case cuDNN refuses runs Ember's. EMBER_AUTOTUNE_LOG=1
+// prints the choice, EMBER_CONV_CANDIDATE=ember or cudnn forces one (tests, benchmarks).
+// Vulkan runs Ember's.
 #include "ember/gpu/conv.hpp"
 
 #include <algorithm>
@@ -26,6 +30,7 @@
 #include <functional>
 #include <string>
 
+#include "conv_backward.hpp"
 #include "ember/core/error.hpp"
 #include "ember/gpu/ops.hpp"
 #include "ember/tune/tune.hpp"
@@ -387,6 +392,22 @@ Geometry geometry(const Shape& x, const Shape& w, const Shape& y, const ConvOpti
   return g;
 }
 
+/// The geometry as src/gpu/conv_backward.cpp takes it.
+detail::ConvShape conv_shape(const Geometry& g, std::int64_t c_out) {
+  detail::ConvShape s;
+  s.batch = g.batch;
+  s.groups = g.groups;
+  s.cg = g.cg;
+  s.cog = c_out / g.groups;
+  s.in = g.in;
+  s.k = g.k;
+  s.out = g.out;
+  s.stride = g.stride;
+  s.pad = g.pad;
+  s.dil = g.dil;
+  return s;
+}
+
 GpuTensor add_bias(GpuTensor y, const GpuTensor& bias) {
   Shape s(std::vector<std::int64_t>(y.shape.dims.size(), 1));
   s.dims[1] = bias.shape.dims[0];
@@ -438,14 +459,14 @@ const char* fn_name(ConvFn f) {
                                   : "conv_weight_backward";
 }
 
-/// EMBER_CONV_CANDIDATE: "" (autotune), "ember_im2col" or "cudnn"; ValueError otherwise.
+/// EMBER_CONV_CANDIDATE: "" (autotune), "ember" or "cudnn"; ValueError otherwise.
 std::string forced_candidate(ConvFn f) {
   const char* v = std::getenv("EMBER_CONV_CANDIDATE");
   if (!v || !*v) return "";
   const std::string s = v;
-  if (s != "ember_im2col" && s != "cudnn")
+  if (s != "ember" && s != "cudnn")
     ember::detail::fail<ValueError>(fn_name(f), "EMBER_CONV_CANDIDATE=", s,
-                                    ": expected ember_im2col or cudnn");
+                                    ": expected ember or cudnn");
   return s;
 }
 
@@ -478,13 +499,13 @@ cuda::dnn::Operand operand(const GpuTensor& t) {
 
 /// Runs `im2col` or, on CUDA with cuDNN, the candidate that EMBER_CONV_CANDIDATE forces or
 /// autotune picks for (the function, N, the geometry's bucket, dtype, device). `vendor` fills
-/// the result through cuDNN from packed operands (`im2col` from any views).
+/// the result through cuDNN from packed operands (`own`, Ember's kernels, from any views).
 template <std::size_t N>
 void run_candidates(ConvFn f, kernel::ComputeDevice& dev, DType dt, const Geometry& g,
-                    std::int64_t c_out, const std::function<void()>& im2col,
+                    std::int64_t c_out, const std::function<void()>& own,
                     const std::function<void()>& vendor) {
   const std::string forced = forced_candidate(f);
-  std::vector<tune::Candidate> candidates{{"ember_im2col", im2col}};
+  std::vector<tune::Candidate> candidates{{"ember", own}};
 #ifdef EMBER_HAVE_CUDA
   if (dev.properties().kind == "cuda") {
     std::string why;
@@ -506,7 +527,7 @@ void run_candidates(ConvFn f, kernel::ComputeDevice& dev, DType dt, const Geomet
         c.run();
         return;
       }
-    candidates.front().run();  // not offered here (Vulkan; a case cuDNN refuses): im2col
+    candidates.front().run();  // not offered here (Vulkan; a case cuDNN refuses): Ember's
     return;
   }
   if (!tune::Tuner::vendor_enabled()) candidates.resize(1);  // opt-in (tune.hpp)
@@ -572,7 +593,12 @@ GpuTensor conv_x_backward(const GpuTensor& dy, const GpuTensor& w, const Shape& 
   GpuTensor dx;
   run_candidates<N>(
       ConvFn::InputGrad, dev, dy.dtype, g, c_out,
-      [&] { dx = reshape(input_grad(dy, w, g, c_out), x_shape); },
+      [&] {  // the implicit product, else (grid, llvmpipe's loop limit) im2col
+        if (auto r = detail::conv_data_grad(dy, w, x_shape, conv_shape(g, c_out)))
+          dx = std::move(*r);
+        else
+          dx = reshape(input_grad(dy, w, g, c_out), x_shape);
+      },
       [&] {
 #ifdef EMBER_HAVE_CUDA
         const GpuTensor pdy = packed(dy), pw = packed(w);
@@ -593,7 +619,12 @@ GpuTensor conv_weight_backward(const GpuTensor& x, const GpuTensor& dy, const Sh
   GpuTensor dw;
   run_candidates<N>(
       ConvFn::WeightGrad, dev, x.dtype, g, c_out,
-      [&] { dw = reshape(weight_grad(x, dy, g, c_out), w_shape); },
+      [&] {
+        if (auto r = detail::conv_weight_grad(x, dy, w_shape, conv_shape(g, c_out)))
+          dw = std::move(*r);
+        else
+          dw = reshape(weight_grad(x, dy, g, c_out), w_shape);
+      },
       [&] {
 #ifdef EMBER_HAVE_CUDA
         const GpuTensor px = packed(x), pdy = packed(dy);

@@ -256,9 +256,9 @@ TEST(CudaConv, CudnnLoads) {
   EXPECT_NE(cuda::dnn::library_path().find("libcudnn.so.9"), std::string::npos);
 }
 
-TEST(CudaConv, Im2colMatchesTheCpu) {
+TEST(CudaConv, EmberKernelsMatchTheCpu) {
   EMBER_NEED_CUDA();
-  EnvGuard force("EMBER_CONV_CANDIDATE", "ember_im2col");
+  EnvGuard force("EMBER_CONV_CANDIDATE", "ember");
   for (DType dt : kDtypes) {
     expect_hand_conv<Cuda>(dt);
     expect_all_like_cpu<Cuda>(dt);
@@ -319,14 +319,14 @@ TEST(CudaConv, AutotuneRecordsAndLogsItsChoice) {
     ASSERT_TRUE(winner.has_value()) << key.str();
     const auto times = tune::Tuner::global().timings(key);
     ASSERT_EQ(times.size(), 2u) << key.str();
-    const double own = times.at("ember_im2col"), dnn = times.at("cudnn");
+    const double own = times.at("ember"), dnn = times.at("cudnn");
     EXPECT_GT(own, 0.0);
     EXPECT_GT(dnn, 0.0);
-    EXPECT_EQ(*winner, own <= dnn ? "ember_im2col" : "cudnn");
+    EXPECT_EQ(*winner, own <= dnn ? "ember" : "cudnn");
     const std::size_t at = err.find("[ember autotune] " + key.str() + ":");
     ASSERT_NE(at, std::string::npos) << err;
     const std::string line = err.substr(at, err.find('\n', at) - at);
-    EXPECT_NE(line.find("ember_im2col"), std::string::npos) << line;
+    EXPECT_NE(line.find("ember"), std::string::npos) << line;
     EXPECT_NE(line.find("cudnn"), std::string::npos) << line;
     std::printf("[ember gpu] %s\n", line.c_str());
   }
@@ -335,7 +335,7 @@ TEST(CudaConv, AutotuneRecordsAndLogsItsChoice) {
 TEST(CudaConv, LargeConvolutionMatchesTheCpuThroughEachCandidate) {
   EMBER_NEED_CUDNN();
   // 3x3, 64 channels, 28 x 28, batch 4, f32: algorithms with a workspace from the pool.
-  for (const char* which : {"ember_im2col", "cudnn"}) {
+  for (const char* which : {"ember", "cudnn"}) {
     EnvGuard force("EMBER_CONV_CANDIDATE", which);
     SCOPED_TRACE(which);
     expect_like_cpu<Cuda, 2>(
@@ -365,7 +365,7 @@ TYPED_TEST(GpuConv, CasesMatchTheCpu) {
 TYPED_TEST(GpuConv, ForcingAndItsErrors) {
   using B = TypeParam;
   {
-    EnvGuard force("EMBER_CONV_CANDIDATE", "ember_im2col");
+    EnvGuard force("EMBER_CONV_CANDIDATE", "ember");
     expect_hand_conv<B>(DType::F32);
     expect_like_cpu<B, 2>(kCases2[0], DType::F32);
   }
@@ -386,7 +386,7 @@ TYPED_TEST(GpuConv, ForcingAndItsErrors) {
       EXPECT_NE(m.find(std::string("[") + op + "] EMBER_CONV_CANDIDATE=winograd"),
                 std::string::npos)
           << m;
-      EXPECT_NE(m.find("ember_im2col or cudnn"), std::string::npos) << m;
+      EXPECT_NE(m.find("ember or cudnn"), std::string::npos) << m;
     }
   };
   expect_error("conv", [&] {
