@@ -24,15 +24,16 @@ namespace {
 #define EMBER_LT_STR(x) EMBER_LT_STR2(x)
 
 // The cuBLASLt functions Ember calls (the table is filled by dlsym, as api.hpp's).
-#define EMBER_LT_FUNCS(X)                                                                          \
-  X(cublasLtCreate)                                                                                \
-  X(cublasLtGetVersion)                                                                            \
-  X(cublasLtGetStatusName)                                                                         \
-  X(cublasLtMatmulDescCreate)                                                                      \
-  X(cublasLtMatmulDescDestroy)                                                                     \
-  X(cublasLtMatrixLayoutCreate) X(cublasLtMatrixLayoutDestroy) X(cublasLtMatrixLayoutSetAttribute) \
-      X(cublasLtMatmulPreferenceCreate) X(cublasLtMatmulPreferenceDestroy)                         \
-          X(cublasLtMatmulPreferenceSetAttribute) X(cublasLtMatmulAlgoGetHeuristic)                \
+#define EMBER_LT_FUNCS(X)                                                           \
+  X(cublasLtCreate)                                                                 \
+  X(cublasLtGetVersion)                                                             \
+  X(cublasLtGetStatusName)                                                          \
+  X(cublasLtMatmulDescCreate)                                                       \
+  X(cublasLtMatmulDescDestroy)                                                      \
+  X(cublasLtMatrixLayoutCreate)                                                     \
+  X(cublasLtMatrixLayoutDestroy) X(cublasLtMatrixLayoutSetAttribute)                \
+      X(cublasLtMatmulPreferenceCreate) X(cublasLtMatmulPreferenceDestroy)          \
+          X(cublasLtMatmulPreferenceSetAttribute) X(cublasLtMatmulAlgoGetHeuristic) \
               X(cublasLtMatmul)
 
 struct Lib {
@@ -243,6 +244,10 @@ Plan make_plan(const Lib& l, cublasLtHandle_t h, kernel::Elem e, std::int64_t ba
     cublasStatus_t r = CUBLAS_STATUS_SUCCESS;
     try {
       set(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, kMaxWorkspace);
+      // Split-K partial sums only in the compute type (f32/f64), never rounded to an f16/bf16
+      // output in between: one rounding on store, the same result on every run.
+      set(CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+          static_cast<std::uint32_t>(CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE));
       set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, align[1]);  // cuBLASLt's A is our B
       set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, align[0]);
       set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align[2]);
@@ -253,7 +258,9 @@ Plan make_plan(const Lib& l, cublasLtHandle_t h, kernel::Elem e, std::int64_t ba
       throw;
     }
     l.cublasLtMatmulPreferenceDestroy_(pref);
-    if (r == CUBLAS_STATUS_NOT_SUPPORTED || (r == CUBLAS_STATUS_SUCCESS && found == 0))
+    // The result's fields are valid only when its own state is SUCCESS (cublasLt.h).
+    if (r == CUBLAS_STATUS_NOT_SUPPORTED ||
+        (r == CUBLAS_STATUS_SUCCESS && (found == 0 || best.state != CUBLAS_STATUS_SUCCESS)))
       ember::detail::fail<UnsupportedError>("matmul", "cuBLASLt has no algorithm for ", batches,
                                             " x [", m, ", ", k, "] x [", k, ", ", n, "] ",
                                             kernel::elem_name(e));
@@ -298,6 +305,12 @@ void matmul(kernel::ComputeDevice& device, kernel::Elem elem, std::int64_t batch
     m *= batches;
     batches = 1;
   }
+  // The batch count is an int32 attribute, and rows / columns beyond int32 are not served.
+  constexpr std::int64_t kInt32Max = 2147483647;
+  if (batches > kInt32Max || m > kInt32Max || n > kInt32Max || k > kInt32Max)
+    ember::detail::fail<UnsupportedError>("matmul", "cuBLASLt candidate: ", batches, " x [", m,
+                                          ", ", k, "] x [", k, ", ", n,
+                                          "] exceeds its 32-bit sizes");
   if (batches == 1) a_stride = b_stride = 0;
   const std::int64_t es = kernel::elem_bytes(elem);
   const CUdeviceptr pa = detail::device_ptr(*a.buffer) + a.offset * static_cast<std::uint64_t>(es);

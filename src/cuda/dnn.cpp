@@ -338,6 +338,7 @@ Plan make_plan(const Lib& l, cudnnHandle_t h, kernel::Elem e, ConvOp op, const C
       cudnnStatus_t status;
       std::size_t memory;
       cudnnMathType_t math;
+      bool deterministic;
     };
     std::vector<Choice> list;
     constexpr int kMax = 16;
@@ -347,28 +348,38 @@ Plan make_plan(const Lib& l, cudnnHandle_t h, kernel::Elem e, ConvOp op, const C
       cudnnConvolutionFwdAlgoPerf_t perf[kMax];
       r = l.cudnnGetConvolutionForwardAlgorithm_v7_(h, p.x, p.w, p.conv, p.y, kMax, &found, perf);
       for (int i = 0; i < found && r == CUDNN_STATUS_SUCCESS; ++i)
-        list.push_back({perf[i].algo, perf[i].status, perf[i].memory, perf[i].mathType});
+        list.push_back({perf[i].algo, perf[i].status, perf[i].memory, perf[i].mathType,
+                        perf[i].determinism == CUDNN_DETERMINISTIC});
     } else if (op == ConvOp::BackwardData) {
       cudnnConvolutionBwdDataAlgoPerf_t perf[kMax];
       r = l.cudnnGetConvolutionBackwardDataAlgorithm_v7_(h, p.w, p.y, p.conv, p.x, kMax, &found,
                                                          perf);
       for (int i = 0; i < found && r == CUDNN_STATUS_SUCCESS; ++i)
-        list.push_back({perf[i].algo, perf[i].status, perf[i].memory, perf[i].mathType});
+        list.push_back({perf[i].algo, perf[i].status, perf[i].memory, perf[i].mathType,
+                        perf[i].determinism == CUDNN_DETERMINISTIC});
     } else {
       cudnnConvolutionBwdFilterAlgoPerf_t perf[kMax];
       r = l.cudnnGetConvolutionBackwardFilterAlgorithm_v7_(h, p.x, p.y, p.conv, p.w, kMax, &found,
                                                            perf);
       for (int i = 0; i < found && r == CUDNN_STATUS_SUCCESS; ++i)
-        list.push_back({perf[i].algo, perf[i].status, perf[i].memory, perf[i].mathType});
+        list.push_back({perf[i].algo, perf[i].status, perf[i].memory, perf[i].mathType,
+                        perf[i].determinism == CUDNN_DETERMINISTIC});
     }
     if (refuse(r, "cudnnGetConvolution*Algorithm_v7")) {
       p.destroy(l);
       return p;
     }
-    const auto pick = std::find_if(list.begin(), list.end(), [&](const Choice& c) {
+    // f32 must not use TF32 (FMA math only); f64 has no reduced mode, so cuDNN may list it
+    // with the default math type.
+    const auto usable = [&](const Choice& c) {
       return c.status == CUDNN_STATUS_SUCCESS && c.memory <= kMaxWorkspace &&
-             (!exact || c.math == CUDNN_FMA_MATH);
-    });
+             (!exact || c.math == CUDNN_FMA_MATH || (p.f64 && c.math == CUDNN_DEFAULT_MATH));
+    };
+    // A deterministic algorithm first (the same bits on every run, as Ember's kernels), else
+    // the heuristics' best usable one (e.g. a weight gradient summed with atomics).
+    auto pick = std::find_if(list.begin(), list.end(),
+                             [&](const Choice& c) { return usable(c) && c.deterministic; });
+    if (pick == list.end()) pick = std::find_if(list.begin(), list.end(), usable);
     if (pick == list.end()) {
       p.refused = "no algorithm (of " + std::to_string(list.size()) + " from the heuristics) " +
                   (exact ? "with FMA math " : "") + "within 256 MiB of workspace";
@@ -390,6 +401,12 @@ Plan make_plan(const Lib& l, cudnnHandle_t h, kernel::Elem e, ConvOp op, const C
           h, p.x, p.y, p.conv, p.w, static_cast<cudnnConvolutionBwdFilterAlgo_t>(p.algo), &ws);
     check(l, r, op, "cudnnGetConvolution*WorkspaceSize");
     p.workspace = std::max(ws, pick->memory);
+    if (p.workspace > kMaxWorkspace) {
+      p.refused = "the algorithm needs " + std::to_string(p.workspace) +
+                  " bytes of workspace, over 256 MiB";
+      p.destroy(l);
+      return p;
+    }
   } catch (...) {
     p.destroy(l);
     throw;

@@ -507,15 +507,24 @@ void run_candidates(ConvFn f, kernel::ComputeDevice& dev, DType dt, const Geomet
   const std::string forced = forced_candidate(f);
   std::vector<tune::Candidate> candidates{{"ember", own}};
 #ifdef EMBER_HAVE_CUDA
-  if (dev.properties().kind == "cuda") {
+  // cuDNN is asked only when it may run: forced by name, or tuned (opt-in, tune.hpp).
+  const bool wanted = forced == "cudnn" || (forced.empty() && tune::Tuner::vendor_enabled());
+  if (wanted && dev.properties().kind == "cuda") {
     std::string why;
     if (cuda::dnn::available(&why)) {
       const auto op = f == ConvFn::Forward     ? cuda::dnn::ConvOp::Forward
                       : f == ConvFn::InputGrad ? cuda::dnn::ConvOp::BackwardData
                                                : cuda::dnn::ConvOp::BackwardFilter;
-      // A case cuDNN refuses (a type or shape it has no algorithm for) is not offered.
-      if (cuda::dnn::refusal(dev, elem_of(dt, fn_name(f)), op, dnn_shape<N>(g, c_out)).empty())
-        candidates.push_back({"cudnn", vendor});
+      // A case cuDNN refuses (a type or shape it has no algorithm for) is not offered; nor,
+      // under autotune, one whose planning fails (e.g. cuDNN cannot start on this device).
+      std::string refused;
+      try {
+        refused = cuda::dnn::refusal(dev, elem_of(dt, fn_name(f)), op, dnn_shape<N>(g, c_out));
+      } catch (const Error&) {
+        if (forced == "cudnn") throw;
+        refused = "planning failed";
+      }
+      if (refused.empty()) candidates.push_back({"cudnn", vendor});
     } else if (forced == "cudnn") {
       ember::detail::fail<UnsupportedError>(fn_name(f), "EMBER_CONV_CANDIDATE=cudnn, but ", why);
     }
@@ -530,7 +539,6 @@ void run_candidates(ConvFn f, kernel::ComputeDevice& dev, DType dt, const Geomet
     candidates.front().run();  // not offered here (Vulkan; a case cuDNN refuses): Ember's
     return;
   }
-  if (!tune::Tuner::vendor_enabled()) candidates.resize(1);  // opt-in (tune.hpp)
   if (candidates.size() == 1) {
     candidates.front().run();
     return;

@@ -159,7 +159,11 @@ GpuTensor matmul(const GpuTensor& a_in, const GpuTensor& b_in) {
   std::vector<tune::Candidate> candidates{{"ember_tiled", tiled}};
   const std::string forced = forced_candidate();
 #ifdef EMBER_HAVE_CUDA
-  if (dev.properties().kind == "cuda") {
+  // cuBLASLt is opened only when it may run: forced by name, tuned (opt-in, tune.hpp), or
+  // the only way to run a product beyond the tiled kernel's grid.
+  const bool wanted =
+      forced == "cublaslt" || (forced.empty() && (tune::Tuner::vendor_enabled() || !tiled_fits));
+  if (wanted && dev.properties().kind == "cuda") {
     // k == 0 (an empty sum: zeros) stays with the tiled kernel; cuBLASLt is not asked.
     std::string why;
     if (k > 0 && cuda::blaslt::available(&why)) {
@@ -184,9 +188,6 @@ GpuTensor matmul(const GpuTensor& a_in, const GpuTensor& b_in) {
     candidates.front().run();  // not offered here (Vulkan; k == 0): the tiled kernel
     return out;
   }
-  // Vendor candidates are tuned only with EMBER_VENDOR_CANDIDATES=1 (tune.hpp), unless the
-  // tiled kernel cannot run this product at all.
-  if (tiled_fits && !tune::Tuner::vendor_enabled()) candidates.resize(1);
   if (!tiled_fits && candidates.size() > 1) candidates.erase(candidates.begin());
   if (candidates.size() == 1) {
     candidates.front().run();
