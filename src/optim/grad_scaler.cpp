@@ -9,6 +9,14 @@
 
 namespace ember::optim {
 
+namespace {
+/// S scales an f32 loss: it must be an f32 normal number, or the product under- or overflows.
+bool in_f32_range(double s) {
+  return s >= static_cast<double>(std::numeric_limits<float>::min()) &&
+         s <= static_cast<double>(std::numeric_limits<float>::max());
+}
+}  // namespace
+
 GradScaler GradScalerConfig::init() const {
   return GradScaler(*this);
 }
@@ -16,8 +24,9 @@ GradScaler GradScalerConfig::init() const {
 GradScaler::GradScaler(const GradScalerConfig& config)
     : config_(config), scale_(config.init_scale) {
   const char* op = "GradScaler";
-  if (!std::isfinite(config.init_scale) || config.init_scale <= 0.0) {
-    ember::detail::fail<ValueError>(op, "init_scale must be finite and > 0, got ",
+  if (!in_f32_range(config.init_scale)) {
+    ember::detail::fail<ValueError>(op, "init_scale must be in f32's normal range [2^-126, ",
+                                    std::numeric_limits<float>::max(), "], got ",
                                     config.init_scale);
   }
   if (!std::isfinite(config.growth_factor) || config.growth_factor <= 1.0) {
@@ -43,9 +52,8 @@ void GradScaler::update(bool finite) {
     return;
   }
   if (++tracker_ >= config_.growth_interval) {
-    // An f32 loss times S must stay finite for S to mean anything.
-    scale_ = std::min(scale_ * config_.growth_factor,
-                      static_cast<double>(std::numeric_limits<float>::max()));
+    // Growth past f32's range keeps S (torch does the same).
+    if (in_f32_range(scale_ * config_.growth_factor)) scale_ *= config_.growth_factor;
     tracker_ = 0;
   }
 }
@@ -62,11 +70,14 @@ void GradScaler::load_state(const nlohmann::json& state) {
   }
   if (!state["scale"].is_number()) ember::detail::fail<ValueError>(op, "'scale' is not a number");
   const double s = state["scale"].get<double>();
-  if (!std::isfinite(s) || s <= 0.0) {
-    ember::detail::fail<ValueError>(op, "'scale' must be finite and > 0, got ", s);
+  if (!in_f32_range(s)) {
+    ember::detail::fail<ValueError>(
+        op, "'scale' must be finite and > 0 (an f32 normal number), got ", s);
   }
   for (const char* key : {"growth_tracker", "skipped_steps"}) {
-    if (!state[key].is_number_unsigned()) {
+    const nlohmann::json& v = state[key];
+    // Parsed text holds 0 as unsigned, JSON built in code as signed: both are fine.
+    if (!v.is_number_integer() || (!v.is_number_unsigned() && v.get<std::int64_t>() < 0)) {
       ember::detail::fail<ValueError>(op, "'", key, "' is not a whole number >= 0");
     }
   }

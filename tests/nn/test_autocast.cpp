@@ -11,6 +11,7 @@
 #include "ember/autodiff/cpu.hpp"
 #include "ember/core/autocast.hpp"
 #include "ember/nn.hpp"
+#include "ember/quant/quantize.hpp"
 #include "ember/tensor/activation.hpp"
 #include "ember/tensor/loss.hpp"
 #include "ember/tensor/module/conv.hpp"
@@ -135,6 +136,50 @@ TEST(Autocast, SoftmaxNormsAndCrossEntropyRunInF32) {
   // mean 7/3, biased variance 14/9.
   EXPECT_NEAR(ln.to_vec<double>()[2], (4.0 - 7.0 / 3.0) / std::sqrt(14.0 / 9.0 + 1e-5), 1e-6);
   EXPECT_EQ(module::rms_norm(x).dtype(), DType::F32);
+}
+
+TEST(Autocast, LossesRunInF32) {
+  // (300^2 + 300^2) / 2 = 90000 overflows f16 (max 65504) but not f32.
+  using C2 = Tensor<Cpu, 2>;
+  const C2 x = C2::from_floats({{300.0, -300.0}}, {}, DType::F16);
+  const C2 zero = C2::zeros(Shape{1, 2}, {}, DType::F16);
+  const Autocast amp(DType::F16);
+  const auto mse = nn::loss::mse_loss(x, zero);
+  EXPECT_EQ(mse.dtype(), DType::F32);
+  EXPECT_EQ(only(mse), 90000.0);
+  EXPECT_EQ(only(nn::loss::l1_loss(x, zero)), 300.0);
+  const C2 p = C2::from_floats({{0.25, 0.5}}, {}, DType::BF16);
+  EXPECT_EQ(nn::loss::binary_cross_entropy(p, C2::ones(Shape{1, 2})).dtype(), DType::F32);
+  EXPECT_EQ(nn::loss::kl_div(p.log(), p).dtype(), DType::F32);
+}
+
+TEST(Autocast, F64OperandsKeepLinearAndAttentionInF64) {
+  using C2 = Tensor<Cpu, 2>;
+  const Autocast amp(DType::BF16);
+  const C2 x = C2::from_floats({{kBothLost, 1.0}});
+  const C2 w64 = C2::from_floats({{1.0, 1.0}}, {}, DType::F64);
+  const C2 y = module::linear(x, w64);
+  EXPECT_EQ(y.dtype(), DType::F64);
+  EXPECT_EQ(only(y), 2.0 + std::ldexp(1.0, -12));  // x is f32-exact, the sum f64-exact
+  using C3 = Tensor<Cpu, 3>;
+  const C3 q = C3::from_floats({{{1.0, 0.0}}});
+  const C3 k = C3::from_floats({{{0.5, 0.5}}}, {}, DType::F64);
+  const C3 v = C3::from_floats({{{kBothLost, -3.0}}}, {}, DType::F64);
+  const C3 o = module::scaled_dot_product_attention(q, k, v);
+  EXPECT_EQ(o.dtype(), DType::F64);
+  EXPECT_EQ(o.to_vec<double>(), (std::vector<double>{kBothLost, -3.0}));
+}
+
+TEST(Autocast, QuantizedLayersTakeALowerPrecisionInput) {
+  auto fc = nn::LinearConfig{.d_input = 2, .d_output = 2}.init<Cpu>();
+  const auto q = quant::quantize(fc, {});
+  using DT = Tensor<Cpu, 2>;
+  const DT x = DT::from_floats({{1.0, -2.0}});
+  const std::vector<double> want = q.forward(x).to_vec<double>();
+  const Autocast amp(DType::BF16);
+  // An exact bf16 input: the quantized layer computes in f32 and gives the same values.
+  const DT y = q.forward(x.cast(DType::BF16));
+  EXPECT_EQ(y.to_vec<double>(), want);
 }
 
 TEST(Autocast, NnLinearTakesALowerPrecisionInputOnlyUnderAutocast) {

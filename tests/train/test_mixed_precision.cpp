@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <limits>
 
 #include "ember/optim/grad_scaler.hpp"
@@ -125,7 +126,15 @@ TEST(GradScaler, StateRoundTripsAndBadStateIsRefused) {
   EXPECT_EQ(b.get_scale(), 32768.0);
   EXPECT_EQ(b.growth_tracker(), 1u);
   EXPECT_EQ(b.skipped_steps(), 1u);
+  // JSON built in code holds 0 as a signed integer: accepted as well.
+  b.load_state({{"scale", 8.0}, {"growth_tracker", 0}, {"skipped_steps", 2}});
+  EXPECT_EQ(b.get_scale(), 8.0);
+  EXPECT_EQ(b.skipped_steps(), 2u);
+  b.load_state(a.state());
   EMBER_EXPECT_THROW_MSG(b.load_state(nlohmann::json::array()), ValueError, "JSON object");
+  EMBER_EXPECT_THROW_MSG(
+      b.load_state({{"scale", 1e300}, {"growth_tracker", 0}, {"skipped_steps", 0}}), ValueError,
+      "'scale' must be finite and > 0");
   EMBER_EXPECT_THROW_MSG(b.load_state({{"scale", 2.0}}), ValueError, "growth_tracker");
   EMBER_EXPECT_THROW_MSG(
       b.load_state({{"scale", -1.0}, {"growth_tracker", 0}, {"skipped_steps", 0}}), ValueError,
@@ -134,6 +143,29 @@ TEST(GradScaler, StateRoundTripsAndBadStateIsRefused) {
       b.load_state({{"scale", 8.0}, {"growth_tracker", -3}, {"skipped_steps", 0}}), ValueError,
       "'growth_tracker' is not a whole number");
   EXPECT_EQ(b.get_scale(), 32768.0);  // a refused state changes nothing
+}
+
+TEST(GradScaler, TheScaleStaysInF32sRange) {
+  // Growth that would pass f32's largest value keeps S (2^127 * 2 = 2^128 > FLT_MAX).
+  optim::GradScaler top =
+      optim::GradScalerConfig{.init_scale = std::ldexp(1.0, 127), .growth_interval = 1}.init();
+  top.update(true);
+  EXPECT_EQ(top.get_scale(), std::ldexp(1.0, 127));
+  // Backoff stops at 2^-126, the smallest f32 normal number.
+  optim::GradScaler bottom = optim::GradScalerConfig{.init_scale = std::ldexp(1.0, -125)}.init();
+  bottom.update(false);
+  bottom.update(false);
+  EXPECT_EQ(bottom.get_scale(), std::ldexp(1.0, -126));
+  EMBER_EXPECT_THROW_MSG(optim::GradScalerConfig{.init_scale = 1e300}.init(), ValueError,
+                         "init_scale must be in f32's normal range");
+  EMBER_EXPECT_THROW_MSG(optim::GradScalerConfig{.init_scale = 1e-300}.init(), ValueError,
+                         "init_scale");
+  // A step with no gradients checked nothing: refused, S unchanged.
+  auto sgd = optim::SgdConfig{}.init();
+  TinyNet<> net = make_net(kTrainDevice, 3);
+  EMBER_EXPECT_THROW_MSG(top.step(sgd, 1.0, net, optim::GradientsParams{}), ValueError,
+                         "no gradients to unscale");
+  EXPECT_EQ(top.growth_tracker(), 0u);
 }
 
 TEST(GradScaler, ConfigErrors) {
@@ -253,6 +285,19 @@ TEST(TrainMixedPrecision, F16ResumeContinuesWithTheSavedScale) {
   EXPECT_EQ(b.skipped, a.skipped);
   EXPECT_GT(a.skipped, 0u);
   EXPECT_EQ(params_of(b.model), params_of(a.model));
+}
+
+TEST(TrainMixedPrecision, ADamagedScalerStateIsNamed) {
+  TempDir dir("mp-damaged");
+  train_mp({.dtype = DType::F16, .epochs = 1}, dir.path());
+  const fs::path file = dir.path() / "checkpoints" / "epoch-1" / "grad_scaler.json";
+  ASSERT_TRUE(fs::exists(file));
+  std::ofstream(file) << R"({"scale": 2.0})";
+  EMBER_EXPECT_THROW_MSG(train_mp({.dtype = DType::F16, .epochs = 2, .resume = true}, dir.path()),
+                         IoError, "grad_scaler.json");
+  std::ofstream(file) << "garbage";
+  EMBER_EXPECT_THROW_MSG(train_mp({.dtype = DType::F16, .epochs = 2, .resume = true}, dir.path()),
+                         IoError, "damaged checkpoint file");
 }
 
 TEST(TrainMixedPrecision, Errors) {

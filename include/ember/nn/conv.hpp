@@ -129,7 +129,9 @@ struct Conv {
   template <std::size_t D>
   Tensor<B, D> forward(const Tensor<B, D>& x) const {
     constexpr const char* name = detail::conv_name(N);
-    return detail::with_batch<N>(name, x, [&](const Tensor<B, N + 2>& xb) {
+    return detail::with_batch<N>(name, x, [&](const Tensor<B, N + 2>& batched) {
+      // A quantized layer computes in f32: under Autocast a lower-precision input goes up.
+      const Tensor<B, N + 2> xb = qweight ? ember::detail::autocast_widen(batched) : batched;
       detail::check_channels(name, xb.shape(), channels_in());
       if (qweight && xb.dtype() != DType::F32) {
         ember::detail::fail<DTypeError>(name, "input of dtype ", xb.dtype(), ": a quantized ", name,

@@ -63,7 +63,8 @@ struct Linear {
   /// behind the user's back), except under Autocast, which casts both to its dtype.
   template <std::size_t D>
   Tensor<B, D> forward(const Tensor<B, D>& x) const {
-    if (qweight) return forward_quantized(x);
+    // A quantized layer computes in f32: under Autocast a lower-precision input goes up to it.
+    if (qweight) return forward_quantized(ember::detail::autocast_widen(x));
     if (input_observer) input_observer->observe(x.into_data());
     // Under Autocast both run in the autocast dtype (module::linear casts them).
     if (ember::detail::autocast_lower_dtype(x.dtype()) !=

@@ -33,7 +33,7 @@ class GradScaler;
 
 /// GradScaler's settings (torch.amp.GradScaler's arguments and defaults).
 struct GradScalerConfig {
-  /// The first loss scale S (2^16).
+  /// The first loss scale S (2^16); in f32's normal range [2^-126, f32 max].
   double init_scale = 65536.0;
   /// Factor of S after growth_interval finite steps in a row (> 1).
   double growth_factor = 2.0;
@@ -41,7 +41,7 @@ struct GradScalerConfig {
   double backoff_factor = 0.5;
   /// Finite steps in a row before S grows (>= 1).
   std::size_t growth_interval = 2000;
-  /// Throws ValueError for a setting outside its range (init_scale must be finite and > 0).
+  /// Throws ValueError for a setting outside its range.
   GradScaler init() const;
 };
 
@@ -87,14 +87,21 @@ class GradScaler {
     return !finite || finite->into_scalar();
   }
 
-  /// Adapts S after a step: finite false multiplies it by backoff_factor (and counts a
-  /// skipped step); growth_interval finite steps in a row multiply it by growth_factor.
+  /// Adapts S after a step: finite false multiplies it by backoff_factor (not below 2^-126;
+  /// and counts a skipped step); growth_interval finite steps in a row multiply it by
+  /// growth_factor (S stays when that would pass f32's largest value, as torch).
   void update(bool finite);
 
   /// unscale(), then optim.step(lr, model, grads) when every gradient is finite, then
-  /// update(). Returns whether the optimizer stepped. Throws what optim.step throws.
+  /// update(). Returns whether the optimizer stepped. Throws ValueError when `grads` is
+  /// empty (nothing was checked, as torch's "No inf checks were recorded"), and what
+  /// optim.step throws.
   template <class O, class M>
   bool step(O& optim, double lr, M& model, GradientsParams grads) {
+    if (grads.empty()) {
+      ember::detail::fail<ValueError>("GradScaler.step",
+                                      "no gradients to unscale (did backward run on scale(loss)?)");
+    }
     const bool finite = unscale(model, grads);
     if (finite) optim.step(lr, model, grads);
     update(finite);

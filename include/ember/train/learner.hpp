@@ -376,7 +376,7 @@ class Learner {
   /// f16 mixed precision: divides the gradients by the loss scale, adapts the scale, and says
   /// whether they are finite (the batch takes part in the step). Always true otherwise.
   bool unscale(optim::GradientsParams& grads) {
-    if (!scaler_) return true;
+    if (!scaler_ || grads.empty()) return true;  // nothing to check, nothing learnt about S
     const bool finite = scaler_->unscale(model_, grads);
     scaler_->update(finite);
     return finite;
@@ -438,12 +438,18 @@ class Learner {
     scheduler_.load_state(scheduler_state);
     // A checkpoint of a run without f16 loss scaling has none: the scale starts afresh.
     if (const auto path = dir / "grad_scaler.json"; scaler_ && std::filesystem::exists(path)) {
-      std::ifstream f(path);
-      const nlohmann::json state = nlohmann::json::parse(f, nullptr, false);
-      if (state.is_discarded()) {
-        ember::detail::fail<IoError>("Learner", "cannot parse ", path, " (damaged checkpoint)");
+      std::string problem;
+      try {
+        std::ifstream f(path);
+        const nlohmann::json state = nlohmann::json::parse(f, nullptr, false);
+        if (state.is_discarded()) problem = "not JSON";
+        if (problem.empty()) scaler_->load_state(state);
+      } catch (const std::exception& e) {
+        problem = e.what();
       }
-      scaler_->load_state(state);
+      if (!problem.empty()) {
+        ember::detail::fail<IoError>("Learner", "damaged checkpoint file ", path, ": ", problem);
+      }
     }
   }
 

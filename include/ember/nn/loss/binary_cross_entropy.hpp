@@ -65,8 +65,9 @@ Tensor<B, D> clamped_log(const Tensor<B, D>& x) {
 }
 
 template <class B, std::size_t D>
-Tensor<B, D> bce_elements(const char* op, const Tensor<B, D>& input, const Tensor<B, D>& target,
+Tensor<B, D> bce_elements(const char* op, const Tensor<B, D>& in, const Tensor<B, D>& target,
                           const std::optional<Tensor<B, D>>& weight) {
+  const Tensor<B, D> input = ember::detail::autocast_widen(in);  // f32 under Autocast
   check_same_shape(op, "input", input, "target", target);
   if (weight) check_broadcastable(op, "weight", *weight, input.shape());
   check_unit_interval(op, "input", input);
@@ -82,10 +83,10 @@ Tensor<B, D> bce_elements(const char* op, const Tensor<B, D>& input, const Tenso
 }
 
 template <class B, std::size_t D>
-Tensor<B, D> bce_logits_elements(const char* op, const Tensor<B, D>& input,
-                                 const Tensor<B, D>& target,
+Tensor<B, D> bce_logits_elements(const char* op, const Tensor<B, D>& in, const Tensor<B, D>& target,
                                  const std::optional<Tensor<B, D>>& weight,
                                  const std::optional<Tensor<B, 1>>& pos_weight) {
+  const Tensor<B, D> input = ember::detail::autocast_widen(in);  // f32 under Autocast
   check_same_shape(op, "input", input, "target", target);
   if (weight) check_broadcastable(op, "weight", *weight, input.shape());
   const std::int64_t classes = input.dim(-1);

@@ -220,7 +220,8 @@ template <class B, std::size_t D>
 Tensor<B, 1> nll_loss(const Tensor<B, D>& log_probs, const Tensor<B, D - 1, Int>& targets,
                       const NllOptions<B>& opts = {}) {
   detail::check_reduction("nll_loss", opts.reduction);
-  auto l = detail::class_nll("nll_loss", log_probs, targets, opts.weight, {opts.ignore_index}, 0.0);
+  auto l = detail::class_nll("nll_loss", ember::detail::autocast_widen(log_probs), targets,
+                             opts.weight, {opts.ignore_index}, 0.0);
   return detail::reduce_class("nll_loss", std::move(l), opts.reduction);
 }
 

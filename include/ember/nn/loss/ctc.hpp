@@ -305,11 +305,12 @@ CtcPlan ctc_checked_plan(const Tensor<B, 3>& log_probs, const Tensor<B, DT, Int>
 /// ValueError for a blank outside [0, C), an input length outside [0, T], a negative target
 /// length or one above S, a label outside [0, C) or equal to the blank.
 template <class B, std::size_t DT>
-Tensor<B, 1> ctc_loss_no_reduction(const Tensor<B, 3>& log_probs, const Tensor<B, DT, Int>& targets,
+Tensor<B, 1> ctc_loss_no_reduction(const Tensor<B, 3>& lp, const Tensor<B, DT, Int>& targets,
                                    const Tensor<B, 1, Int>& input_lengths,
                                    const Tensor<B, 1, Int>& target_lengths,
                                    const CtcOptions& opts = {}) {
   static_assert(DT == 1 || DT == 2, "ctc_loss: targets are [N, S] (padded) or [sum(lengths)]");
+  const Tensor<B, 3> log_probs = ember::detail::autocast_widen(lp);  // f32 under Autocast
   const auto plan = detail::ctc_checked_plan(log_probs, targets, input_lengths, target_lengths,
                                              {opts.blank, Reduction::None, opts.zero_infinity});
   return detail::ctc_forward(log_probs, plan, opts);
@@ -319,10 +320,11 @@ Tensor<B, 1> ctc_loss_no_reduction(const Tensor<B, 3>& log_probs, const Tensor<B
 /// length clamped to >= 1, then averaged over the batch; Sum) or [N] (None). Throws as
 /// ctc_loss_no_reduction, ValueError for Reduction::BatchMean.
 template <class B, std::size_t DT>
-Tensor<B, 1> ctc_loss(const Tensor<B, 3>& log_probs, const Tensor<B, DT, Int>& targets,
+Tensor<B, 1> ctc_loss(const Tensor<B, 3>& lp, const Tensor<B, DT, Int>& targets,
                       const Tensor<B, 1, Int>& input_lengths,
                       const Tensor<B, 1, Int>& target_lengths, const CtcOptions& opts = {}) {
   static_assert(DT == 1 || DT == 2, "ctc_loss: targets are [N, S] (padded) or [sum(lengths)]");
+  const Tensor<B, 3> log_probs = ember::detail::autocast_widen(lp);  // f32 under Autocast
   const auto plan =
       detail::ctc_checked_plan(log_probs, targets, input_lengths, target_lengths, opts);
   return detail::ctc_reduce(detail::ctc_forward(log_probs, plan, opts), plan.tgt_len,

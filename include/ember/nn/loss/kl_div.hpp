@@ -19,8 +19,9 @@ namespace ember::nn::loss {
 /// Where target == 0 the gradient wrt the target is -input (PyTorch's is NaN there).
 /// Throws ShapeError when the shapes differ.
 template <class B, std::size_t D>
-Tensor<B, D> kl_div_no_reduction(const Tensor<B, D>& input, const Tensor<B, D>& target,
+Tensor<B, D> kl_div_no_reduction(const Tensor<B, D>& in, const Tensor<B, D>& target,
                                  bool log_target = false) {
+  const Tensor<B, D> input = ember::detail::autocast_widen(in);  // f32 under Autocast
   detail::check_same_shape("kl_div", "input", input, "target", target);
   const Tensor<B, D> t = target.cast(input.dtype());
   if (log_target) return t.exp().mul(t.sub(input));

@@ -22,8 +22,9 @@ namespace ember::nn::loss {
 namespace detail {
 
 template <class B, std::size_t D>
-Tensor<B, D> diff(const char* op, const Tensor<B, D>& input, const Tensor<B, D>& target) {
-  check_same_shape(op, "input", input, "target", target);
+Tensor<B, D> diff(const char* op, const Tensor<B, D>& in, const Tensor<B, D>& target) {
+  check_same_shape(op, "input", in, "target", target);
+  const Tensor<B, D> input = ember::detail::autocast_widen(in);  // f32 under Autocast
   return input.sub(target.cast(input.dtype()));
 }
 

@@ -54,7 +54,11 @@ Tensor<B, D> channel_view(const Tensor<B, 1>& p) {
 template <class B, std::size_t D>
 Tensor<B, D> linear(const Tensor<B, D>& input, const Tensor<B, 2>& weight,
                     const std::optional<std::type_identity_t<Tensor<B, 1>>>& bias = std::nullopt) {
-  const Tensor<B, D> x = ember::detail::autocast_lower(input);
+  // Under Autocast the operands run in the autocast dtype, unless one is f64 (then f64, as
+  // matmul's promotion gives).
+  const Tensor<B, D> x = is_autocast_enabled() ? input.cast(ember::detail::autocast_lower_dtype(
+                                                     promote_types(input.dtype(), weight.dtype())))
+                                               : input;
   // The weight and bias are cast to x's dtype below, so the rule sees them in it.
   const DType dt = x.dtype();
   const Shape xs = x.shape(), ws = weight.shape();
@@ -365,8 +369,11 @@ Tensor<B, D> scaled_dot_product_attention(
   static_assert(D >= 2, "scaled_dot_product_attention needs rank >= 2 ([..., L, E])");
   using ember::detail::ir_type_as;
   // Under Autocast q (and with it k, v and the bias, cast to q's dtype below) runs in the
-  // autocast dtype.
-  const Tensor<B, D> q = ember::detail::autocast_lower(query);
+  // autocast dtype, unless an operand is f64 (then f64).
+  const Tensor<B, D> q = is_autocast_enabled()
+                             ? query.cast(ember::detail::autocast_lower_dtype(promote_types(
+                                   promote_types(query.dtype(), k.dtype()), v.dtype())))
+                             : query;
   const Shape qs = q.shape(), ks = k.shape();
   const DType dt = q.dtype();
   const double sc = scale ? *scale : 1.0 / std::sqrt(static_cast<double>(qs[D - 1]));
