@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -16,15 +17,6 @@ namespace {
 
 #define EMBER_STR2(x) #x
 #define EMBER_STR(x) EMBER_STR2(x)
-
-void* open_first(const std::vector<std::string>& names, std::string& tried) {
-  for (const std::string& n : names) {
-    if (void* h = dlopen(n.c_str(), RTLD_NOW | RTLD_LOCAL)) return h;
-    const char* e = dlerror();
-    tried += (tried.empty() ? "" : "; ") + std::string(e ? e : n);
-  }
-  return nullptr;
-}
 
 struct DriverState {
   Driver d;
@@ -99,6 +91,19 @@ NvrtcState load_nvrtc() {
 }
 
 }  // namespace
+
+void* open_first(const std::vector<std::string>& names, std::string& tried) {
+  std::vector<std::string> seen;
+  for (const std::string& n : names) {
+    if (std::find(seen.begin(), seen.end(), n) != seen.end()) continue;
+    seen.push_back(n);
+    // RTLD_LOCAL: the library's symbols stay out of the global namespace.
+    if (void* h = dlopen(n.c_str(), RTLD_NOW | RTLD_LOCAL)) return h;
+    const char* e = dlerror();
+    tried += (tried.empty() ? "" : "; ") + std::string(e ? e : n);
+  }
+  return nullptr;
+}
 
 const Driver* driver(std::string* why) {
   static const DriverState s = load_driver();

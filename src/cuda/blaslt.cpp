@@ -24,17 +24,17 @@ namespace {
 #define EMBER_LT_STR(x) EMBER_LT_STR2(x)
 
 // The cuBLASLt functions Ember calls (the table is filled by dlsym, as api.hpp's).
-#define EMBER_LT_FUNCS(X)                                                           \
-  X(cublasLtCreate)                                                                 \
-  X(cublasLtGetVersion)                                                             \
-  X(cublasLtGetStatusName)                                                          \
-  X(cublasLtMatmulDescCreate)                                                       \
-  X(cublasLtMatmulDescDestroy)                                                      \
-  X(cublasLtMatrixLayoutCreate)                                                     \
-  X(cublasLtMatrixLayoutDestroy) X(cublasLtMatrixLayoutSetAttribute)                \
-      X(cublasLtMatmulPreferenceCreate) X(cublasLtMatmulPreferenceDestroy)          \
-          X(cublasLtMatmulPreferenceSetAttribute) X(cublasLtMatmulAlgoGetHeuristic) \
-              X(cublasLtMatmul)
+#define EMBER_LT_FUNCS(X)                                                        \
+  X(cublasLtCreate)                                                              \
+  X(cublasLtGetVersion)                                                          \
+  X(cublasLtGetStatusName)                                                       \
+  X(cublasLtMatmulDescCreate)                                                    \
+  X(cublasLtMatmulDescDestroy)                                                   \
+  X(cublasLtMatrixLayoutCreate)                                                  \
+  X(cublasLtMatrixLayoutDestroy)                                                 \
+  X(cublasLtMatrixLayoutSetAttribute) X(cublasLtMatmulPreferenceCreate)          \
+      X(cublasLtMatmulPreferenceDestroy) X(cublasLtMatmulPreferenceSetAttribute) \
+          X(cublasLtMatmulAlgoGetHeuristic) X(cublasLtMatmul)
 
 struct Lib {
   EMBER_LT_FUNCS(EMBER_API_MEMBER)
@@ -79,18 +79,7 @@ std::vector<std::string> candidates() {
 LibState load() {
   LibState s;
   std::string tried;
-  void* h = nullptr;
-  std::vector<std::string> seen;
-  for (const std::string& name : candidates()) {
-    bool again = false;
-    for (const std::string& t : seen) again = again || t == name;
-    if (again) continue;
-    seen.push_back(name);
-    // RTLD_LOCAL: cuBLASLt's symbols stay out of the global namespace.
-    if ((h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL))) break;
-    const char* e = dlerror();
-    tried += (tried.empty() ? "" : "; ") + std::string(e ? e : name);
-  }
+  void* h = detail::open_first(candidates(), tried);
   if (!h) {
     s.error = "no cuBLASLt library (" + tried + ")";
     return s;

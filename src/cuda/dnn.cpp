@@ -99,16 +99,7 @@ LibState load() {
   namespace fs = std::filesystem;
   LibState s;
   std::string tried;
-  void* h = nullptr;
-  std::vector<std::string> seen;
-  for (const std::string& name : candidates()) {
-    if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
-    seen.push_back(name);
-    // RTLD_LOCAL: cuDNN's symbols stay out of the global namespace.
-    if ((h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL))) break;
-    const char* e = dlerror();
-    tried += (tried.empty() ? "" : "; ") + std::string(e ? e : name);
-  }
+  void* h = detail::open_first(candidates(), tried);
   if (!h) {
     s.error = "no cuDNN 9 library (" + tried + ")";
     return s;

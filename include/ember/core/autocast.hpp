@@ -4,9 +4,11 @@
 //     conv_transpose1d/2d/3d and scaled_dot_product_attention. Their f32/f16/bf16 operands are
 //     cast first (f64 and integer operands are left alone, as torch); the result has the
 //     autocast dtype. The backends accumulate f16/bf16 products in f32.
-//   - in f32: softmax, log_softmax, softmin, quiet_softmax, layer_norm, rms_norm, group_norm
-//     and cross_entropy_with_logits (so the losses built on log_softmax too). f16/bf16 inputs
-//     are cast to f32 and the result is f32.
+//   - in f32: softmax, log_softmax, softmin, quiet_softmax, layer_norm, rms_norm, group_norm,
+//     cross_entropy_with_logits and the losses of nn::loss built on them or on their own
+//     element terms (cross_entropy, nll, mse, l1, huber, smooth_l1, binary_cross_entropy with
+//     and without logits, kl_div, ctc). f16/bf16 inputs are cast to f32 and the result is f32.
+//     Linear and attention with an f64 operand stay in f64.
 // Every other op runs in its inputs' dtype; binary ops of mixed float dtypes promote
 // (promote_types), so a bf16 activation plus an f32 bias gives f32. Parameters stay what
 // they are (f32 master weights): the casts are recorded by Autodiff, so each parameter's
