@@ -359,10 +359,9 @@ TEST_F(CliTest, AMovedDatasetFolderIsReportedWithTheOptionThatFixesIt) {
 
 TEST_F(CliTest, MixedPrecisionTrainsAndIsPartOfTheRun) {
   const fs::path dir = tmp_->path() / "mlp-bf16";
-  const Result r =
-      ember({"train", "--model", "mlp", "--dataset", "fashion-mnist", data_dir_.string(),
-             "--epochs", "1", "--limit", "500", "--no-tui", "--run-dir", dir.string(),
-             "--mixed-precision", "bf16"});
+  const Result r = ember({"train", "--model", "mlp", "--dataset", "fashion-mnist",
+                          data_dir_.string(), "--epochs", "1", "--limit", "500", "--no-tui",
+                          "--run-dir", dir.string(), "--mixed-precision", "bf16"});
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_NE(r.out.find(", mixed precision bf16,"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("Loss scaling"), std::string::npos) << r.out;  // f16 only
@@ -377,10 +376,9 @@ TEST_F(CliTest, MixedPrecisionTrainsAndIsPartOfTheRun) {
   expect_error(ember({"train", "--mixed-precision", "f32"}), 2, {"--mixed-precision", "f32"});
   // f16 scales the loss and reports the scale.
   const fs::path f16 = tmp_->path() / "mlp-f16";
-  const Result h =
-      ember({"train", "--model", "mlp", "--dataset", "fashion-mnist", data_dir_.string(),
-             "--epochs", "1", "--limit", "300", "--no-tui", "--run-dir", f16.string(),
-             "--mixed-precision", "f16"});
+  const Result h = ember({"train", "--model", "mlp", "--dataset", "fashion-mnist",
+                          data_dir_.string(), "--epochs", "1", "--limit", "300", "--no-tui",
+                          "--run-dir", f16.string(), "--mixed-precision", "f16"});
   ASSERT_EQ(h.status, 0) << h.out << h.err;
   EXPECT_NE(h.out.find("Loss scaling (f16): scale "), std::string::npos) << h.out;
   EXPECT_TRUE(fs::is_regular_file(f16 / "checkpoints" / "epoch-1" / "grad_scaler.json"));
