@@ -30,6 +30,11 @@ inline std::uint64_t host_calls() {
 }
 
 /// n values spread over [lo, hi] with a fixed irregular pattern (no generator needed).
+/// The values of `d` as f64 (any dtype), for comparisons with tolerances.
+inline std::vector<double> values(const TensorData& d) {
+  return d.convert(DType::F64).to_vec<double>();
+}
+
 inline std::vector<float> spread(std::size_t n, float lo, float hi) {
   std::vector<float> v(n);
   for (std::size_t i = 0; i < n; ++i) v[i] = lo + (hi - lo) * std::fmod(0.618034f * (i + 1), 1.f);

@@ -34,6 +34,7 @@ using namespace ember;
 using ember::test::EnvGuard;
 using ember::test::host_calls;
 using ember::test::spread;
+using ember::test::values;
 
 namespace {
 
@@ -48,10 +49,6 @@ double tolerance(DType dt) {
     default:
       return 2e-5;
   }
-}
-
-std::vector<double> values(const TensorData& d) {
-  return d.convert(DType::F64).to_vec<double>();
 }
 
 /// One convolution: x [B, C, *S], w [C_out, C/G, *k] and the options (N spatial dims).
@@ -217,19 +214,6 @@ void expect_hand_conv(DType dt) {
 
 const DType kDtypes[] = {DType::F32, DType::F16, DType::BF16, DType::F64};
 
-kernel::Elem elem(DType dt) {
-  switch (dt) {
-    case DType::F16:
-      return kernel::Elem::F16;
-    case DType::BF16:
-      return kernel::Elem::BF16;
-    case DType::F64:
-      return kernel::Elem::F64;
-    default:
-      return kernel::Elem::F32;
-  }
-}
-
 /// cuDNN's view of a 2-d case (for its refusals).
 cuda::dnn::ConvShape dnn_shape(const Case<2>& c, std::int64_t oh, std::int64_t ow) {
   cuda::dnn::ConvShape s;
@@ -281,7 +265,8 @@ TEST(CudaConv, CudnnMatchesTheCpu) {
     for (DType dt : kDtypes)
       for (auto op : {cuda::dnn::ConvOp::Forward, cuda::dnn::ConvOp::BackwardData,
                       cuda::dnn::ConvOp::BackwardFilter}) {
-        const std::string why = cuda::dnn::refusal(dev, elem(dt), op, dnn_shape(c, oh, ow));
+        const std::string why =
+            cuda::dnn::refusal(dev, kernel::elem_of(dt), op, dnn_shape(c, oh, ow));
         if (dt == DType::F32)
           EXPECT_EQ(why, "") << c.name << " op " << static_cast<int>(op);
         else if (!why.empty())

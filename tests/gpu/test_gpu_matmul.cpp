@@ -32,6 +32,7 @@ using namespace ember;
 using ember::test::EnvGuard;
 using ember::test::host_calls;
 using ember::test::spread;
+using ember::test::values;
 
 namespace {
 
@@ -46,10 +47,6 @@ double tolerance(DType dt) {
     default:
       return 1e-5;
   }
-}
-
-std::vector<double> values(const TensorData& d) {
-  return d.convert(DType::F64).to_vec<double>();
 }
 
 /// One product a [.., m, k] x b [.., k, n]: the shapes as stored, and whether the last two
