@@ -24,47 +24,38 @@ if [ -f "$BUNDLE/fixture-dir" ]; then
 fi
 export EMBER_CACHE_DIR="${EMBER_CACHE_DIR:-${TMPDIR:-/tmp}/ember-gpu-cache}"
 
-# cuBLASLt, the CUDA matmul's autotune candidate (opened at run time, src/cuda/blaslt.hpp):
-# the copy in PyTorch's pip package (nvidia-cublas: nvidia/cu13/lib or nvidia/cublas/lib)
-# when python3 finds one, so Ember and the PyTorch side of the benchmarks use the same library.
 # This run verifies the vendor candidates too, so autotune considers them (tune.hpp).
 export EMBER_VENDOR_CANDIDATES="${EMBER_VENDOR_CANDIDATES:-1}"
-if [ -z "${EMBER_CUBLASLT_LIB:-}" ] && command -v python3 >/dev/null; then
-  lt=$(python3 - 2>/dev/null <<'PY'
-import glob, os
+# pip_nvidia_lib GLOB SUBDIR...: the newest file matching GLOB in PyTorch's pip packages
+# (site-packages/nvidia/SUBDIR), the SUBDIRs in order; nothing when python3 has none.
+pip_nvidia_lib() {
+  command -v python3 >/dev/null || return 0
+  python3 - "$@" 2>/dev/null <<'PY'
+import glob, os, sys
 try:
     import nvidia
 except ImportError:
     raise SystemExit
 for base in list(nvidia.__path__):
-    for pattern in ("cu13/lib", "cublas/lib", "*/lib"):
-        hits = sorted(glob.glob(os.path.join(base, pattern, "libcublasLt.so.*")))
+    for sub in sys.argv[2:]:
+        hits = sorted(glob.glob(os.path.join(base, sub, sys.argv[1])))
         if hits:
             print(hits[-1])
             raise SystemExit
 PY
-  )
+}
+# cuBLASLt and cuDNN 9, the CUDA matmul's and convolutions' autotune candidates (opened at
+# run time, src/cuda/blaslt.hpp, dnn.hpp): the copies in PyTorch's pip packages
+# (nvidia-cublas, nvidia-cudnn-cu13) when python3 finds them, so Ember and the PyTorch side
+# of the benchmarks use the same libraries. cuDNN gets its folder: it opens its sub-libraries
+# beside itself.
+if [ -z "${EMBER_CUBLASLT_LIB:-}" ]; then
+  lt=$(pip_nvidia_lib "libcublasLt.so.*" cu13/lib cublas/lib "*/lib")
   if [ -n "$lt" ]; then export EMBER_CUBLASLT_LIB="$lt"; fi
 fi
-# cuDNN 9, the CUDA convolutions' autotune candidate (opened at run time, src/cuda/dnn.hpp):
-# PyTorch's pip copy (nvidia-cudnn-cu13: nvidia/cudnn/lib or nvidia/cu13/lib), the folder
-# holding libcudnn.so.9 and the sub-libraries it opens beside itself.
-if [ -z "${EMBER_CUDNN_LIB:-}" ] && command -v python3 >/dev/null; then
-  dnn=$(python3 - 2>/dev/null <<'PY'
-import glob, os
-try:
-    import nvidia
-except ImportError:
-    raise SystemExit
-for base in list(nvidia.__path__):
-    for pattern in ("cudnn/lib", "cu13/lib", "*/lib"):
-        hits = sorted(glob.glob(os.path.join(base, pattern, "libcudnn.so.9")))
-        if hits:
-            print(os.path.dirname(hits[-1]))
-            raise SystemExit
-PY
-  )
-  if [ -n "$dnn" ]; then export EMBER_CUDNN_LIB="$dnn"; fi
+if [ -z "${EMBER_CUDNN_LIB:-}" ]; then
+  dnn=$(pip_nvidia_lib "libcudnn.so.9" cudnn/lib cu13/lib "*/lib")
+  if [ -n "$dnn" ]; then export EMBER_CUDNN_LIB="$(dirname "$dnn")"; fi
 fi
 
 # Vulkan: the loader from the bundle's Debian packages, the NVIDIA ICD of the driver.
