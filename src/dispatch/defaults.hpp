@@ -12,6 +12,7 @@
 #include <optional>
 #include <utility>
 
+#include "ember/backend/attention_composite.hpp"
 #include "ember/tensor/activation.hpp"
 #include "ember/tensor/module/nn.hpp"
 #include "ember/tensor/ops/layout_prim.hpp"
@@ -116,6 +117,13 @@ struct Defaults {
         Tensor<B, 2>::cat({r.mean.template reshape<2>(row), r.var.template reshape<2>(row)}, 0);
     return {B::float_reshape(std::move(r.output).into_primitive(), s),
             std::move(stats).into_primitive()};
+  }
+
+  /// Scaled dot-product attention: the composite of the stack's own functions, any rank
+  /// (ember/backend/attention_composite.hpp).
+  static F float_scaled_dot_product_attention(const F& q, const F& k, const F& v, const OptBo& mask,
+                                              const OptF& bias, bool is_causal, double scale) {
+    return composite::attention<B>(q, k, v, mask, bias, is_causal, scale);
   }
 
   // ---- reductions ------------------------------------------------------------------------------

@@ -208,6 +208,31 @@ TensorType ScaledDotProductAttention::infer(const TensorType& q, const TensorTyp
   out.shape[r - 1] = vs[r - 1];
   return out;
 }
+TensorTypes2 ScaledDotProductAttentionTrain::infer(const TensorType& q, const TensorType& k,
+                                                   const TensorType& v,
+                                                   const std::optional<TensorType>& mask,
+                                                   const std::optional<TensorType>& bias) const {
+  TensorType out = ScaledDotProductAttention{is_causal, scale}.infer(q, k, v, mask, bias);
+  TensorType lse{q.shape, q.dtype == DType::F64 ? DType::F64 : DType::F32};
+  lse.shape.dims.pop_back();
+  return {std::move(out), std::move(lse)};
+}
+std::vector<TensorType> ScaledDotProductAttentionBackward::infer(
+    const TensorType& q, const TensorType& k, const TensorType& v, const TensorType& out,
+    const TensorType& dout, const TensorType& lse, const std::optional<TensorType>& mask,
+    const std::optional<TensorType>& bias) const {
+  const TensorTypes2 fwd =
+      ScaledDotProductAttentionTrain{is_causal, scale}.infer(q, k, v, mask, bias);
+  const char* op = name;
+  if (out.shape != fwd.first.shape || dout.shape != fwd.first.shape)
+    fail<ShapeError>(op, "out of shape ", out.shape, " and dout of shape ", dout.shape,
+                     " must both have the forward output's shape ", fwd.first.shape);
+  if (lse.shape != fwd.second.shape)
+    fail<ShapeError>(op, "lse of shape ", lse.shape, " must have shape ", fwd.second.shape);
+  check::same_dtype(op, q, out);
+  check::same_dtype(op, q, dout);
+  return {q, k, v};
+}
 TensorType CrossEntropy::infer(const TensorType& logits, const TensorType& targets) const {
   check::rank(name, logits, 2, "logits [N, C]");
   check::float_dtype(name, logits, "logits");

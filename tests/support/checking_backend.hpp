@@ -65,6 +65,20 @@ struct Checking : Forward<Inner, CheckingTypes<Inner>, Checking<Inner>> {
     compare(fn, want.first, r.first);
     compare(fn, want.second, r.second);
   }
+  /// An optional result (a fast path that may decline): checked when present.
+  template <class R>
+  static void compare(const char* fn, const ir::TensorTypes2& want, const std::optional<R>& r) {
+    if (r) compare(fn, want, *r);
+  }
+  template <class R>
+  static void compare(const char* fn, const std::vector<ir::TensorType>& want,
+                      const std::vector<R>& r) {
+    if (want.size() != r.size())
+      throw InferMismatch(std::string("[checking] ") + fn + ": infer gives " +
+                          std::to_string(want.size()) + " results, the backend " +
+                          std::to_string(r.size()));
+    for (std::size_t i = 0; i < r.size(); ++i) compare(fn, want[i], r[i]);
+  }
 };
 
 }  // namespace ember::test

@@ -26,6 +26,12 @@
 //   float_embedding(weights, IntTensor indices)
 //   float_scaled_dot_product_attention(q, k, v, optional<BoolTensor> mask, optional<P> bias,
 //                                      bool is_causal, double scale)
+//       Autodiff<B> runs it through B's fused kernels only when B also defines
+//       float_scaled_dot_product_attention_train(same arguments)
+//       -> optional<pair<P out, P lse [..., L]>> (each query row's log-sum-exp, f32 or f64;
+//       nullopt where the kernels do not serve the case: Autodiff then differentiates the
+//       composite) and float_scaled_dot_product_attention_backward(q, k, v, out, dout, lse,
+//       mask, bias, is_causal, scale) -> vector<P> {dq, dk, dv}.
 //   float_cross_entropy_with_logits(logits, probs), float_cross_entropy_with_indices(logits,
 //   IntTensor)
 // The front end detects each with a requires-expression; a deleted declaration (as in the

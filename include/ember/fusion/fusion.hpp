@@ -45,6 +45,12 @@ namespace ember {
 
 namespace fusion {
 
+/// Whether T is a std::optional (lift wraps the value of an optional result).
+template <class T>
+inline constexpr bool kIsOptional = false;
+template <class T>
+inline constexpr bool kIsOptional<std::optional<T>> = true;
+
 /// Whether functions are recorded (EMBER_FUSION unset or not "0"), unless set_enabled said.
 bool enabled();
 /// Overrides EMBER_FUSION for this process (tests, benchmarks). Pending chains stay pending.
@@ -163,9 +169,9 @@ struct Fusion : Forward<B, fusion::Types<B>, Fusion<B>> {
       out.reserve(v.size());
       for (auto& x : v) out.push_back(wrap(std::move(x)));
       return out;
-    } else if constexpr (std::is_same_v<R, std::optional<FT>>) {
+    } else if constexpr (fusion::kIsOptional<R> && !std::is_same_v<std::remove_cvref_t<V>, R>) {
       if (!v) return std::nullopt;
-      return wrap(std::move(*v));
+      return lift<typename R::value_type>(std::move(*v));
     } else if constexpr (requires { typename std::tuple_size<R>::type; } &&
                          !std::is_same_v<std::remove_cvref_t<V>, R>) {
       return lift_each<R>(std::forward<V>(v), std::make_index_sequence<std::tuple_size_v<R>>{});

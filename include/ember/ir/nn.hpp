@@ -161,6 +161,32 @@ struct ScaledDotProductAttention {
                    const std::optional<TensorType>& mask,
                    const std::optional<TensorType>& bias) const;
 };
+/// Its training forward: the same operands -> (out [..., L, Ev], lse [..., L]: each query
+/// row's log-sum-exp of its scaled, masked scores, f32 for f32/f16/bf16 and f64 for f64), or
+/// nothing where the backend's fused kernels do not serve the case.
+struct ScaledDotProductAttentionTrain {
+  static constexpr const char* name = "scaled_dot_product_attention_train";
+  static constexpr Bound bound = Bound::Compute;
+  bool is_causal = false;
+  double scale = 1.0;
+  EMBER_IR_FIELDS(is_causal, scale)
+  TensorTypes2 infer(const TensorType& q, const TensorType& k, const TensorType& v,
+                     const std::optional<TensorType>& mask,
+                     const std::optional<TensorType>& bias) const;
+};
+/// Its gradients: q, k, v, out, dout, lse (the training forward's) -> {dq, dk, dv} (the
+/// shapes and dtype of q, k, v).
+struct ScaledDotProductAttentionBackward {
+  static constexpr const char* name = "scaled_dot_product_attention_backward";
+  static constexpr Bound bound = Bound::Compute;
+  bool is_causal = false;
+  double scale = 1.0;
+  EMBER_IR_FIELDS(is_causal, scale)
+  std::vector<TensorType> infer(const TensorType& q, const TensorType& k, const TensorType& v,
+                                const TensorType& out, const TensorType& dout,
+                                const TensorType& lse, const std::optional<TensorType>& mask,
+                                const std::optional<TensorType>& bias) const;
+};
 /// logits [N, C] with target probabilities [N, C] or int targets [N] -> [1] (mean loss).
 struct CrossEntropy {
   static constexpr const char* name = "cross_entropy_with_logits";
@@ -207,7 +233,9 @@ struct CrossEntropy {
   X(EXT, F, FF, float_batch_norm_train_backward, BatchNormTrainBackward, (const F&, const F&, const F&, const OptF&, double)) \
   X(OPT, F, F, float_linear, Linear, (const F&, const F&, const OptF&)) \
   X(EXT, F, F, float_embedding, Embedding, (const F&, const I&)) \
-  X(EXT, F, F, float_scaled_dot_product_attention, ScaledDotProductAttention, (const F&, const F&, const F&, const OptBo&, const OptF&, bool, double)) \
+  X(OPT, F, F, float_scaled_dot_product_attention, ScaledDotProductAttention, (const F&, const F&, const F&, const OptBo&, const OptF&, bool, double)) \
+  X(EXT, F, OptFF, float_scaled_dot_product_attention_train, ScaledDotProductAttentionTrain, (const F&, const F&, const F&, const OptBo&, const OptF&, bool, double)) \
+  X(EXT, F, VecF, float_scaled_dot_product_attention_backward, ScaledDotProductAttentionBackward, (const F&, const F&, const F&, const F&, const F&, const F&, const OptBo&, const OptF&, bool, double)) \
   X(EXT, F, F, float_cross_entropy_with_logits, CrossEntropy, (const F&, const F&)) \
   X(EXT, F, F, float_cross_entropy_with_indices, CrossEntropy, (const F&, const I&))
 // clang-format on

@@ -46,28 +46,29 @@
 // clang-format on
 
 /// The aliases the rows' types are written with, for primitives FT, IT, BT and device DT.
-#define EMBER_IR_TYPE_ALIASES(FT, IT, BT, DT) \
-  using F = FT;                               \
-  using I = IT;                               \
-  using Bo = BT;                              \
-  using Dev = DT;                             \
-  using OptF = std::optional<F>;              \
-  using OptI = std::optional<I>;              \
-  using OptBo = std::optional<Bo>;            \
-  using VecF = std::vector<F>;                \
-  using VecI = std::vector<I>;                \
-  using VecBo = std::vector<Bo>;              \
-  using FI = std::pair<F, I>;                 \
-  using II = std::pair<I, I>;                 \
-  using FF = std::pair<F, F>;                 \
-  using i64 = std::int64_t;                   \
-  using usize = std::size_t;                  \
-  using Axes = ::ember::ir::Axes;             \
-  using Ranges = ::ember::ir::Ranges;         \
-  using Pads = ::ember::ir::Pads;             \
-  using Reps = ::ember::ir::Reps;             \
-  using Arr2 = std::array<std::int64_t, 2>;   \
-  template <std::size_t N_>                   \
+#define EMBER_IR_TYPE_ALIASES(FT, IT, BT, DT)   \
+  using F = FT;                                 \
+  using I = IT;                                 \
+  using Bo = BT;                                \
+  using Dev = DT;                               \
+  using OptF = std::optional<F>;                \
+  using OptI = std::optional<I>;                \
+  using OptBo = std::optional<Bo>;              \
+  using VecF = std::vector<F>;                  \
+  using VecI = std::vector<I>;                  \
+  using VecBo = std::vector<Bo>;                \
+  using FI = std::pair<F, I>;                   \
+  using II = std::pair<I, I>;                   \
+  using FF = std::pair<F, F>;                   \
+  using OptFF = std::optional<std::pair<F, F>>; \
+  using i64 = std::int64_t;                     \
+  using usize = std::size_t;                    \
+  using Axes = ::ember::ir::Axes;               \
+  using Ranges = ::ember::ir::Ranges;           \
+  using Pads = ::ember::ir::Pads;               \
+  using Reps = ::ember::ir::Reps;               \
+  using Arr2 = std::array<std::int64_t, 2>;     \
+  template <std::size_t N_>                     \
   using Dims = ::ember::ir::Dims<N_>
 
 /// EMBER_IR_FOR_NS((1, 2, 3), M, args...) -> M(1, args...) M(2, args...) M(3, args...)
