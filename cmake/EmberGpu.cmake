@@ -9,6 +9,7 @@ endif()
 add_library(ember_gpu src/gpu/core.cpp src/gpu/map.cpp src/gpu/reduce.cpp src/gpu/matmul.cpp
   src/gpu/conv.cpp src/gpu/conv_backward.cpp src/gpu/pool.cpp src/gpu/index.cpp src/gpu/create.cpp src/gpu/scan.cpp
   src/gpu/sort.cpp src/gpu/interpolate.cpp src/gpu/rows.cpp
+  src/gpu/attention.cpp
   src/gpu/fallback.cpp)
 add_library(ember::gpu ALIAS ember_gpu)
 set_target_properties(ember_gpu PROPERTIES EXPORT_NAME gpu OUTPUT_NAME ember_gpu)

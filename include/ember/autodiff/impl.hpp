@@ -8,6 +8,7 @@
 //   EMBER_IR_REDUCE(EMBER_AD_INSTANTIATE, EMBER_AD_INSTANTIATE_N)   // one family's rules
 #pragma once
 
+#include "ember/autodiff/impl/attention.hpp"
 #include "ember/autodiff/impl/conv.hpp"
 #include "ember/autodiff/impl/conv_deform.hpp"
 #include "ember/autodiff/impl/core.hpp"

@@ -28,6 +28,17 @@ concept HasBatchNormTrain = requires(const typename B::FloatTensor& p,
   {B::float_batch_norm_train(p, o, o, eps)};
   {B::float_batch_norm_train_backward(p, p, p, o, eps)};
 };
+/// Whether B has fused attention with a training forward and a backward
+/// (ember/backend/activation.hpp): the inference one runs when nothing records a graph.
+template <class B>
+concept HasFusedAttention = requires(const typename B::FloatTensor& p,
+                                     const std::optional<typename B::FloatTensor>& o,
+                                     const std::optional<typename B::BoolTensor>& m, bool c,
+                                     double s) {
+  {B::float_scaled_dot_product_attention(p, p, p, m, o, c, s)};
+  {B::float_scaled_dot_product_attention_train(p, p, p, m, o, c, s)};
+  {B::float_scaled_dot_product_attention_backward(p, p, p, p, p, p, m, o, c, s)};
+};
 template <class B>
 concept AdInnerHasDiag = requires(const typename B::FloatTensor& p) {
   B::float_diag(p);
@@ -88,6 +99,11 @@ struct AdOps : Forward<B, AdTypes<B>, AdOps<B>> {
   using BP = Bo;
   /// B's float primitive.
   using IP = typename B::FloatTensor;
+  // The primitive types under the contract's names (for code generic over backends, e.g.
+  // ember/backend/attention_composite.hpp).
+  using FloatTensor = AP;
+  using IntTensor = I;
+  using BoolTensor = Bo;
 
   // ---- unwrap / lift for the pass-through functions -------------------------------------------
   static IP unwrap(const AP& t) { return t.inner; }
@@ -141,6 +157,12 @@ struct AdOps : Forward<B, AdTypes<B>, AdOps<B>> {
   static std::pair<AP, AP> float_batch_norm_train(const AP& x, const OptAP& weight,
                                                   const OptAP& bias,
                                                   double eps) requires HasBatchNormTrain<B>;
+  /// Scaled dot-product attention by B's fused kernels (forward saving the rows' log-sum-exp,
+  /// fused backward); the composite with Autodiff's ops where they cannot serve
+  /// (ember/autodiff/impl/attention.hpp).
+  static AP float_scaled_dot_product_attention(const AP& q, const AP& k, const AP& v,
+                                               const OptBo& mask, const OptAP& bias, bool is_causal,
+                                               double scale) requires HasFusedAttention<B>;
 
   // ---- the autodiff API (AutodiffBackend) -------------------------------------------------------
   /// Runs the graph of `t` backwards; see AutodiffBackend.

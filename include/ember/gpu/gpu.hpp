@@ -24,10 +24,12 @@
 #include <utility>
 #include <vector>
 
+#include "ember/backend/attention_composite.hpp"
 #include "ember/backend/forward.hpp"
 #include "ember/backend/views.hpp"
 #include "ember/core/value_range.hpp"
 #include "ember/cpu/cpu.hpp"
+#include "ember/gpu/attention.hpp"
 #include "ember/gpu/conv.hpp"
 #include "ember/gpu/create.hpp"
 #include "ember/gpu/expr.hpp"
@@ -541,6 +543,38 @@ struct Gpu : Forward<Cpu, GpuTypes<R>, Gpu<R>> {
                                                     const GpuTensor& targets) {
     if (auto r = gpu::cross_entropy(logits, targets)) return std::move(*r);
     return EMBER_GPU_ON_HOST(float_cross_entropy_with_indices, logits, targets);
+  }
+
+  // ---- attention (src/gpu/attention.cpp) -------------------------------------------------------
+  /// The fused kernel; where it does not serve the case, the composite of the device's
+  /// matrix products and element-wise kernels (ember/backend/attention_composite.hpp).
+  static GpuTensor float_scaled_dot_product_attention(const GpuTensor& q, const GpuTensor& k,
+                                                      const GpuTensor& v,
+                                                      const std::optional<GpuTensor>& mask,
+                                                      const std::optional<GpuTensor>& bias,
+                                                      bool is_causal, double scale) {
+    if (auto r = gpu::attention(q, k, v, mask, bias, is_causal, scale, false))
+      return std::move(r->first);
+    return composite::attention<Gpu>(q, k, v, mask, bias, is_causal, scale);
+  }
+  /// {out, lse} for Autodiff's fused backward; nullopt where the kernels do not serve the case
+  /// (Autodiff then differentiates the composite).
+  static std::optional<std::pair<GpuTensor, GpuTensor>> float_scaled_dot_product_attention_train(
+      const GpuTensor& q, const GpuTensor& k, const GpuTensor& v,
+      const std::optional<GpuTensor>& mask, const std::optional<GpuTensor>& bias, bool is_causal,
+      double scale) {
+    return gpu::attention(q, k, v, mask, bias, is_causal, scale, true);
+  }
+  /// {dq, dk, dv} of a case float_scaled_dot_product_attention_train served.
+  static std::vector<GpuTensor> float_scaled_dot_product_attention_backward(
+      const GpuTensor& q, const GpuTensor& k, const GpuTensor& v, const GpuTensor& out,
+      const GpuTensor& dout, const GpuTensor& lse, const std::optional<GpuTensor>& mask,
+      const std::optional<GpuTensor>& bias, bool is_causal, double scale) {
+    if (auto r = gpu::attention_backward(q, k, v, out, dout, lse, mask, bias, is_causal, scale))
+      return std::move(*r);
+    throw UnsupportedError(
+        "[scaled_dot_product_attention_backward] the fused kernels do not serve this case "
+        "(its forward pass did not run them)");
   }
 
   // ---- matrix products ------------------------------------------------------------------------
