@@ -47,8 +47,8 @@ struct RunMha {
     if (c.has("attn_mask")) in = in.with_mask_attn(ten<B, 2, Bool>(c, "attn_mask"));
     auto out = m.forward(in);
     expect_approx(out.context.into_data(), c.tensor("out"), tol());
-    expect_approx(out.weights.into_data(), c.tensor("out2"), tol());
-    auto grads = weighted(out.context, c, "w").add(weighted(out.weights, c, "w2")).backward();
+    expect_approx(out.weights->into_data(), c.tensor("out2"), tol());
+    auto grads = weighted(out.context, c, "w").add(weighted(*out.weights, c, "w2")).backward();
     if (self) {
       expect_approx(x.grad(grads)->into_data(), c.tensor("gx"), tol());
     } else {
@@ -85,7 +85,7 @@ TYPED_TEST(SeqMhaTest, CausalFlagMatchesMask) {
     if (c.has("key_padding_mask")) in = in.with_mask_pad(ten<B, 2, Bool>(c, "key_padding_mask"));
     auto out = m.forward(in);
     expect_approx(out.context.into_data(), c.tensor("out"), tol());
-    expect_approx(out.weights.into_data(), c.tensor("out2"), tol());
+    expect_approx(out.weights->into_data(), c.tensor("out2"), tol());
   }
 }
 
@@ -114,7 +114,7 @@ TYPED_TEST(SeqMhaTest, KvCacheMatchesFullCausalForward) {
       EXPECT_EQ(cache.len(), at + n);
       EXPECT_EQ(cache.position, at + n);
       expect_approx(out.context.into_data(), full.narrow(1, at, n).into_data(), tol());
-      expect_approx(out.weights.into_data(),
+      expect_approx(out.weights->into_data(),
                     full_w.narrow(2, at, n).narrow(3, 0, at + n).into_data(), tol());
       at += n;
     }
@@ -149,10 +149,10 @@ TYPED_TEST(SeqMhaTest, AttentionDropout) {
   const auto c = case_named("mha_self");
   const auto x = ten<B, 3>(c, "x");
   auto m = mha_from<B>(c, 0.5);
-  const auto ref = m.forward(nn::MhaInput<B>::self_attn(x)).weights.template to_vec<double>();
+  const auto ref = m.forward(nn::MhaInput<B>::self_attn(x)).weights->template to_vec<double>();
   m.train();
   EXPECT_TRUE(m.training);
-  const auto w = m.forward(nn::MhaInput<B>::self_attn(x)).weights.template to_vec<double>();
+  const auto w = m.forward(nn::MhaInput<B>::self_attn(x)).weights->template to_vec<double>();
   ASSERT_EQ(w.size(), ref.size());
   std::size_t zeros = 0;
   for (std::size_t i = 0; i < w.size(); ++i) {
@@ -168,7 +168,7 @@ TYPED_TEST(SeqMhaTest, AttentionDropout) {
   auto all = mha_from<B>(c, 1.0);
   all.train();
   auto out = all.forward(nn::MhaInput<B>::self_attn(x));
-  for (double v : out.weights.template to_vec<double>()) EXPECT_EQ(v, 0.0);
+  for (double v : out.weights->template to_vec<double>()) EXPECT_EQ(v, 0.0);
   const auto bias = all.out_proj.bias->val().template to_vec<double>();
   const auto ctx = out.context.template to_vec<double>();
   for (std::size_t i = 0; i < ctx.size(); ++i) EXPECT_NEAR(ctx[i], bias[i % bias.size()], 1e-6);
@@ -184,7 +184,7 @@ TYPED_TEST(SeqMhaTest, FullyMaskedRowsGiveZeros) {
   auto pad = Tensor<B, 2, Bool>::from_bools(
       {{false, false, false, false}, {true, true, true, true}}, dev<B>());
   auto out = m.forward(nn::MhaInput<B>::self_attn(x).with_mask_pad(pad));
-  const auto w = out.weights.narrow(0, 1, 1).template to_vec<double>();
+  const auto w = out.weights->narrow(0, 1, 1).template to_vec<double>();
   for (double v : w) EXPECT_EQ(v, 0.0);
   const auto bias = m.out_proj.bias->val().template to_vec<double>();
   const auto ctx = out.context.narrow(0, 1, 1).template to_vec<double>();
@@ -194,6 +194,42 @@ TYPED_TEST(SeqMhaTest, FullyMaskedRowsGiveZeros) {
   // Batch 0 has no padding in the fixture either.
   expect_approx(out.context.narrow(0, 0, 1).into_data(),
                 ten<B, 3>(c, "out").narrow(0, 0, 1).into_data(), tol());
+}
+
+// Without weights (torch's need_weights=False) the context comes from
+// scaled_dot_product_attention: the same context and gradients as the weights path, for a
+// padding mask, a [seq_q, seq_k] mask and causal alone; no weights returned.
+TYPED_TEST(SeqMhaTest, WithoutWeightsMatchesTheWeightsPath) {
+  using B = TypeParam;
+  const auto c = case_named("mha_pad");
+  auto m = mha_from<B>(c);
+  const auto x0 = ten<B, 3>(c, "x");
+  const std::int64_t s = x0.dim(1);
+  const auto pad = ten<B, 2, Bool>(c, "key_padding_mask");
+  std::vector<std::uint8_t> later(static_cast<std::size_t>(s * s), 0);  // true: masked
+  for (std::int64_t i = 0; i < s; ++i)
+    for (std::int64_t j = i + 2; j < s; ++j) later[static_cast<std::size_t>(i * s + j)] = 1;
+  const auto attn = Tensor<B, 2, Bool>::from_data(
+      TensorData::from_bytes(std::move(later), Shape{s, s}, DType::Bool), dev<B>());
+  for (int variant = 0; variant < 3; ++variant) {
+    SCOPED_TRACE(variant);
+    const auto run = [&](bool need) {
+      auto x = x0.require_grad();
+      auto in = nn::MhaInput<B>::self_attn(x);
+      if (variant == 0) in = in.with_mask_pad(pad);
+      if (variant == 1) in = in.with_mask_attn(attn);
+      if (variant == 2) in = in.with_causal();
+      if (!need) in = in.without_weights();
+      auto out = m.forward(in);
+      EXPECT_EQ(out.weights.has_value(), need);
+      auto grads = weighted(out.context, c, "w").backward();
+      return std::make_pair(out.context.into_data(), x.grad(grads)->into_data());
+    };
+    const auto [ctx, gx] = run(true);
+    const auto [ctx2, gx2] = run(false);
+    expect_approx(ctx2, ctx, tol());
+    expect_approx(gx2, gx, tol());
+  }
 }
 
 // Quiet softmax: with zero projections every score is 0, so each weight is 1 / (1 + seq_k)
@@ -208,7 +244,7 @@ TYPED_TEST(SeqMhaTest, QuietSoftmax) {
     m.in_proj_bias->set(Tensor<B, 1>::zeros(Shape{12}, dev<B>()));
     auto x = Tensor<B, 3>::ones(Shape{1, 2, 4}, dev<B>());
     auto k = Tensor<B, 3>::ones(Shape{1, 5, 4}, dev<B>());
-    auto w = m.forward(nn::MhaInput<B>{x, k, k}).weights.template to_vec<double>();
+    auto w = m.forward(nn::MhaInput<B>{x, k, k}).weights->template to_vec<double>();
     ASSERT_EQ(w.size(), 20u);
     for (double v : w) EXPECT_NEAR(v, quiet ? 1.0 / 6.0 : 1.0 / 5.0, 1e-7);
   }

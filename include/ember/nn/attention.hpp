@@ -110,6 +110,11 @@ struct MhaInput {
   std::optional<Tensor<B, 3, Bool>> mask_attn = std::nullopt;
   /// Query i sees keys j <= i only (top-left aligned, as torch's is_causal).
   bool causal = false;
+  /// Whether forward returns the attention weights (torch's need_weights). Without them
+  /// (and without quiet_softmax, or dropout in training) the context comes from
+  /// module::scaled_dot_product_attention, the backend's fused kernel where it has one: on the
+  /// GPU backends it never holds the [seq_q, seq_k] weights (docs/gpu.md, "Attention").
+  bool need_weights = true;
 
   /// Self-attention: query = key = value = x.
   static MhaInput self_attn(const Tensor<B, 3>& x) { return MhaInput{x, x, x}; }
@@ -132,6 +137,12 @@ struct MhaInput {
     r.causal = on;
     return r;
   }
+  /// need_weights = false: the output's weights are left out (see need_weights).
+  MhaInput without_weights() const {
+    MhaInput r = *this;
+    r.need_weights = false;
+    return r;
+  }
 };
 
 /// Output of MultiHeadAttention::forward (Burn's MhaOutput).
@@ -139,8 +150,9 @@ template <Backend B>
 struct MhaOutput {
   /// [batch, seq_q, d_model]
   Tensor<B, 3> context;
-  /// [batch, n_heads, seq_q, seq_k], after dropout (torch's average_attn_weights=False).
-  Tensor<B, 4> weights;
+  /// [batch, n_heads, seq_q, seq_k], after dropout (torch's average_attn_weights=False);
+  /// nullopt when the input asked for none (MhaInput::need_weights).
+  std::optional<Tensor<B, 4>> weights;
 };
 
 /// Keys and values of earlier steps for incremental decoding (Burn's MhaCache).
@@ -206,8 +218,10 @@ struct MultiHeadAttention {
     auto q = project(input.query, 0);
     auto k = project(input.key, 1);
     auto v = project(input.value, 2);
-    auto mask = build_mask(op, input, input.query.dim(0), sq, sk, 0);
-    return attend(q, k, v, mask);
+    // Causal alone goes to the fused kernel as is_causal (it skips the keys after the tile).
+    const bool causal_only = fused(input) && input.causal && !input.mask_pad && !input.mask_attn;
+    auto mask = causal_only ? std::nullopt : build_mask(op, input, input.query.dim(0), sq, sk, 0);
+    return attend(q, k, v, mask, input.need_weights, causal_only);
   }
 
   /// Incremental forward (see the file comment): input holds the new tokens only
@@ -237,7 +251,7 @@ struct MultiHeadAttention {
       cache.value = v;
     }
     auto mask = build_mask(op, input, b, n, cache.key->dim(2), cache.position);
-    auto out = attend(q, *cache.key, *cache.value, mask);
+    auto out = attend(q, *cache.key, *cache.value, mask, input.need_weights, false);
     cache.position += n;
     return out;
   }
@@ -316,9 +330,25 @@ struct MultiHeadAttention {
     return m;
   }
 
+  /// Whether the context of `in` comes from module::scaled_dot_product_attention.
+  bool fused(const MhaInput<B>& in) const {
+    return !in.need_weights && !quiet_softmax && !(training && dropout > 0.0);
+  }
+
+  /// `mask` true = masked out; `causal`: query i sees keys j <= i (only with no mask).
   MhaOutput<B> attend(const Tensor<B, 4>& q, const Tensor<B, 4>& k, const Tensor<B, 4>& v,
-                      const std::optional<Tensor<B, 4, Bool>>& mask) const {
+                      const std::optional<Tensor<B, 4, Bool>>& mask, bool need_weights,
+                      bool causal) const {
     const std::int64_t b = q.dim(0), sq = q.dim(2);
+    if (!need_weights && !quiet_softmax && !(training && dropout > 0.0)) {
+      std::optional<Tensor<B, 4, Bool>> keep;
+      if (mask) keep = mask->bool_not();
+      auto context = ember::module::scaled_dot_product_attention<B, 4>(
+                         q, k, v, keep, std::nullopt, causal, 1.0 / std::sqrt(double(d_head())))
+                         .swap_dims(1, 2)
+                         .template reshape<3>(std::array<std::int64_t, 3>{b, sq, d_model});
+      return MhaOutput<B>{out_proj.forward(context), std::nullopt};
+    }
     auto scores = q.matmul(k.swap_dims(2, 3)).mul_scalar(1.0 / std::sqrt(double(d_head())));
     std::optional<Tensor<B, 4, Bool>> dead;
     if (mask) {
@@ -333,7 +363,8 @@ struct MultiHeadAttention {
     weights = nn::dropout(weights, dropout, training);
     auto context = weights.matmul(v).swap_dims(1, 2).template reshape<3>(
         std::array<std::int64_t, 3>{b, sq, d_model});
-    return MhaOutput<B>{out_proj.forward(context), weights};
+    return MhaOutput<B>{out_proj.forward(context),
+                        need_weights ? std::optional<Tensor<B, 4>>(weights) : std::nullopt};
   }
 };
 

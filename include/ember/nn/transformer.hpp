@@ -303,7 +303,7 @@ struct TransformerEncoderLayer {
     detail::check_model_dim("TransformerEncoderLayer", "input", in.tensor.shape(),
                             self_attn.d_model);
     auto sa = [&](const Tensor<B, 3>& x) {
-      auto mi = in.attention_input(x);
+      auto mi = in.attention_input(x).without_weights();
       auto o = cache ? self_attn.forward_cache(mi, *cache) : self_attn.forward(mi);
       return dropout1.forward(o.context);
     };
