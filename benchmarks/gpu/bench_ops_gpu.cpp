@@ -13,13 +13,22 @@
 // in f32 and bf16, the forward convolution and its input and weight gradients (fwd, dgrad,
 // wgrad), TFLOP/s = 2 B C_out 14^2 C_in 9 / time; each candidate forced (EMBER_CONV_CANDIDATE:
 // im2col, cuDNN on CUDA), then as autotune chooses, median of 10 after 2 warm-up calls; 8
-// entries of each result checked against f64 sums on the host. ops_side_by_side.py runs
-// PyTorch's equivalents on the same GPU and prints the ratios.
+// entries of each result checked against f64 sums on the host. Attention (issue 15): fused
+// scaled dot-product attention, q, k, v [32, 16, S, 64] (batch, heads, L = S, head dim) in
+// bf16 for S = 512 and 4096, scale 0.125, causal and not; fwd times
+// float_scaled_dot_product_attention, bwd float_scaled_dot_product_attention_backward (dq, dk,
+// dv) after one float_scaled_dot_product_attention_train; median of 10 after 2 warm-up calls;
+// TFLOP/s counts FlashAttention-2's flops: fwd 4 B H L S E (halved when causal), bwd 2.5 times
+// the fwd's count; 4 entries of out (fwd) or of dv (bwd) checked against f64 sums on the host.
+// ops_side_by_side.py runs PyTorch's equivalents on the same GPU and prints the ratios.
 //
 //   bench_ops_gpu [OUT.json]     (default ember_ops.json)
 //   EMBER_BENCH_ROW_DIVISOR=N    divides the row counts (a quick run on a small device)
 //   EMBER_BENCH_MATMUL=0         leaves the matrix products out; =N runs only N^3 (e.g. 4096)
 //   EMBER_BENCH_CONV=0           leaves the convolutions out
+//   EMBER_BENCH_ATTENTION=0      leaves the attention cases out
+//   EMBER_BENCH_ATTENTION_BATCH=N  overrides attention's batch (32)
+//   EMBER_BENCH_ATTENTION_SEQ=N    runs only sequence length N (the names say the sizes run)
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -27,6 +36,7 @@
 #include <fstream>
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -380,6 +390,162 @@ void run_conv(const std::string& target, std::vector<Result>& out) {
   }
 }
 
+/// The attention cases (see the top): fused scaled dot-product attention in bf16, forward and
+/// backward, causal and not, for each sequence length.
+template <class B, class R>
+void run_attention(const std::string& target, std::vector<Result>& out) {
+  using ember::DType;
+  using ember::GpuTensor;
+  using ember::Shape;
+  using ember::TensorData;
+  if (const char* env = std::getenv("EMBER_BENCH_ATTENTION"); env && std::string(env) == "0")
+    return;
+  const auto env_int = [](const char* name, std::int64_t fallback) {
+    const char* v = std::getenv(name);
+    return v ? std::max<std::int64_t>(std::atoll(v), 1) : fallback;
+  };
+  const typename B::Device dev{0};
+  ember::kernel::ComputeDevice& cd = R::device(0);
+  const std::int64_t kB = env_int("EMBER_BENCH_ATTENTION_BATCH", 32), kH = 16, kE = 64;
+  constexpr double kScale = 0.125;
+  std::vector<std::int64_t> seqs{512, 4096};
+  if (std::getenv("EMBER_BENCH_ATTENTION_SEQ")) seqs = {env_int("EMBER_BENCH_ATTENTION_SEQ", 1)};
+  constexpr float kQ = 0.618034f, kK = 0.414214f, kV = 0.302775f, kD = 0.707107f;  // fills
+  const auto value = [](std::int64_t i, float f) {                                 // in [-1, 1]
+    return -1.0f + 2.0f * std::fmod(f * static_cast<float>(i % 1000003 + 1), 1.0f);
+  };
+  // Entries [begin, begin + n) of a fill as the device sees them (rounded to bf16), in f64.
+  const auto host = [&](std::int64_t begin, std::int64_t n, float f) {
+    std::vector<float> h(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) h[i] = value(begin + i, f);
+    return TensorData(std::move(h), Shape{n}).convert(DType::BF16).to_vec<double>();
+  };
+  const auto time = [&](const std::function<void()>& fn) {
+    for (int i = 0; i < 2; ++i) fn();
+    std::vector<double> ms;
+    for (int i = 0; i < 10; ++i) ms.push_back(cd.time_ms(fn));
+    std::sort(ms.begin(), ms.end());
+    return ms[ms.size() / 2];
+  };
+  for (const std::int64_t kS : seqs) {
+    const Shape shape{kB, kH, kS, kE};
+    const std::int64_t n = shape.numel(), slice = kS * kE;  // slice: one (batch, head)
+    std::optional<GpuTensor> q, k, v, dout;                 // [B, H, S, E], once per length
+    std::string setup_error;
+    try {
+      if (!ember::gpu::native_dtype(DType::BF16, cd)) throw ember::UnsupportedError("no bf16 here");
+      const auto upload = [&](float f) {
+        std::vector<float> h(static_cast<std::size_t>(n));
+        for (std::int64_t i = 0; i < n; ++i) h[i] = value(i, f);
+        return B::float_from_data(TensorData(std::move(h), shape).convert(DType::BF16), dev);
+      };
+      q = upload(kQ);
+      k = upload(kK);
+      v = upload(kV);
+      dout = upload(kD);
+    } catch (const std::exception& e) {
+      setup_error = e.what();
+    }
+    for (const bool backward : {false, true}) {
+      for (const bool causal : {false, true}) {
+        Result r;
+        r.name = "attention_b" + std::to_string(kB) + "_h" + std::to_string(kH) + "_s" +
+                 std::to_string(kS) + "_d" + std::to_string(kE) + "_bf16" +
+                 (causal ? "_causal" : "") + (backward ? "_bwd" : "_fwd");
+        r.target = target;
+        r.device = cd.properties().name;
+        try {
+          if (!setup_error.empty()) throw std::runtime_error(setup_error);
+          // {out, lse}; empty where the fused kernels do not serve the case (the forward
+          // function then runs the composite instead).
+          const auto train = B::float_scaled_dot_product_attention_train(
+              *q, *k, *v, std::nullopt, std::nullopt, causal, kScale);
+          if (backward && !train)
+            throw std::runtime_error("the fused kernels do not serve this case (train: nullopt)");
+          r.candidate = train ? "fused" : "composite";
+          GpuTensor y;  // fwd: out; bwd: dv
+          if (!backward) {
+            r.median_ms = time([&] {
+              y = B::float_scaled_dot_product_attention(*q, *k, *v, std::nullopt, std::nullopt,
+                                                        causal, kScale);
+            });
+          } else {
+            std::vector<GpuTensor> grads;
+            r.median_ms = time([&] {
+              grads = B::float_scaled_dot_product_attention_backward(
+                  *q, *k, *v, train->first, *dout, train->second, std::nullopt, std::nullopt,
+                  causal, kScale);
+            });
+            if (grads.size() != 3) throw std::runtime_error("backward: not {dq, dk, dv}");
+            y = grads[2];
+          }
+          const double flops = 4.0 * static_cast<double>(kB * kH) * static_cast<double>(kS) *
+                               static_cast<double>(kS * kE) * (causal ? 0.5 : 1.0) *
+                               (backward ? 2.5 : 1.0);
+          r.tflops = flops / (r.median_ms * 1e-3) / 1e12;
+          // 4 entries against f64 sums of the inputs as the device saw them (rounded to bf16).
+          const std::vector<float> got = B::float_into_data(y).template to_vec<float>();
+          const auto probs = [&](const std::vector<double>& qh, const std::vector<double>& kh,
+                                 std::int64_t l) {  // softmax of query l's scaled scores
+            std::vector<double> p(static_cast<std::size_t>(causal ? l + 1 : kS));
+            double m = -HUGE_VAL, z = 0;
+            for (std::size_t j = 0; j < p.size(); ++j) {
+              double dot = 0;
+              for (std::int64_t t = 0; t < kE; ++t) dot += qh[l * kE + t] * kh[j * kE + t];
+              m = std::max(m, p[j] = kScale * dot);
+            }
+            for (double& x : p) z += (x = std::exp(x - m));
+            for (double& x : p) x /= z;
+            return p;
+          };
+          const auto compare = [&](std::int64_t index, double want, double scale) {
+            if (r.error.empty() && !(std::fabs(got[index] - want) <= 1e-2 * scale))
+              r.error = "wrong result at element " + std::to_string(index) + ": " +
+                        std::to_string(got[index]) + ", want " + std::to_string(want);
+          };
+          if (!backward) {  // out[bh, l, e] = sum_j P[l, j] v[j, e], 4 (bh, l, e)
+            for (std::int64_t c = 0; c < 4; ++c) {
+              const std::int64_t bh = (c * 7 + 3) % (kB * kH), l = (c * 131 + 17) % kS;
+              const std::int64_t e = (c * 23 + 5) % kE;
+              const std::vector<double> qh = host(bh * slice, slice, kQ),
+                                        kh = host(bh * slice, slice, kK),
+                                        vh = host(bh * slice, slice, kV);
+              const std::vector<double> p = probs(qh, kh, l);
+              double want = 0, scale = 0;
+              for (std::size_t j = 0; j < p.size(); ++j) {
+                want += p[j] * vh[j * kE + e];
+                scale += p[j] * std::fabs(vh[j * kE + e]);
+              }
+              compare(bh * slice + l * kE + e, want, scale);
+            }
+          } else {  // dv[bh, j, e] = sum_l P[l, j] dout[l, e]: one key row j, 4 e
+            const std::int64_t bh = 5 % (kB * kH), j = (kS / 4 + 3) % kS;
+            const std::vector<double> qh = host(bh * slice, slice, kQ),
+                                      kh = host(bh * slice, slice, kK),
+                                      dh = host(bh * slice, slice, kD);
+            std::vector<double> want(4), scale(4);
+            for (std::int64_t l = causal ? j : 0; l < kS; ++l) {
+              const double p = probs(qh, kh, l)[j];
+              for (std::int64_t c = 0; c < 4; ++c) {
+                want[c] += p * dh[l * kE + c * 19 + 2];
+                scale[c] += p * std::fabs(dh[l * kE + c * 19 + 2]);
+              }
+            }
+            for (std::int64_t c = 0; c < 4; ++c)
+              compare(bh * slice + j * kE + c * 19 + 2, want[c], scale[c]);
+          }
+        } catch (const std::exception& e) {
+          r.error = e.what();
+          std::replace(r.error.begin(), r.error.end(), '"', '\'');
+        }
+        std::printf("%-44s %-7s %9.4f ms %7.1f TFLOP/s %-9s %s\n", r.name.c_str(), target.c_str(),
+                    r.median_ms, r.tflops, r.candidate.c_str(), r.error.c_str());
+        out.push_back(r);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -391,6 +557,7 @@ int main(int argc, char** argv) {
     run_target<ember::Cuda, ember::CudaRuntime>("cuda", results);
     run_matmul<ember::Cuda, ember::CudaRuntime>("cuda", results);
     run_conv<ember::Cuda, ember::CudaRuntime>("cuda", results);
+    run_attention<ember::Cuda, ember::CudaRuntime>("cuda", results);
   } else
     std::fprintf(stderr, "cuda: %s\n", why.c_str());
 #endif
@@ -399,6 +566,7 @@ int main(int argc, char** argv) {
     run_target<ember::Vulkan, ember::VulkanRuntime>("vulkan", results);
     run_matmul<ember::Vulkan, ember::VulkanRuntime>("vulkan", results);
     run_conv<ember::Vulkan, ember::VulkanRuntime>("vulkan", results);
+    run_attention<ember::Vulkan, ember::VulkanRuntime>("vulkan", results);
   } else
     std::fprintf(stderr, "vulkan: %s\n", why.c_str());
 #endif

@@ -15,6 +15,11 @@ throughout), the numerics of Ember's candidates. Convolutions (conv2d 3x3, 256 c
 run through cuDNN with TF32 off (torch.backends.cudnn.allow_tf32 = False: fp32 arithmetic
 in the f32 rows) and torch.backends.cudnn.benchmark = True (cuDNN's fastest algorithm, as
 PyTorch's training loops commonly set); a convolution counts 2 B C_out 14^2 C_in 9 flops.
+Attention (q, k, v [32, 16, S, 64] bf16, S = 512 and 4096, scale 0.125, causal and not):
+fwd times torch.nn.functional.scaled_dot_product_attention, whose flash/cuDNN/efficient
+backend PyTorch picks itself; bwd runs the forward once with q, k, v requiring gradients and
+times torch.autograd.grad(out, (q, k, v), dout, retain_graph=True); median of 10 after 2.
+FlashAttention-2's flop counts: fwd 4 B H L S E (halved when causal), bwd 2.5 times the fwd's.
 """
 import argparse
 import json
@@ -48,6 +53,38 @@ CONV_CASES = {f"conv2d_3x3_256c_14x14_b128_{fn}_{dt}": (fn, getattr(torch, {"f32
                                                                         "bf16": "bfloat16"}[dt]))
               for dt in ("f32", "bf16") for fn in ("fwd", "dgrad", "wgrad")}
 CONV_FLOPS = 2.0 * 128 * 256 * 14 * 14 * 256 * 9
+
+# attention_b32_h16_s<S>_d64_bf16[_causal]_<fwd|bwd>: q, k, v [32, 16, S, 64], L = S
+ATTENTION_CASES = {f"attention_b32_h16_s{s}_d64_bf16{'_causal' if causal else ''}_{fn}":
+                   (s, causal, fn)
+                   for s in (512, 4096) for fn in ("fwd", "bwd") for causal in (False, True)}
+
+
+def attention_flops(s, causal, fn, b=32, h=16, e=64):
+    f = 4.0 * b * h * s * s * e * (0.5 if causal else 1.0)
+    return f * (2.5 if fn == "bwd" else 1.0)
+
+
+def attention_numbers(out):
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    for name, (s, causal, fn) in ATTENTION_CASES.items():
+        def fill(f):  # bench_ops_gpu's fills, in [-1, 1]
+            i = torch.arange(32 * 16 * s * 64, device="cuda", dtype=torch.float64)
+            v = (-1.0 + 2.0 * ((i % 1000003 + 1) * f % 1.0)).to(torch.bfloat16)
+            return v.reshape(32, 16, s, 64)
+        q, k, v = fill(0.618034), fill(0.414214), fill(0.302775)
+        o = dout = None
+        if fn == "fwd":
+            call = lambda: sdpa(q, k, v, is_causal=causal, scale=0.125)
+        else:
+            dout = fill(0.707107)
+            q, k, v = (x.requires_grad_() for x in (q, k, v))
+            o = sdpa(q, k, v, is_causal=causal, scale=0.125)
+            call = lambda: torch.autograd.grad(o, (q, k, v), dout, retain_graph=True)
+        ms = median_ms(call, reps=10, warmup=2)
+        out[name] = {"median_ms": ms, "TFLOPs": attention_flops(s, causal, fn) / (ms * 1e-3) / 1e12}
+        del q, k, v, o, dout, call
+        torch.cuda.empty_cache()
 
 
 def conv_numbers(out):
@@ -101,6 +138,7 @@ def torch_numbers():
         del a, b
         torch.cuda.empty_cache()
     conv_numbers(out)
+    attention_numbers(out)
     return out
 
 
@@ -137,7 +175,8 @@ def main():
           f"{'torch TB/s':>10} {'ratio':>6} {'of 4.8':>6}")
     for e in ember:
         r = t.get(e["case"])
-        if r is None or e["case"] in MATMUL_CASES or e["case"] in CONV_CASES:
+        if r is None or e["case"] in MATMUL_CASES or e["case"] in CONV_CASES \
+                or e["case"] in ATTENTION_CASES:
             continue
         if e["error"]:
             print(f"{e['case']:26} {e['target']:7} ERROR {e['error']}")
@@ -156,6 +195,10 @@ def main():
     print_matmul(ember, t, rows, CONV_CASES, 38)
     print("conv2d: TF32 off on both sides (fp32 arithmetic in the f32 rows), PyTorch with "
           "cudnn.benchmark; 'chosen': Ember's autotuned candidate, then each candidate forced")
+    print_matmul(ember, t, rows, ATTENTION_CASES, 44)
+    print("attention: bf16, scale 0.125; PyTorch's scaled_dot_product_attention picks its "
+          "flash/cuDNN backend itself; bwd = dq, dk, dv; 'chosen': Ember's fused kernels or "
+          "the composite")
     if a.out:
         with open(a.out, "w") as f:
             json.dump({"torch": torch.__version__, "rows": rows}, f, indent=2)
