@@ -143,6 +143,58 @@ std::vector<Var> registers(KernelBuilder& kb, std::uint32_t n, Val zero) {
   return r;
 }
 
+/// What each kernel declares after its own buffers: the mask and bias (buffers, then strides
+/// after the scalars L, S and scale), the constants and the thread's place: thread `tid` of
+/// the workgroup, batch row `bh`, rows [first, first + kRows) of the workgroup's kind.
+struct Frame {
+  Masking mk;
+  Val L, S, scale, zero, ninf, tid, bh, first;
+
+  Frame(KernelBuilder& kb, const Plan& p)
+      : mk(with_buffers(kb, p)),
+        L(kb.scalar("L", Elem::U32)),
+        S(kb.scalar("S", Elem::U32)),
+        scale(kb.scalar("scale", p.acc)),
+        zero(kb.constant(p.acc, 0)),
+        ninf(kb.constant(p.acc, -std::numeric_limits<double>::infinity())),
+        tid(kb.thread_idx(0)),
+        bh(kb.block_idx(1)),
+        first(kb.block_idx(0) * kRows) {
+    mk.scalars(kb, p);
+    mk.at_batch(bh);
+  }
+  static Masking with_buffers(KernelBuilder& kb, const Plan& p) {
+    Masking m;
+    m.buffers(kb, p);
+    return m;
+  }
+  /// The keys a query block reads: up to its last query under is_causal.
+  Val key_end(const Plan& p) const { return p.causal ? kernel::min(S, first + kRows) : S; }
+};
+
+/// The query-side walk of the forward and dq kernels: the keys [0, end) in tiles staged in
+/// shared memory (k into ks, v into vs); for each key s, f(s, dot of the registers `qr` with
+/// key s, the key's offset in ks, the value's offset in vs).
+template <class F>
+void walk_keys(KernelBuilder& kb, const Plan& p, const Frame& fr, const Mem& k, const Mem& v,
+               const Mem& ks, const Mem& vs, Val end, const std::vector<Var>& qr, F&& f) {
+  Val kb0 = fr.bh * fr.S * p.E, vb0 = fr.bh * fr.S * p.Ev;
+  kb.for_(0u, end, p.tile, [&](Val t0) {
+    stage(kb, k, ks, kb0, t0, end, p.tile, p.E, fr.tid, p.acc);
+    stage(kb, v, vs, vb0, t0, end, p.tile, p.Ev, fr.tid, p.acc);
+    kb.barrier();
+    Val n = kernel::min(end - t0, kb.u32(p.tile));
+    kb.for_(0u, n, 1u, [&](Val j) {
+      Val kj = j * p.E, vj = j * p.Ev;
+      f(t0 + j,
+        dot(
+            qr, [&](std::uint32_t e) { return Val(ks[kj + e]); }, fr.zero),
+        kj, vj);
+    });
+    kb.barrier();
+  });
+}
+
 /// Arguments: q, k, v, out, [lse], [mask], [bias], [offsets], L, S, scale, [mask strides],
 /// [bias strides]. Grid: (query blocks of kRows, batch rows).
 kernel::Kernel build_forward(const Plan& p) {
@@ -154,54 +206,34 @@ kernel::Kernel build_forward(const Plan& p) {
   Mem o = kb.buffer("out", p.e, kernel::Access::Write);
   std::optional<Mem> lse;
   if (p.lse) lse = kb.buffer("lse", p.acc, kernel::Access::Write);
-  Masking mk;
-  mk.buffers(kb, p);
-  Val L = kb.scalar("L", Elem::U32), S = kb.scalar("S", Elem::U32);
-  Val scale = kb.scalar("scale", p.acc);
-  mk.scalars(kb, p);
+  const Frame fr(kb, p);
   Mem ks = kb.shared(p.acc, p.tile * p.E), vs = kb.shared(p.acc, p.tile * p.Ev);
-  const Val zero = kb.constant(p.acc, 0), one = kb.constant(p.acc, 1);
-  const Val ninf = kb.constant(p.acc, -std::numeric_limits<double>::infinity());
-  Val tid = kb.thread_idx(0), bh = kb.block_idx(1);
-  Val row0 = kb.block_idx(0) * kRows, l = row0 + tid;
-  Val live = l < L;
+  const Val one = kb.constant(p.acc, 1), zero = fr.zero, ninf = fr.ninf;
+  Val l = fr.first + fr.tid;
+  Val live = l < fr.L;
   Val lc = kernel::select(live, l, kb.u32(0));
-  mk.at_batch(bh);
   std::vector<Var> qr = registers(kb, p.E, zero), acc = registers(kb, p.Ev, zero);
-  Val qb = (bh * L + lc) * p.E;
+  Val qb = (fr.bh * fr.L + lc) * p.E;
   kb.if_(live, [&] {
     for (std::uint32_t e = 0; e < p.E; ++e) qr[e] = kernel::cast(q[qb + e], p.acc);
   });
   Var m = kb.var(ninf), sum = kb.var(zero);
-  Val end = p.causal ? kernel::min(S, row0 + kRows) : S;
-  Val kb0 = bh * S * p.E, vb0 = bh * S * p.Ev;
-  kb.for_(0u, end, p.tile, [&](Val t0) {
-    stage(kb, k, ks, kb0, t0, end, p.tile, p.E, tid, p.acc);
-    stage(kb, v, vs, vb0, t0, end, p.tile, p.Ev, tid, p.acc);
-    kb.barrier();
-    Val n = kernel::min(end - t0, kb.u32(p.tile));
-    kb.for_(0u, n, 1u, [&](Val j) {
-      Val kj = j * p.E, vj = j * p.Ev;
-      Val sc = mk.score(p, lc, t0 + j,
-                        dot(
-                            qr, [&](std::uint32_t e) { return Val(ks[kj + e]); }, zero),
-                        scale, ninf);
-      Val mn = nan_max(m.get(), sc);
-      Val dead = mn == ninf;
-      Val corr = kernel::select(dead, one, kernel::exp(m.get() - mn));
-      Val pr = kernel::select(dead, zero, kernel::exp(sc - mn));
-      sum = sum.get() * corr + pr;
-      for (std::uint32_t c = 0; c < p.Ev; ++c) acc[c] = acc[c].get() * corr + pr * Val(vs[vj + c]);
-      m = mn;
-    });
-    kb.barrier();
+  walk_keys(kb, p, fr, k, v, ks, vs, fr.key_end(p), qr, [&](Val s, Val d, Val, Val vj) {
+    Val sc = fr.mk.score(p, lc, s, d, fr.scale, ninf);
+    Val mn = nan_max(m.get(), sc);
+    Val dead = mn == ninf;
+    Val corr = kernel::select(dead, one, kernel::exp(m.get() - mn));
+    Val pr = kernel::select(dead, zero, kernel::exp(sc - mn));
+    sum = sum.get() * corr + pr;
+    for (std::uint32_t c = 0; c < p.Ev; ++c) acc[c] = acc[c].get() * corr + pr * Val(vs[vj + c]);
+    m = mn;
   });
   kb.if_(live, [&] {
     Val none = sum.get() == zero;  // every key masked: zeros (torch's _safe_softmax)
-    Val ob = (bh * L + l) * p.Ev;
+    Val ob = (fr.bh * fr.L + l) * p.Ev;
     for (std::uint32_t c = 0; c < p.Ev; ++c)
       o[ob + c] = kernel::cast(kernel::select(none, zero, acc[c].get() / sum.get()), p.e);
-    if (lse) (*lse)[bh * L + l] = m.get() + kernel::log(sum.get());
+    if (lse) (*lse)[fr.bh * fr.L + l] = m.get() + kernel::log(sum.get());
   });
   return kb.build();
 }
@@ -219,54 +251,34 @@ kernel::Kernel build_dq(const Plan& p) {
   Mem lse = kb.buffer("lse", p.acc, kernel::Access::Read);
   Mem dq = kb.buffer("dq", p.e, kernel::Access::Write);
   Mem dd = kb.buffer("D", p.acc, kernel::Access::Write);
-  Masking mk;
-  mk.buffers(kb, p);
-  Val L = kb.scalar("L", Elem::U32), S = kb.scalar("S", Elem::U32);
-  Val scale = kb.scalar("scale", p.acc);
-  mk.scalars(kb, p);
+  const Frame fr(kb, p);
   Mem ks = kb.shared(p.acc, p.tile * p.E), vs = kb.shared(p.acc, p.tile * p.Ev);
-  const Val zero = kb.constant(p.acc, 0);
-  const Val ninf = kb.constant(p.acc, -std::numeric_limits<double>::infinity());
-  Val tid = kb.thread_idx(0), bh = kb.block_idx(1);
-  Val row0 = kb.block_idx(0) * kRows, l = row0 + tid;
-  Val live = l < L;
+  const Val zero = fr.zero, ninf = fr.ninf;
+  Val l = fr.first + fr.tid;
+  Val live = l < fr.L;
   Val lc = kernel::select(live, l, kb.u32(0));
-  mk.at_batch(bh);
   std::vector<Var> qr = registers(kb, p.E, zero), dor = registers(kb, p.Ev, zero);
   std::vector<Var> g = registers(kb, p.E, zero);
   Var di = kb.var(zero), li = kb.var(ninf);
-  Val qb = (bh * L + lc) * p.E, ob = (bh * L + lc) * p.Ev;
+  Val qb = (fr.bh * fr.L + lc) * p.E, ob = (fr.bh * fr.L + lc) * p.Ev;
   kb.if_(live, [&] {
     for (std::uint32_t e = 0; e < p.E; ++e) qr[e] = kernel::cast(q[qb + e], p.acc);
     for (std::uint32_t c = 0; c < p.Ev; ++c) dor[c] = kernel::cast(dout[ob + c], p.acc);
     di = dot(
         dor, [&](std::uint32_t c) { return kernel::cast(o[ob + c], p.acc); }, zero);
-    li = lse[bh * L + l];
+    li = lse[fr.bh * fr.L + l];
   });
-  Val end = p.causal ? kernel::min(S, row0 + kRows) : S;
-  Val kb0 = bh * S * p.E, vb0 = bh * S * p.Ev;
-  kb.for_(0u, end, p.tile, [&](Val t0) {
-    stage(kb, k, ks, kb0, t0, end, p.tile, p.E, tid, p.acc);
-    stage(kb, v, vs, vb0, t0, end, p.tile, p.Ev, tid, p.acc);
-    kb.barrier();
-    Val n = kernel::min(end - t0, kb.u32(p.tile));
-    kb.for_(0u, n, 1u, [&](Val j) {
-      Val kj = j * p.E, vj = j * p.Ev;
-      Val sc = mk.score(p, lc, t0 + j,
-                        dot(
-                            qr, [&](std::uint32_t e) { return Val(ks[kj + e]); }, zero),
-                        scale, ninf);
-      Val pr = kernel::select(li.get() == ninf, zero, kernel::exp(sc - li.get()));
-      Val dp = dot(
-          dor, [&](std::uint32_t c) { return Val(vs[vj + c]); }, zero);
-      Val ds = pr * (dp - di.get());
-      for (std::uint32_t e = 0; e < p.E; ++e) g[e] = g[e].get() + ds * Val(ks[kj + e]);
-    });
-    kb.barrier();
+  walk_keys(kb, p, fr, k, v, ks, vs, fr.key_end(p), qr, [&](Val s, Val d, Val kj, Val vj) {
+    Val sc = fr.mk.score(p, lc, s, d, fr.scale, ninf);
+    Val pr = kernel::select(li.get() == ninf, zero, kernel::exp(sc - li.get()));
+    Val dp = dot(
+        dor, [&](std::uint32_t c) { return Val(vs[vj + c]); }, zero);
+    Val ds = pr * (dp - di.get());
+    for (std::uint32_t e = 0; e < p.E; ++e) g[e] = g[e].get() + ds * Val(ks[kj + e]);
   });
   kb.if_(live, [&] {
-    for (std::uint32_t e = 0; e < p.E; ++e) dq[qb + e] = kernel::cast(g[e].get() * scale, p.e);
-    dd[bh * L + l] = di.get();
+    for (std::uint32_t e = 0; e < p.E; ++e) dq[qb + e] = kernel::cast(g[e].get() * fr.scale, p.e);
+    dd[fr.bh * fr.L + l] = di.get();
   });
   return kb.build();
 }
@@ -284,29 +296,22 @@ kernel::Kernel build_dkdv(const Plan& p) {
   Mem dd = kb.buffer("D", p.acc, kernel::Access::Read);
   Mem dk = kb.buffer("dk", p.e, kernel::Access::Write);
   Mem dv = kb.buffer("dv", p.e, kernel::Access::Write);
-  Masking mk;
-  mk.buffers(kb, p);
-  Val L = kb.scalar("L", Elem::U32), S = kb.scalar("S", Elem::U32);
-  Val scale = kb.scalar("scale", p.acc);
-  mk.scalars(kb, p);
+  const Frame fr(kb, p);
   Mem qs = kb.shared(p.acc, p.tile * p.E), dos = kb.shared(p.acc, p.tile * p.Ev);
   Mem ls = kb.shared(p.acc, p.tile), ds_ = kb.shared(p.acc, p.tile);
-  const Val zero = kb.constant(p.acc, 0);
-  const Val ninf = kb.constant(p.acc, -std::numeric_limits<double>::infinity());
-  Val tid = kb.thread_idx(0), bh = kb.block_idx(1);
-  Val key0 = kb.block_idx(0) * kRows, s = key0 + tid;
-  Val live = s < S;
+  const Val zero = fr.zero, ninf = fr.ninf, L = fr.L, bh = fr.bh, tid = fr.tid;
+  Val s = fr.first + tid;
+  Val live = s < fr.S;
   Val sc0 = kernel::select(live, s, kb.u32(0));
-  mk.at_batch(bh);
   std::vector<Var> kr = registers(kb, p.E, zero), vr = registers(kb, p.Ev, zero);
   std::vector<Var> gk = registers(kb, p.E, zero), gv = registers(kb, p.Ev, zero);
-  Val kb0 = (bh * S + sc0) * p.E, vb0 = (bh * S + sc0) * p.Ev;
+  Val kb0 = (bh * fr.S + sc0) * p.E, vb0 = (bh * fr.S + sc0) * p.Ev;
   kb.if_(live, [&] {
     for (std::uint32_t e = 0; e < p.E; ++e) kr[e] = kernel::cast(k[kb0 + e], p.acc);
     for (std::uint32_t c = 0; c < p.Ev; ++c) vr[c] = kernel::cast(v[vb0 + c], p.acc);
   });
   // Causal: queries before the workgroup's first key see none of its keys.
-  Val start = p.causal ? kernel::min(key0, L) : kb.u32(0);
+  Val start = p.causal ? kernel::min(fr.first, L) : kb.u32(0);
   Val qb0 = bh * L * p.E, ob0 = bh * L * p.Ev;
   kb.for_(start, L, kb.u32(p.tile), [&](Val t0) {
     stage(kb, q, qs, qb0, t0, L, p.tile, p.E, tid, p.acc);
@@ -328,10 +333,10 @@ kernel::Kernel build_dkdv(const Plan& p) {
     Val n = kernel::min(L - t0, kb.u32(p.tile));
     kb.for_(0u, n, 1u, [&](Val i) {
       Val qi = i * p.E, oi = i * p.Ev;
-      Val sc = mk.score(p, t0 + i, sc0,
-                        dot(
-                            kr, [&](std::uint32_t e) { return Val(qs[qi + e]); }, zero),
-                        scale, ninf);
+      Val sc = fr.mk.score(p, t0 + i, sc0,
+                           dot(
+                               kr, [&](std::uint32_t e) { return Val(qs[qi + e]); }, zero),
+                           fr.scale, ninf);
       Val li = ls[i];
       Val pr = kernel::select(li == ninf, zero, kernel::exp(sc - li));
       for (std::uint32_t c = 0; c < p.Ev; ++c) gv[c] = gv[c].get() + pr * Val(dos[oi + c]);
@@ -343,7 +348,7 @@ kernel::Kernel build_dkdv(const Plan& p) {
     kb.barrier();
   });
   kb.if_(live, [&] {
-    for (std::uint32_t e = 0; e < p.E; ++e) dk[kb0 + e] = kernel::cast(gk[e].get() * scale, p.e);
+    for (std::uint32_t e = 0; e < p.E; ++e) dk[kb0 + e] = kernel::cast(gk[e].get() * fr.scale, p.e);
     for (std::uint32_t c = 0; c < p.Ev; ++c) dv[vb0 + c] = kernel::cast(gv[c].get(), p.e);
   });
   return kb.build();

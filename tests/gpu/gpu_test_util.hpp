@@ -29,12 +29,29 @@ inline std::uint64_t host_calls() {
   return n;
 }
 
-/// n values spread over [lo, hi] with a fixed irregular pattern (no generator needed).
 /// The values of `d` as f64 (any dtype), for comparisons with tolerances.
 inline std::vector<double> values(const TensorData& d) {
   return d.convert(DType::F64).to_vec<double>();
 }
 
+/// The tolerance of a device kernel's sums against the CPU backend's in dtype `dt`: f32 sums
+/// of up to a few thousand products of values below 2 in another order (with FMA
+/// contraction); f16/bf16 one rounding of the f32 result on each side (11 and 8 significant
+/// bits); f64 the summation order.
+inline Tolerance sum_tolerance(DType dt) {
+  switch (dt) {
+    case DType::F16:
+      return Tolerance::rel_abs(1e-2, 1e-2);
+    case DType::BF16:
+      return Tolerance::rel_abs(2e-2, 5e-2);
+    case DType::F64:
+      return Tolerance::rel_abs(1e-12, 1e-12);
+    default:
+      return Tolerance::rel_abs(1e-4, 1e-4);
+  }
+}
+
+/// n values spread over [lo, hi] with a fixed irregular pattern (no generator needed).
 inline std::vector<float> spread(std::size_t n, float lo, float hi) {
   std::vector<float> v(n);
   for (std::size_t i = 0; i < n; ++i) v[i] = lo + (hi - lo) * std::fmod(0.618034f * (i + 1), 1.f);

@@ -44,16 +44,7 @@ namespace {
 /// 1.1e-3 / 1.0e-2 from the CPU (which accumulates in f32 and rounds once); f64: summation
 /// order.
 Tolerance tolerance(DType dt) {
-  switch (dt) {
-    case DType::F16:
-      return Tolerance::rel_abs(1e-2, 1e-2);
-    case DType::BF16:
-      return Tolerance::rel_abs(2e-2, 5e-2);
-    case DType::F64:
-      return Tolerance::rel_abs(1e-12, 1e-12);
-    default:
-      return Tolerance::rel_abs(1e-4, 1e-4);
-  }
+  return ember::test::sum_tolerance(dt);
 }
 
 /// Gradients: dq = scale * sum_s P (dP - D) k and dk alike sum products of terms up to ~3

@@ -23,19 +23,9 @@ TYPED_TEST_SUITE(GpuConvTest, ember::test::GpuConformanceBackends, ember::test::
 
 namespace {
 
-/// f32: sums of up to a few thousand products of values below 2; f16/bf16: one rounding of
-/// the f32 sum on each side (8 and 11 significant bits); f64: summation order.
+/// f32: sums of up to a few thousand products of values below 2 (gpu_test_util.hpp).
 Tolerance tolerance(DType dt) {
-  switch (dt) {
-    case DType::F16:
-      return Tolerance::rel_abs(1e-2, 1e-2);
-    case DType::BF16:
-      return Tolerance::rel_abs(2e-2, 5e-2);
-    case DType::F64:
-      return Tolerance::rel_abs(1e-12, 1e-12);
-    default:
-      return Tolerance::rel_abs(1e-4, 1e-4);
-  }
+  return ember::test::sum_tolerance(dt);
 }
 
 /// Values of `shape` spread over [lo, hi] in dtype dt, on backend B; with `view`, a strided
