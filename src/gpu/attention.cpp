@@ -41,7 +41,8 @@ constexpr std::uint32_t kRows = 64;                 // threads per workgroup: qu
 constexpr std::int64_t kMaxHead = 128;              // largest E and Ev held in registers
 constexpr std::uint32_t kSharedBudget = 48 * 1024;  // bytes of shared memory a kernel may use
 // Mesa's llvmpipe ends a shader invocation's loops after 65,535 iterations in all
-// (src/gpu/rows.cpp); a thread here walks every key (query) once plus once per tile.
+// (src/gpu/rows.cpp): a thread here counts one per key (query) it walks and two per tile (the
+// tile loop's and the inner loop's last test), as measured.
 constexpr std::int64_t kMaxLoopIterations = 65535;
 
 /// The larger of a and b, NaN when either is NaN (the CPU's softmax rule).
@@ -144,23 +145,27 @@ std::vector<Var> registers(KernelBuilder& kb, std::uint32_t n, Val zero) {
 }
 
 /// What each kernel declares after its own buffers: the mask and bias (buffers, then strides
-/// after the scalars L, S and scale), the constants and the thread's place: thread `tid` of
-/// the workgroup, batch row `bh`, rows [first, first + kRows) of the workgroup's kind.
+/// after the scalars L, S, scale and batch), the constants and the thread's place: thread
+/// `tid` of the workgroup, batch row `bh` (grid y, then z: more than 65,535 batch rows fit;
+/// the workgroups past the last one return at once), rows [first, first + kRows) of the
+/// workgroup's kind.
 struct Frame {
   Masking mk;
-  Val L, S, scale, zero, ninf, tid, bh, first;
+  Val L, S, scale, batch, zero, ninf, tid, bh, first;
 
   Frame(KernelBuilder& kb, const Plan& p)
       : mk(with_buffers(kb, p)),
         L(kb.scalar("L", Elem::U32)),
         S(kb.scalar("S", Elem::U32)),
         scale(kb.scalar("scale", p.acc)),
+        batch(kb.scalar("batch", Elem::U32)),
         zero(kb.constant(p.acc, 0)),
         ninf(kb.constant(p.acc, -std::numeric_limits<double>::infinity())),
         tid(kb.thread_idx(0)),
-        bh(kb.block_idx(1)),
+        bh(kb.block_idx(1) + kb.block_idx(2) * kb.grid_dim(1)),
         first(kb.block_idx(0) * kRows) {
     mk.scalars(kb, p);
+    kb.if_(bh >= batch, [&] { kb.return_(); });  // the whole workgroup: no barrier waits
     mk.at_batch(bh);
   }
   static Masking with_buffers(KernelBuilder& kb, const Plan& p) {
@@ -195,7 +200,7 @@ void walk_keys(KernelBuilder& kb, const Plan& p, const Frame& fr, const Mem& k, 
   });
 }
 
-/// Arguments: q, k, v, out, [lse], [mask], [bias], [offsets], L, S, scale, [mask strides],
+/// Arguments: q, k, v, out, [lse], [mask], [bias], [offsets], L, S, scale, batch, [mask strides],
 /// [bias strides]. Grid: (query blocks of kRows, batch rows).
 kernel::Kernel build_forward(const Plan& p) {
   KernelBuilder kb(p.name("fwd"), {kRows, 1, 1});
@@ -238,7 +243,7 @@ kernel::Kernel build_forward(const Plan& p) {
   return kb.build();
 }
 
-/// Arguments: q, k, v, out, dout, lse, dq, D, [mask], [bias], [offsets], L, S, scale, [mask
+/// Arguments: q, k, v, out, dout, lse, dq, D, [mask], [bias], [offsets], L, S, scale, batch, [mask
 /// strides], [bias strides]. Grid: (query blocks of kRows, batch rows).
 kernel::Kernel build_dq(const Plan& p) {
   KernelBuilder kb(p.name("dq"), {kRows, 1, 1});
@@ -283,7 +288,7 @@ kernel::Kernel build_dq(const Plan& p) {
   return kb.build();
 }
 
-/// Arguments: q, k, v, dout, lse, D, dk, dv, [mask], [bias], [offsets], L, S, scale, [mask
+/// Arguments: q, k, v, dout, lse, D, dk, dv, [mask], [bias], [offsets], L, S, scale, batch, [mask
 /// strides], [bias strides]. Grid: (key blocks of kRows, batch rows).
 kernel::Kernel build_dkdv(const Plan& p) {
   KernelBuilder kb(p.name("dkdv"), {kRows, 1, 1});
@@ -381,6 +386,7 @@ struct Setup {
     args.push_back(Arg::u32(static_cast<std::uint32_t>(L)));
     args.push_back(Arg::u32(static_cast<std::uint32_t>(S)));
     args.push_back(Arg::scalar(plan.acc, scale));
+    args.push_back(Arg::u32(static_cast<std::uint32_t>(bf)));
     if (mask) {
       args.push_back(Arg::u32(msl));
       args.push_back(Arg::u32(mss));
@@ -413,7 +419,8 @@ std::optional<Setup> setup(const GpuTensor& q, const GpuTensor& k, const GpuTens
     return {};
   if (mask && mask->numel() > limit) return {};
   if (bias && bias->numel() > limit) return {};
-  if (st.bf > props.max_grid[1] || (st.L + kRows - 1) / kRows > props.max_grid[0] ||
+  if (st.bf > std::int64_t{props.max_grid[1]} * props.max_grid[2] ||
+      (st.L + kRows - 1) / kRows > props.max_grid[0] ||
       (st.S + kRows - 1) / kRows > props.max_grid[0])
     return {};
   Plan& p = st.plan;
@@ -429,9 +436,9 @@ std::optional<Setup> setup(const GpuTensor& q, const GpuTensor& k, const GpuTens
   p.tile = kRows;
   while (p.tile > 8 && p.tile * (p.E + p.Ev + 2) * bytes > budget) p.tile /= 2;
   if (p.tile * (p.E + p.Ev + 2) * bytes > budget) return {};
-  // A thread walks every key (or query) once and each tile's staging once.
-  if (props.software &&
-      std::max(st.L, st.S) + (std::max(st.L, st.S) + p.tile - 1) / p.tile >= kMaxLoopIterations)
+  // A thread walks every key (or query) once, and two loop tests per tile.
+  const std::int64_t walk = std::max(st.L, st.S);
+  if (props.software && walk + 2 * ((walk + p.tile - 1) / p.tile) + 2 >= kMaxLoopIterations)
     return {};
   st.q = packed(q);
   st.k = packed(k);
@@ -471,9 +478,11 @@ std::optional<Setup> setup(const GpuTensor& q, const GpuTensor& k, const GpuTens
   return st;
 }
 
-kernel::Grid grid(std::int64_t rows, std::int64_t bf) {
+/// Blocks of kRows rows in x; the batch rows in y, then z when they exceed the device's y.
+kernel::Grid grid(const kernel::ComputeDevice& dev, std::int64_t rows, std::int64_t bf) {
+  const std::int64_t y = std::min<std::int64_t>(bf, dev.properties().max_grid[1]);
   return kernel::Grid{static_cast<std::uint32_t>((rows + kRows - 1) / kRows),
-                      static_cast<std::uint32_t>(bf), 1};
+                      static_cast<std::uint32_t>(y), static_cast<std::uint32_t>((bf + y - 1) / y)};
 }
 
 }  // namespace
@@ -506,7 +515,7 @@ std::optional<std::pair<GpuTensor, GpuTensor>> attention(const GpuTensor& q, con
   if (with_lse) args.push_back(buf(lse));
   st->masking_buffers(args);
   st->scalars(args, scale);
-  dev.launch(*kern, grid(st->L, st->bf), args);
+  dev.launch(*kern, grid(dev, st->L, st->bf), args);
   return std::make_pair(std::move(out), std::move(lse));
 }
 
@@ -541,7 +550,7 @@ std::optional<std::vector<GpuTensor>> attention_backward(
                           buf(go),    buf(ls),    buf(dq),    buf(dd)};
     st->masking_buffers(args);
     st->scalars(args, scale);
-    dev.launch(*kdq, grid(st->L, st->bf), args);
+    dev.launch(*kdq, grid(dev, st->L, st->bf), args);
   }
   if (dk.numel() > 0 || dv.numel() > 0) {
     if (st->L == 0) {
@@ -553,7 +562,7 @@ std::optional<std::vector<GpuTensor>> attention_backward(
                             buf(ls),    buf(dd),    buf(dk),    buf(dv)};
       st->masking_buffers(args);
       st->scalars(args, scale);
-      dev.launch(*kdkdv, grid(st->S, st->bf), args);
+      dev.launch(*kdkdv, grid(dev, st->S, st->bf), args);
     }
   }
   return std::vector<GpuTensor>{std::move(dq), std::move(dk), std::move(dv)};

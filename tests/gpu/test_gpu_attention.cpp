@@ -487,3 +487,32 @@ TYPED_TEST(GpuAttentionTest, TrainingPeakMemoryBelowTheScores) {
   expect_approx(dk->into_data(), ck.grad(cg)->into_data(), Tolerance::rel_abs(2e-4, 2e-4));
   expect_approx(dv->into_data(), cv.grad(cg)->into_data(), Tolerance::rel_abs(2e-4, 2e-4));
 }
+
+// More batch rows (B * H = 70,000) than a grid's y dimension holds (65,535): the batch rows
+// continue in z. Forward and gradients against the CPU.
+TYPED_TEST(GpuAttentionTest, BatchRowsBeyondTheGridsY) {
+  using G = TypeParam;
+  expect_like_cpu<G, 4>(qkv({7000, 10}, 3, 5, 4, 4), DType::F32, false);
+  expect_like_cpu<G, 3>(causal(qkv({70000}, 3, 5, 4, 2)), DType::F32, true);
+}
+
+// A query over 60,000 keys: near llvmpipe's loop limit the kernels walk every key or hand the
+// case to the composite, never stop early. q = 0 makes every weight equal, so the output is
+// the mean of v's column (v = key index / S in every column).
+TYPED_TEST(GpuAttentionTest, LongSequenceSeesEveryKey) {
+  using G = TypeParam;
+  for (const std::int64_t E : {4, 128}) {
+    SCOPED_TRACE(E);
+    const std::int64_t S = 60000;
+    std::vector<float> vv(static_cast<std::size_t>(S * E));
+    for (std::int64_t s = 0; s < S; ++s)
+      for (std::int64_t e = 0; e < E; ++e)
+        vv[static_cast<std::size_t>(s * E + e)] = static_cast<float>(s) / static_cast<float>(S);
+    const auto q = Tensor<G, 3>::zeros(Shape{1, 1, E}, typename G::Device{});
+    const auto k = Tensor<G, 3>::from_data(rnd(Shape{1, S, E}, 2, -1, 1));
+    const auto v = Tensor<G, 3>::from_data(TensorData(std::move(vv), Shape{1, S, E}));
+    const auto out = module::scaled_dot_product_attention(q, k, v).template to_vec<float>();
+    const double mean = static_cast<double>(S - 1) / 2.0 / static_cast<double>(S);
+    for (float x : out) EXPECT_NEAR(x, mean, 1e-5);
+  }
+}

@@ -10,9 +10,14 @@
 // bf16 accumulate in f32, f64 in f64.
 //
 // Each function returns nullopt when the kernels do not serve the case: a dtype the device
-// lacks (or f64's exp on Vulkan), a head dim E or Ev above 128, more batch rows or sequence
-// tiles than a grid dimension holds, or sizes beyond 32-bit indices. The caller then takes
-// another path.
+// lacks (or f64's exp on Vulkan), a head dim E or Ev above 128, more sequence tiles than the
+// grid's x holds or batch rows than its y times z, sizes beyond 32-bit indices, or on a software
+// device a walk past its loop limit. The caller then takes another path.
+//
+// Precision: the saved log-sum-exp is one f32 value per row, so at scores beyond about 1e5 the
+// backward's probabilities lose digits (as FlashAttention's). A key that a row cannot see
+// still multiplies its probability 0 into that row inside the row's 64-query block: an inf or
+// NaN in such a key's value reaches some rows of the block.
 #pragma once
 
 #include <optional>
