@@ -493,12 +493,14 @@ struct TransformerDecoderLayer {
     detail::check_model_dim(op, "target", in.target.shape(), self_attn.d_model);
     detail::check_model_dim(op, "memory", in.memory.shape(), self_attn.d_model);
     auto sa = [&](const Tensor<B, 3>& x) {
-      MhaInput<B> mi{x, x, x, in.target_mask_pad, in.target_mask_attn, in.causal};
+      const auto mi = MhaInput<B>{x, x, x, in.target_mask_pad, in.target_mask_attn, in.causal}
+                          .without_weights();
       auto o = cache ? self_attn.forward_cache(mi, cache->self_attn) : self_attn.forward(mi);
       return dropout1.forward(o.context);
     };
     auto ca = [&](const Tensor<B, 3>& x) {
-      MhaInput<B> mi{x, in.memory, in.memory, in.memory_mask_pad, in.memory_mask_attn, false};
+      const auto mi = MhaInput<B>{x, in.memory, in.memory, in.memory_mask_pad, in.memory_mask_attn}
+                          .without_weights();
       auto o =
           cache ? multihead_attn.forward_cache(mi, cache->cross_attn) : multihead_attn.forward(mi);
       return dropout2.forward(o.context);
