@@ -248,6 +248,29 @@ TEST(GradNn, AttentionBoolMask) {
   for (double g : v.grad(grads)->to_vec<double>()) EXPECT_TRUE(std::isfinite(g));
 }
 
+// A query row whose bias is -inf for every key is dead as a masked one: output 0, zero
+// gradients for that query, finite gradients everywhere (the shared composite,
+// ember/backend/attention_composite.hpp; the front end's earlier softmax gave NaN here).
+TEST(GradNn, AttentionBiasRowOfMinusInfinity) {
+  std::vector<double> bias(15, 0.25);
+  for (std::size_t j = 0; j < 5; ++j) bias[5 + j] = -std::numeric_limits<double>::infinity();
+  const auto b = T3::from_data(TensorData(bias, Shape{1, 3, 5}).convert(DType::F64));
+  auto q = T3::from_data(kQkv[0]).require_grad();
+  auto k = T3::from_data(kQkv[1]).require_grad();
+  auto v = T3::from_data(kQkv[2]).require_grad();
+  const auto out = nn::scaled_dot_product_attention(q, k, v, b);
+  const auto o = out.to_vec<double>();
+  for (std::size_t bi = 0; bi < 2; ++bi)
+    for (std::size_t e = 0; e < 3; ++e) EXPECT_EQ(o[bi * 9 + 3 + e], 0.0);
+  auto grads = out.sum().backward();
+  const auto gq = q.grad(grads)->to_vec<double>();
+  for (std::size_t bi = 0; bi < 2; ++bi)
+    for (std::size_t e = 0; e < 4; ++e) EXPECT_EQ(gq[bi * 12 + 4 + e], 0.0);
+  for (double g : gq) EXPECT_TRUE(std::isfinite(g));
+  for (double g : k.grad(grads)->to_vec<double>()) EXPECT_TRUE(std::isfinite(g));
+  for (double g : v.grad(grads)->to_vec<double>()) EXPECT_TRUE(std::isfinite(g));
+}
+
 TEST(GradNn, AttentionAdditiveBias) {
   auto data = kQkv;
   data.push_back(random_data({1, 3, 5}, 67));

@@ -17,6 +17,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "ember/backend/attention_composite.hpp"
 #include "ember/core/autocast.hpp"
 #include "ember/ir/nn.hpp"
 #include "ember/tensor/activation.hpp"
@@ -374,53 +375,31 @@ Tensor<B, D> scaled_dot_product_attention(
                              ? query.cast(ember::detail::autocast_lower_dtype(promote_types(
                                    promote_types(query.dtype(), k.dtype()), v.dtype())))
                              : query;
-  const Shape qs = q.shape(), ks = k.shape();
+  const Shape qs = q.shape();
   const DType dt = q.dtype();
   const double sc = scale ? *scale : 1.0 / std::sqrt(static_cast<double>(qs[D - 1]));
   ember::detail::ir_infer(ir::ScaledDotProductAttention{is_causal, sc}, q, ir_type_as(k, dt),
                           ir_type_as(v, dt), ember::detail::ir_type(mask), ir_type_as(bias, dt));
-  Shape target = qs;
-  target[D - 1] = ks[D - 2];
   std::optional<Tensor<B, D, Bool>> m;
   std::optional<Tensor<B, D>> bb;
   if (mask) m = detail::attn_operand<D>(*mask);
   if (bias) bb = detail::attn_operand<D>(bias->cast(dt));
   const Tensor<B, D> kk = k.cast(dt), vv = v.cast(dt);
   using BP = typename B::BoolTensor;
+  std::optional<BP> mp;
+  if (m) mp = m->primitive();
+  std::optional<detail::FP<B>> bp;
+  if (bb) bp = bb->primitive();
   if constexpr (requires(detail::FP<B> p, detail::OptFP<B> o, std::optional<BP> mo) {
                   B::float_scaled_dot_product_attention(p, p, p, mo, o, is_causal, sc);
                 }) {
-    std::optional<BP> mp;
-    if (m) mp = m->primitive();
-    std::optional<detail::FP<B>> bp;
-    if (bb) bp = bb->primitive();
     return Tensor<B, D>(B::float_scaled_dot_product_attention(
         q.primitive(), kk.primitive(), vv.primitive(), mp, bp, is_causal, sc));
   } else {
-    auto scores = q.matmul(kk.swap_dims(D - 2, D - 1)).mul_scalar(sc);
-    if (bb) scores = scores.add(*bb);
-    const double ninf = -std::numeric_limits<double>::infinity();
-    if (m) scores = scores.mask_fill(m->bool_not().template expand<D>(target), ninf);
-    if (is_causal) {
-      const auto dev = q.device();
-      auto rows = Tensor<B, 1, Int>::arange(0, target[D - 2], dev)
-                      .template reshape<2>(std::array<std::int64_t, 2>{target[D - 2], 1});
-      auto cols = Tensor<B, 1, Int>::arange(0, target[D - 1], dev)
-                      .template reshape<2>(std::array<std::int64_t, 2>{1, target[D - 1]});
-      std::array<std::int64_t, D> cd{};
-      cd.fill(1);
-      cd[D - 2] = target[D - 2];
-      cd[D - 1] = target[D - 1];
-      auto future = cols.greater(rows).template reshape<D>(cd).template expand<D>(target);
-      scores = scores.mask_fill(future, ninf);
-    }
-    auto probs = ember::activation::softmax(scores, -1);
-    {  // fully masked rows (mask, causal or -inf bias): zeros instead of NaN (torch's
-       // _safe_softmax)
-      auto dead = scores.equal_elem(ninf).all_dim(D - 1).template expand<D>(target);
-      probs = probs.mask_fill(dead, 0.0);
-    }
-    return probs.matmul(vv);
+    // The composite every backend shares (matrix products and a masked softmax; a row with
+    // no key left has zero probabilities and zero gradients).
+    return Tensor<B, D>(composite::attention<B>(q.primitive(), kk.primitive(), vv.primitive(), mp,
+                                                bp, is_causal, sc));
   }
 }
 
