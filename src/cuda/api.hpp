@@ -11,30 +11,58 @@ namespace ember::cuda::detail {
 
 // The names below go through cuda.h's macros (cuMemAlloc -> cuMemAlloc_v2), so the symbol
 // looked up is the versioned one the header declares.
-#define EMBER_CU_FUNCS(X)                                                                       \
-  X(cuInit)                                                                                     \
-  X(cuDriverGetVersion)                                                                         \
-  X(cuDeviceGetCount)                                                                           \
-  X(cuDeviceGet)                                                                                \
-  X(cuDeviceGetName)                                                                            \
-  X(cuDeviceGetAttribute)                                                                       \
-  X(cuDeviceTotalMem) X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent) X(cuStreamCreate)          \
-      X(cuStreamSynchronize) X(cuStreamQuery) X(cuMemAlloc) X(cuMemFree) X(cuMemHostAlloc)      \
-          X(cuMemFreeHost) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync)       \
-              X(cuModuleLoadData) X(cuModuleGetFunction) X(cuModuleUnload) X(cuLaunchKernel)    \
-                  X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime) \
-                      X(cuEventDestroy) X(cuEventQuery) X(cuGetErrorName) X(cuGetErrorString)   \
-                          X(cuMemGetInfo)
+// clang-format off
+#define EMBER_CU_FUNCS(X) \
+  X(cuInit) \
+  X(cuDriverGetVersion) \
+  X(cuDeviceGetCount) \
+  X(cuDeviceGet) \
+  X(cuDeviceGetName) \
+  X(cuDeviceGetAttribute) \
+  X(cuDeviceTotalMem) \
+  X(cuDevicePrimaryCtxRetain) \
+  X(cuCtxSetCurrent) \
+  X(cuStreamCreate) \
+  X(cuStreamSynchronize) \
+  X(cuStreamQuery) \
+  X(cuMemAlloc) \
+  X(cuMemFree) \
+  X(cuMemHostAlloc) \
+  X(cuMemFreeHost) \
+  X(cuMemcpyHtoDAsync) \
+  X(cuMemcpyDtoHAsync) \
+  X(cuMemcpyDtoDAsync) \
+  X(cuModuleLoadData) \
+  X(cuModuleGetFunction) \
+  X(cuModuleUnload) \
+  X(cuLaunchKernel) \
+  X(cuEventCreate) \
+  X(cuEventRecord) \
+  X(cuEventSynchronize) \
+  X(cuEventElapsedTime) \
+  X(cuEventDestroy) \
+  X(cuEventQuery) \
+  X(cuGetErrorName) \
+  X(cuGetErrorString) \
+  X(cuMemGetInfo)
+// clang-format on
 
-#define EMBER_NVRTC_FUNCS(X)                                                                    \
-  X(nvrtcVersion)                                                                               \
-  X(nvrtcGetErrorString)                                                                        \
-  X(nvrtcCreateProgram)                                                                         \
-  X(nvrtcCompileProgram)                                                                        \
-  X(nvrtcDestroyProgram)                                                                        \
-  X(nvrtcGetProgramLogSize)                                                                     \
-  X(nvrtcGetProgramLog) X(nvrtcGetPTXSize) X(nvrtcGetPTX) X(nvrtcGetCUBINSize) X(nvrtcGetCUBIN) \
-      X(nvrtcGetNumSupportedArchs) X(nvrtcGetSupportedArchs)
+// clang-format off
+#define EMBER_NVRTC_FUNCS(X) \
+  X(nvrtcVersion) \
+  X(nvrtcGetErrorString) \
+  X(nvrtcCreateProgram) \
+  X(nvrtcCompileProgram) \
+  X(nvrtcDestroyProgram) \
+  X(nvrtcGetProgramLogSize) \
+  X(nvrtcGetProgramLog) \
+  X(nvrtcGetPTXSize) \
+  X(nvrtcGetPTX) \
+  X(nvrtcGetCUBINSize) \
+  X(nvrtcGetCUBIN) \
+  X(nvrtcGetNumSupportedArchs) \
+  X(nvrtcGetSupportedArchs)
+// clang-format on
 
 #define EMBER_API_MEMBER(fn) decltype(&fn) fn##_ = nullptr;
 

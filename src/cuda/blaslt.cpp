@@ -24,17 +24,22 @@ namespace {
 #define EMBER_LT_STR(x) EMBER_LT_STR2(x)
 
 // The cuBLASLt functions Ember calls (the table is filled by dlsym, as api.hpp's).
-#define EMBER_LT_FUNCS(X)                                              \
-  X(cublasLtCreate)                                                    \
-  X(cublasLtGetVersion)                                                \
-  X(cublasLtGetStatusName)                                             \
-  X(cublasLtMatmulDescCreate)                                          \
-  X(cublasLtMatmulDescDestroy)                                         \
-  X(cublasLtMatrixLayoutCreate)                                        \
-  X(cublasLtMatrixLayoutDestroy)                                       \
-  X(cublasLtMatrixLayoutSetAttribute)                                  \
-  X(cublasLtMatmulPreferenceCreate) X(cublasLtMatmulPreferenceDestroy) \
-      X(cublasLtMatmulPreferenceSetAttribute) X(cublasLtMatmulAlgoGetHeuristic) X(cublasLtMatmul)
+// clang-format off
+#define EMBER_LT_FUNCS(X) \
+  X(cublasLtCreate) \
+  X(cublasLtGetVersion) \
+  X(cublasLtGetStatusName) \
+  X(cublasLtMatmulDescCreate) \
+  X(cublasLtMatmulDescDestroy) \
+  X(cublasLtMatrixLayoutCreate) \
+  X(cublasLtMatrixLayoutDestroy) \
+  X(cublasLtMatrixLayoutSetAttribute) \
+  X(cublasLtMatmulPreferenceCreate) \
+  X(cublasLtMatmulPreferenceDestroy) \
+  X(cublasLtMatmulPreferenceSetAttribute) \
+  X(cublasLtMatmulAlgoGetHeuristic) \
+  X(cublasLtMatmul)
+// clang-format on
 
 struct Lib {
   EMBER_LT_FUNCS(EMBER_API_MEMBER)
