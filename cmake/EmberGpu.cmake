@@ -9,7 +9,7 @@ endif()
 add_library(ember_gpu src/gpu/core.cpp src/gpu/map.cpp src/gpu/reduce.cpp src/gpu/matmul.cpp
   src/gpu/conv.cpp src/gpu/conv_backward.cpp src/gpu/pool.cpp src/gpu/index.cpp src/gpu/create.cpp src/gpu/scan.cpp
   src/gpu/sort.cpp src/gpu/interpolate.cpp src/gpu/rows.cpp
-  src/gpu/attention.cpp
+  src/gpu/attention.cpp src/gpu/fused.cpp
   src/gpu/fallback.cpp)
 add_library(ember::gpu ALIAS ember_gpu)
 set_target_properties(ember_gpu PROPERTIES EXPORT_NAME gpu OUTPUT_NAME ember_gpu)
@@ -50,6 +50,22 @@ if(TARGET ember_cuda)
   target_compile_definitions(ember_dispatch PUBLIC EMBER_DISPATCH_CUDA=1)
   list(APPEND EMBER_GPU_INSTALL ember_autodiff_cuda)
 endif()
+# Fusion<Vulkan>, Fusion<Cuda> (header templates; blocks run through gpu::fused_elementwise,
+# src/gpu/fused.cpp) under Autodiff: compiled once each, so backward chains fuse too.
+foreach(runtime vulkan cuda)
+  if(TARGET ember_${runtime})
+    string(SUBSTRING ${runtime} 0 1 first)
+    string(TOUPPER ${first} first)
+    string(SUBSTRING ${runtime} 1 -1 rest)
+    set(t ember_autodiff_fusion_${runtime})
+    ember_autodiff_instances(${t} ember/autodiff/fusion_${runtime}.hpp
+      "::ember::Fusion<::ember::${first}${rest}>" Fusion${first}${rest})
+    add_library(ember::autodiff_fusion_${runtime} ALIAS ${t})
+    set_target_properties(${t} PROPERTIES EXPORT_NAME autodiff_fusion_${runtime})
+    target_link_libraries(${t} PUBLIC ember_gpu ember_fusion)
+    list(APPEND EMBER_GPU_INSTALL ${t})
+  endif()
+endforeach()
 install(TARGETS ${EMBER_GPU_INSTALL} EXPORT emberTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

@@ -80,6 +80,7 @@ echo "== $T/kernel/ember_kernel_tests"
 if [ -x "$T/gpu/ember_gpu_tests" ]; then
   run "$T/gpu/ember_gpu_tests"
   run "$T/gpu/ember_conformance_vulkan"
+  run "$T/gpu/ember_conformance_fusion_vulkan"  # the suite on Fusion<Vulkan>
   run "$T/gpu/ember_autodiff_vulkan_tests"
   EMBER_DEVICE=vulkan:0 run "$T/ember_conformance" --gtest_filter='*/dispatch.*'
   EMBER_DEVICE=vulkan:0 run "$T/ember_nn_tests"

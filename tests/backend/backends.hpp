@@ -16,13 +16,27 @@
 #include "ember/gpu/ops.hpp"
 #include "gpu_backends.hpp"
 #endif
+#ifdef EMBER_CONFORMANCE_GPU_FUSION
+#include "ember/fusion/fusion.hpp"
+#endif
 #ifdef EMBER_CONFORMANCE_FUSION
 #include "ember/autodiff/fusion_cpu.hpp"
 #endif
 
 namespace ember::test {
 
-#ifdef EMBER_CONFORMANCE_GPU
+#if defined(EMBER_CONFORMANCE_GPU) && defined(EMBER_CONFORMANCE_GPU_FUSION)
+// ember_conformance_fusion_vulkan / _cuda (tests/gpu/): the same cases on Fusion<R>.
+#if defined(EMBER_CONFORMANCE_ONLY_CUDA)
+using ConformanceBackends = ::testing::Types<ember::Fusion<ember::Cuda>>;
+#else
+using ConformanceBackends = ::testing::Types<ember::Fusion<ember::Vulkan>>;
+#endif
+template <class F>
+void for_each_backend(F&& f) {
+  for_each_gpu_backend([&]<class G>() { f.template operator()<ember::Fusion<G>>(); });
+}
+#elif defined(EMBER_CONFORMANCE_GPU)
 // ember_conformance_gpu (tests/gpu/): the same cases on the GPU backends (gpu_backends.hpp).
 using ConformanceBackends = GpuConformanceBackends;
 template <class F>
@@ -60,6 +74,29 @@ void for_each_backend(F&& f) {
 
 // ---- CPU storage of a primitive, for tests that build strided views by hand ----------------
 
+#ifdef EMBER_CONFORMANCE_GPU_FUSION
+/// True for FusionTensor<G> of a GPU backend G (Fusion<Vulkan>, Fusion<Cuda>).
+template <class P>
+inline constexpr bool kGpuFusionPrimitive = false;
+template <class G>
+inline constexpr bool kGpuFusionPrimitive<ember::fusion::FusionTensor<G>> =
+    std::is_same_v<typename G::FloatTensor, GpuTensor>;
+/// The device value of a Fusion<G> primitive (a pending one is computed).
+template <class G>
+const GpuTensor& fusion_value(const ember::fusion::FusionTensor<G>& p) {
+  return ember::Fusion<G>::float_value(p);
+}
+template <class G>
+ember::fusion::FusionTensor<G> lift_fusion_to(ember::fusion::FusionTensor<G>*, GpuTensor v) {
+  return ember::Fusion<G>::template lift<ember::fusion::FusionTensor<G>>(std::move(v));
+}
+/// A Fusion<G> primitive P holding the computed value `v`.
+template <class P>
+P lift_fusion(GpuTensor v) {
+  return lift_fusion_to(static_cast<P*>(nullptr), std::move(v));
+}
+#endif
+
 /// True when B's primitives hold a CpuTensor (Cpu and its test variants, Dispatch on a cpu
 /// device).
 template <class B>
@@ -74,6 +111,9 @@ inline constexpr bool kViewsBuildable =
     kCpuBacked<B>
 #ifdef EMBER_CONFORMANCE_GPU
     || std::is_same_v<typename B::FloatTensor, GpuTensor>
+#endif
+#ifdef EMBER_CONFORMANCE_GPU_FUSION
+    || kGpuFusionPrimitive<typename B::FloatTensor>
 #endif
 #ifdef EMBER_CONFORMANCE_FUSION
     || std::is_same_v<B, ember::Fusion<ember::Cpu>> ||
@@ -121,6 +161,11 @@ CpuTensor cpu_of(const P& p) {
     return gpu::download(p);  // a copy
   } else
 #endif
+#ifdef EMBER_CONFORMANCE_GPU_FUSION
+      if constexpr (kGpuFusionPrimitive<P>) {
+    return gpu::download(fusion_value(p));  // computes a pending value; a copy
+  } else
+#endif
       if constexpr (std::is_same_v<P, CpuTensor>) {
     return p;
   } else if constexpr (std::is_same_v<P, ember::autodiff::AdTensor<Cpu>>) {
@@ -151,6 +196,9 @@ const void* storage_id(const P& p) {
 #ifdef EMBER_CONFORMANCE_GPU
   if constexpr (std::is_same_v<P, GpuTensor>) return p.buffer.get();
 #endif
+#ifdef EMBER_CONFORMANCE_GPU_FUSION
+  if constexpr (kGpuFusionPrimitive<P>) return fusion_value(p).buffer.get();
+#endif
   return cpu_of(p).storage.get();
 }
 
@@ -169,6 +217,11 @@ P with_cpu(const P& like, CpuTensor t) {
     g.strides = t.strides;
     g.offset = t.offset;
     return g;
+  } else
+#endif
+#ifdef EMBER_CONFORMANCE_GPU_FUSION
+      if constexpr (kGpuFusionPrimitive<P>) {
+    return lift_fusion<P>(with_cpu(fusion_value(like), std::move(t)));
   } else
 #endif
       if constexpr (std::is_same_v<P, CpuTensor>) {

@@ -21,7 +21,9 @@ void skip_without_device(std::string& negative) {
   if (n > 0) return;
   std::printf("[ember gpu] %s: no device (%s); its cases are skipped\n", B::name().c_str(),
               why.c_str());
-  negative += (negative.empty() ? "" : ":") + std::string("*/") + B::name() + ".*";
+  // The backend's cases and those of the stacks over it (Fusion<B>: "fusion_" + name).
+  negative += (negative.empty() ? "" : ":") + std::string("*/") + B::name() + ".*:*/fusion_" +
+              B::name() + ".*";
 }
 
 }  // namespace

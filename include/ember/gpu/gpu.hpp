@@ -358,6 +358,14 @@ struct Gpu : Forward<Cpu, GpuTypes<R>, Gpu<R>> {
     return Base::template int_compare_scalar<Op>(a, s);
   }
 
+  /// A fused block of element-wise steps (Fusion<Gpu<R>>): one generated kernel per block
+  /// pattern; nullopt (inputs untouched) where the device or the steps are not served
+  /// (gpu::fused_elementwise).
+  static std::optional<std::vector<F>> float_fused_elementwise(const ir::FusedBlock& block,
+                                                               std::vector<F>& inputs) {
+    return gpu::fused_elementwise(block, inputs);
+  }
+
   // ---- activations (the CPU backend's scalar definitions, src/cpu/activation.cpp) -----------
 #define EMBER_GPU_ACT(fn, e)                                                                  \
   static F fn(F x) {                                                                          \

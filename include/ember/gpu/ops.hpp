@@ -15,6 +15,7 @@
 #include "ember/core/runtime.hpp"
 #include "ember/cpu/tensor.hpp"
 #include "ember/gpu/tensor.hpp"
+#include "ember/ir/fused.hpp"
 #include "ember/kernel/builder.hpp"
 
 namespace ember::gpu {
@@ -83,6 +84,18 @@ GpuTensor map(const MapSpec& spec, std::span<const GpuTensor> inputs, const Shap
 std::optional<GpuTensor> try_map(const MapSpec& spec, std::span<const GpuTensor> inputs,
                                  const Shape& out_shape, std::span<const ScalarArg> scalars = {},
                                  unsigned reusable = 0);
+
+/// Runs a fused block of element-wise steps (ember/ir/fused.hpp; Fusion<Gpu<R>>) as one
+/// generated kernel, compiled once per block pattern (src/gpu/fused.cpp): only the block's
+/// outputs are written, in `block.outputs`' order. Takes f32/f16/bf16/f64 blocks whose steps
+/// all have kernel expressions on a device with the dtype; otherwise nullopt with `inputs`
+/// untouched (the caller runs the steps one by one). Inputs are views of any strides,
+/// broadcast to block.shape; one that `inputs` holds alone may give its buffer to an output.
+std::optional<std::vector<GpuTensor>> fused_elementwise(const ir::FusedBlock& block,
+                                                        std::vector<GpuTensor>& inputs);
+/// Fused-block kernels compiled so far, all devices together: one per block pattern, device,
+/// layout (flat or strided, rank) and vector width (the compile count of a training run).
+std::uint64_t fused_kernels_compiled();
 
 /// Reductions along one dim, the dim kept with size 1 (dim < 0: over every element, shape
 /// [1]); max/min propagate NaN (torch.amax). `reduce_native` says whether a device kernel
