@@ -37,22 +37,19 @@
 #include "ember/autodiff/fusion_cpu.hpp"
 #include "ember/dispatch/dispatch.hpp"
 #include "ember/module/module.hpp"
-#include "ember/nn/conv.hpp"
-#include "ember/nn/dropout.hpp"
-#include "ember/nn/linear.hpp"
 #include "ember/nn/loss.hpp"
-#include "ember/nn/norm.hpp"
-#include "ember/nn/pool.hpp"
 #include "ember/optim/optim.hpp"
 #include "ember/tensor/activation.hpp"
 #include "ember/tensor/module/conv.hpp"
 #include "ember/tensor/module/pool.hpp"
 #include "ember/tensor/tensor.hpp"
+#include "train_cnn_model.hpp"
 
 namespace {
 
 using namespace ember;
 using AD = Autodiff<Cpu>;
+using bench::Cnn;
 
 /// The clock of the manually timed cases: wall time, or with EMBER_BENCH_CLOCK=process the
 /// CPU time of all threads (for a machine shared with other work, at 1 thread).
@@ -73,44 +70,6 @@ void set_threads() {
   const char* env = std::getenv("EMBER_NUM_THREADS");
   Cpu::set_num_threads(env ? std::atoi(env) : 2);
 }
-
-/// The default CNN of issue 5: [N, 1, 28, 28] -> [N, 10] logits.
-template <Backend B>
-struct Cnn {
-  nn::Conv2d<B> conv1;
-  nn::BatchNorm<B> bn1;
-  nn::Conv2d<B> conv2;
-  nn::BatchNorm<B> bn2;
-  nn::Linear<B> fc1;
-  nn::Linear<B> fc2;
-  nn::Dropout dropout;
-  nn::MaxPool2d pool;
-  EMBER_MODULE(conv1, bn1, conv2, bn2, fc1, fc2, dropout, pool)
-
-  Tensor<B, 2> forward(const Tensor<B, 4>& x) const {
-    auto h = pool.forward(activation::relu(bn1.forward(conv1.forward(x))));
-    h = pool.forward(activation::relu(bn2.forward(conv2.forward(h))));
-    auto f = activation::relu(fc1.forward(h.template flatten<2>(1, 3)));
-    return fc2.forward(dropout.forward(f));
-  }
-
-  static Cnn init(const typename B::Device& d) {
-    const auto conv = [&](std::int64_t in, std::int64_t out) {
-      return nn::Conv2dConfig{.channels = {in, out},
-                              .kernel_size = {3, 3},
-                              .padding = nn::PaddingConfig2d::explicit_(1, 1)}
-          .template init<B>(d);
-    };
-    return Cnn{conv(1, 32),
-               nn::BatchNormConfig{.num_features = 32}.template init<B>(d),
-               conv(32, 64),
-               nn::BatchNormConfig{.num_features = 64}.template init<B>(d),
-               nn::LinearConfig{.d_input = 3136, .d_output = 128}.template init<B>(d),
-               nn::LinearConfig{.d_input = 128, .d_output = 10}.template init<B>(d),
-               nn::DropoutConfig{.prob = 0.25}.init(),
-               nn::MaxPool2dConfig{.kernel_size = {2, 2}}.init()};
-  }
-};
 
 /// A random batch: images [n, 1, 28, 28] in [0, 1) and labels [n] in [0, 10).
 template <Backend B>

@@ -79,4 +79,13 @@ if(EMBER_BUILD_BENCHMARKS)
   # Backend functions on the GPUs beside PyTorch (benchmarks/gpu/ops_side_by_side.py).
   add_executable(bench_ops_gpu benchmarks/gpu/bench_ops_gpu.cpp)
   target_link_libraries(bench_ops_gpu PRIVATE ember_gpu ember_warnings)
+  # Fusion on the GPUs beside PyTorch eager and torch.compile (fusion_side_by_side.py).
+  add_executable(bench_fusion_gpu benchmarks/gpu/bench_fusion_gpu.cpp)
+  target_link_libraries(bench_fusion_gpu PRIVATE ember_gpu ember_optim ember_warnings)
+  foreach(runtime vulkan cuda)
+    if(TARGET ember_autodiff_fusion_${runtime})
+      target_link_libraries(bench_fusion_gpu PRIVATE ember_autodiff_${runtime}
+        ember_autodiff_fusion_${runtime})
+    endif()
+  endforeach()
 endif()

@@ -5,11 +5,13 @@
 #          ember_conformance_vulkan, ember_conformance_cuda, ember_autodiff_vulkan_tests,
 #          ember_autodiff_cuda_tests; ember_conformance, ember_dispatch_tests,
 #          ember_autodiff_dispatch_tests, ember_nn_tests (Dispatch on cuda:N / vulkan:N);
-#          bench_ops_gpu; the ember tool (stripped)
+#          ember_conformance_fusion_vulkan, ember_conformance_fusion_cuda; bench_ops_gpu,
+#          bench_fusion_gpu; the ember tool (stripped)
 #   data/fashion-mnist/  the dataset, when installed here (EMBER_BUNDLE_DATA=0: left out)
 #   lib/   the shared libraries they need but glibc's (oneDNN, OpenBLAS, libgomp, ...)
 #   debs/  the Vulkan loader and what it needs (Debian packages, unpacked there)
 #   scripts/gpu-test.sh, benchmarks/gpu/side_by_side.py, ops_side_by_side.py,
+#   fusion_side_by_side.py,
 #   benchmarks/train_fashion_mnist.py
 # A machine's 64 MiB carry limit may need a smaller bundle: gpu-test.sh skips the programs
 # that are missing, so delete what a run does not need.
@@ -25,7 +27,8 @@ if [ -z "${EMBER_BUILD_DIR:-}" ]; then cmake --preset "$PRESET" >/dev/null; fi
 cmake --build "$B" -j"${EMBER_JOBS:-2}" --target ember_kernel_tests custom-kernel bench_kernel_gpu \
   ember_gpu_tests ember_conformance_vulkan ember_conformance_cuda ember_autodiff_vulkan_tests \
   ember_autodiff_cuda_tests ember_conformance ember_dispatch_tests ember_autodiff_dispatch_tests \
-  ember_nn_tests ember bench_ops_gpu
+  ember_nn_tests ember bench_ops_gpu bench_fusion_gpu ember_conformance_fusion_vulkan \
+  ember_conformance_fusion_cuda
 
 rm -rf "$OUT"
 mkdir -p "$OUT/bin" "$OUT/lib" "$OUT/debs" "$OUT/scripts" "$OUT/benchmarks/gpu"
@@ -34,7 +37,8 @@ cp "$B/tests/kernel/ember_kernel_tests" "$B/custom-kernel" "$B/benchmarks/gpu/be
   "$B/tests/gpu/ember_conformance_cuda" "$B/tests/gpu/ember_autodiff_vulkan_tests" \
   "$B/tests/gpu/ember_autodiff_cuda_tests" "$B/tests/ember_conformance" \
   "$B/tests/ember_dispatch_tests" "$B/tests/ember_autodiff_dispatch_tests" "$B/tests/ember_nn_tests" \
-  "$B/ember" "$B/bench_ops_gpu" "$OUT/bin/"
+  "$B/ember" "$B/bench_ops_gpu" "$B/bench_fusion_gpu" "$B/tests/gpu/ember_conformance_fusion_vulkan" \
+  "$B/tests/gpu/ember_conformance_fusion_cuda" "$OUT/bin/"
 strip "$OUT"/bin/*
 # Every shared library the programs load except glibc's own (the machine's glibc runs them):
 # oneDNN, OpenBLAS, libgomp, Google Benchmark, ... that a GPU machine may lack.
@@ -46,7 +50,8 @@ cp scripts/gpu-test.sh "$OUT/scripts/"
 # checkout's): the bundle carries them and records that path for gpu-test.sh to link.
 cp -r tests/fixtures "$OUT/fixtures"
 echo "$PWD/tests/fixtures" >"$OUT/fixture-dir"
-cp benchmarks/gpu/side_by_side.py benchmarks/gpu/ops_side_by_side.py "$OUT/benchmarks/gpu/"
+cp benchmarks/gpu/side_by_side.py benchmarks/gpu/ops_side_by_side.py \
+  benchmarks/gpu/fusion_side_by_side.py "$OUT/benchmarks/gpu/"
 cp benchmarks/train_fashion_mnist.py "$OUT/benchmarks/"
 FMNIST=/usr/share/datasets/fashion-mnist
 if [ "${EMBER_BUNDLE_DATA:-1}" != 0 ] && [ -d "$FMNIST" ]; then

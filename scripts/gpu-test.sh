@@ -9,6 +9,7 @@
 #   EMBER_CUDNN_LIB picks cuDNN 9 (default: PyTorch's pip copy, nvidia-cudnn-cu13);
 #   EMBER_AUTOTUNE_LOG=1 prints each autotuned choice (e.g. matmul: ember_tiled or cublaslt);
 #   EMBER_VENDOR_CANDIDATES (default 1 here, off elsewhere) lets cuBLASLt/cuDNN take part;
+#   EMBER_GPU_TEST_SKIP_OPS_BENCH=1 / _SKIP_FUSION_BENCH=1 skip bench_ops_gpu / bench_fusion_gpu;
 #   EMBER_GPU_TESTS=0 skips the test programs (e.g. for a training-only run, EMBER_GPU_TRAIN=1);
 #   programs missing from the bundle are skipped.
 set -uo pipefail
@@ -240,6 +241,15 @@ if [ -z "${EMBER_GPU_TEST_SKIP_OPS_BENCH:-}" ] && [ -x "$BUNDLE/bin/bench_ops_gp
   if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
     (cd "$BUNDLE/benchmarks/gpu" && PYTHONUNBUFFERED=1 python3 ops_side_by_side.py "$OUT/ember_ops.json" \
       --out "$OUT/ops_side_by_side.json") 2>&1 | tee -a "$OUT/summary.txt" || status=1
+  fi
+fi
+
+if [ -z "${EMBER_GPU_TEST_SKIP_FUSION_BENCH:-}" ] && [ -x "$BUNDLE/bin/bench_fusion_gpu" ]; then
+  echo "== fusion benchmarks (bench_fusion_gpu)"
+  "$BUNDLE/bin/bench_fusion_gpu" "$OUT/ember_fusion.json" 2>&1 | tee "$OUT/bench_fusion.log" || status=1
+  if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+    (cd "$BUNDLE/benchmarks/gpu" && PYTHONUNBUFFERED=1 python3 fusion_side_by_side.py \
+      "$OUT/ember_fusion.json" --out "$OUT/fusion_side_by_side.json") 2>&1 | tee -a "$OUT/summary.txt" || status=1
   fi
 fi
 
