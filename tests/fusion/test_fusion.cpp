@@ -151,6 +151,31 @@ TEST(Fusion, AnInputUsedOnlyByTheChainGivesItsBuffer) {
   EXPECT_EQ(b.to_vec<float>(), (std::vector<float>{3, 5}));
 }
 
+TEST(Fusion, SyncComputesEveryPendingValueHeld) {
+  FusionScope scope(true);
+  const T2 x = T2::from_floats({{1.0, 4.0}, {9.0, 16.0}});
+  const T2 a = x.sqrt().add_scalar(1.0).mul_scalar(2.0);  // one chain: its middle not held
+  T2 b = x.neg();
+  b = b.exp();  // the first value of b is gone: only its chain holds it
+  T2 c = x.add_scalar(1.0);
+  const T2 d = c.mul(c);  // c held: an extra output of d's block
+  EXPECT_TRUE(FB::float_is_pending(a.primitive()));
+  EXPECT_EQ(fusion::stats().blocks, 0u);
+  FB::sync(FB::Device{});
+  for (const T2* t : std::initializer_list<const T2*>{&a, &b, &c, &d})
+    EXPECT_FALSE(FB::float_is_pending(t->primitive()));
+  EXPECT_EQ(fusion::stats().blocks, 3u);  // a's, b's and d's chains
+  EXPECT_EQ(fusion::stats().fused_ops, 7u);
+  EXPECT_EQ(fusion::stats().replayed_ops, 0u);
+  EXPECT_EQ(a.to_vec<float>(), (std::vector<float>{4, 6, 8, 10}));
+  EXPECT_EQ(d.to_vec<float>(), (std::vector<float>{4, 25, 100, 289}));
+  EXPECT_EQ(c.to_vec<float>(), (std::vector<float>{2, 5, 10, 17}));
+  EXPECT_FLOAT_EQ(b.to_vec<float>()[0], std::exp(-1.0f));
+  // Nothing pending: another sync runs nothing.
+  FB::sync(FB::Device{});
+  EXPECT_EQ(fusion::stats().blocks, 3u);
+}
+
 TEST(Fusion, SwitchedOffRunsAtOnce) {
   FusionScope scope(false);
   const T2 x = T2::from_floats({{1.0, 4.0}});

@@ -21,6 +21,8 @@
 // Int and bool tensors, and every function other than the four above, are B's own: they run
 // at once through the generated pass-through (ember/backend/forward.hpp).
 //
+// sync(device) computes every pending value still held, then waits for the device.
+//
 // Switches: EMBER_FUSION=0 (or fusion::set_enabled(false)) runs every function at once, to
 // bisect; EMBER_FUSION_LOG=1 prints each new pattern of fused block (its steps, inputs and
 // outputs) once. fusion::stats() counts blocks and operations.
@@ -212,6 +214,26 @@ struct Fusion : Forward<B, fusion::Types<B>, Fusion<B>> {
     return record(s, std::move(x.node), nullptr, Shape{}, &eager_clamp);
   }
 
+  /// Computes every pending value still held (by tensors, saved for backward, ...), then waits
+  /// for device `d` (PyTorch's torch.cuda.synchronize; Burn's stream flush): after sync the
+  /// device has run all the work recorded so far. Pending values of every device are computed.
+  static void sync(const Device& d) {
+    flush();
+    B::sync(d);
+  }
+  /// Computes every pending value still held, newest first: a chain runs as one block, and an
+  /// older value it depends on that is still held elsewhere is that block's extra output.
+  static void flush() {
+    std::vector<std::weak_ptr<NodeT>> nodes;
+    {
+      std::lock_guard<std::recursive_mutex> lock(mutex());
+      nodes.swap(registry().nodes);
+      registry().live = 0;
+    }
+    for (auto it = nodes.rbegin(); it != nodes.rend(); ++it)
+      if (NodePtr n = it->lock(); n && !computed(*n)) value_of(n);
+  }
+
   /// The computed value of `t` (runs its pending chain).
   static const P& float_value(const FT& t) { return value_of(t.node); }
   /// Whether `t` is still pending.
@@ -266,8 +288,32 @@ struct Fusion : Forward<B, fusion::Types<B>, Fusion<B>> {
       replay(n);  // at once, on B (operands may still be pending from before the switch)
     } else if (n->chain > fusion::kMaxChain) {
       value_of(n);
+    } else {
+      remember(n);
     }
     return FT{std::move(n)};
+  }
+
+  /// The pending nodes recorded since the last flush (weak: they do not keep a value alive
+  /// or count as holders), pruned of those computed or gone as it grows.
+  struct Registry {
+    std::vector<std::weak_ptr<NodeT>> nodes;
+    std::size_t live = 0;  // entries left after the last pruning
+  };
+  static Registry& registry() {
+    static Registry r;
+    return r;
+  }
+  static void remember(const NodePtr& n) {
+    std::lock_guard<std::recursive_mutex> lock(mutex());
+    Registry& r = registry();
+    r.nodes.push_back(n);
+    if (r.nodes.size() < 2 * r.live + 256) return;
+    std::erase_if(r.nodes, [](const std::weak_ptr<NodeT>& w) {
+      const NodePtr x = w.lock();
+      return !x || computed(*x);
+    });
+    r.live = r.nodes.size();
   }
 
   static bool computed(const NodeT& n) { return n.ready.load(std::memory_order_acquire); }
