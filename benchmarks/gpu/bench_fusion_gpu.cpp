@@ -12,7 +12,9 @@
 //   cnn_step_bN    one training step (forward, backward, Adam) of the default Fashion-MNIST
 //                  CNN (benchmarks/train_cnn_model.hpp) on a random batch of N = 64 and 256,
 //                  on Autodiff<Fusion<R>> and Autodiff<R>; wall time per step over 20 steps
-//                  after 5, until the device is idle (fusion_side_by_side.py: PyTorch eager)
+//                  after 5, from sync to sync (every pending value computed, the device idle) (fusion_side_by_side.py: PyTorch eager)
+// TB/s is an effective figure for every stack: the fused kernels' traffic (what each case's
+// comment counts) over the time, so unfused stacks, which move more, show less.
 // Device time from the device's timers (CUDA events, Vulkan timestamps) around each call,
 // recording included, median of 30 after 5 warm-up calls; 8 entries checked against the
 // formula in f64. fusion_side_by_side.py times PyTorch eager and torch.compile on the same
@@ -210,13 +212,11 @@ void cnn_step(const std::string& target, const std::string& stack, std::int64_t 
       return loss;
     };
     for (int i = 0; i < 5; ++i) loss_value = step().template to_vec<float>()[0];
-    R::device(0).sync();
+    AB::sync(dev);  // every pending value computed (Fusion), the device idle
     constexpr int kSteps = 20;
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < kSteps; ++i) (void)step();
-    // The last parameter update computed, the device idle.
-    (void)model.conv1.weight.val().template to_vec<float>();
-    R::device(0).sync();
+    AB::sync(dev);
     r.median_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
         kSteps;

@@ -12,9 +12,11 @@
 // Values are the unfused functions' values: the same expressions in the same compute
 // type (f32 for f16/bf16/f32, f64 for f64), and for f16/bf16 each step's value is rounded to
 // the dtype as the unfused function stores it. A block with more than 30 inputs and outputs
-// together runs step by step (the buffers a Vulkan kernel can bind).
+// together (the buffers a Vulkan kernel can bind), or more arguments than a launch carries,
+// runs step by step.
 #include "ember/ir/fused.hpp"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cmath>
@@ -26,6 +28,7 @@
 
 #include "ember/gpu/expr.hpp"
 #include "ember/gpu/ops.hpp"
+#include "ember/kernel/launch.hpp"
 #include "map.hpp"
 
 namespace ember::gpu {
@@ -168,6 +171,14 @@ std::optional<std::vector<GpuTensor>> fused_elementwise(const ir::FusedBlock& gi
   // Buffers a kernel binds: Vulkan guarantees 32 push descriptors, one of them the launch's
   // own information (src/vulkan/device.cpp).
   if (inputs.size() + block.outputs.size() > kMaxBuffers) return std::nullopt;
+  // The launch's information words (kernel::InfoLayout): each buffer 1 + 2 x its rank (rank 1
+  // when every input is flat), a scalar 1 (2 for f64), an offset per input and the count.
+  std::size_t scalar_args = 0;
+  for (const ir::FusedStep& s : block.steps) scalar_args += scalar_count(s);
+  const std::size_t view_rank = std::max<std::size_t>(rank, 1);
+  const std::size_t words = (inputs.size() + block.outputs.size()) * (1 + 2 * view_rank) +
+                            scalar_args * (dt == DType::F64 ? 2 : 1) + inputs.size() + 1;
+  if (words > kernel::kMaxInfoWords) return std::nullopt;
 
   const Elem c = dt == DType::F64 ? Elem::F64 : Elem::F32;  // the compute type
   const bool half = dt == DType::F16 || dt == DType::BF16;

@@ -29,6 +29,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -223,15 +224,29 @@ struct Fusion : Forward<B, fusion::Types<B>, Fusion<B>> {
   }
   /// Computes every pending value still held, newest first: a chain runs as one block, and an
   /// older value it depends on that is still held elsewhere is that block's extra output.
+  /// One flush at a time: a second thread's flush waits for the first to finish. A value that
+  /// throws (out of memory, or a step that failed before) stops the flush with its error; the
+  /// values not reached yet stay registered for the next one.
   static void flush() {
+    std::lock_guard<std::recursive_mutex> lock(mutex());
     std::vector<std::weak_ptr<NodeT>> nodes;
     {
-      std::lock_guard<std::recursive_mutex> lock(mutex());
+      std::lock_guard<std::mutex> reg(registry().mu);
       nodes.swap(registry().nodes);
       registry().live = 0;
     }
-    for (auto it = nodes.rbegin(); it != nodes.rend(); ++it)
-      if (NodePtr n = it->lock(); n && !computed(*n)) value_of(n);
+    for (std::size_t i = nodes.size(); i-- > 0;) {
+      NodePtr n = nodes[i].lock();
+      if (!n || computed(*n) || n->error) continue;
+      try {
+        value_of(n);
+      } catch (...) {
+        std::lock_guard<std::mutex> reg(registry().mu);
+        std::vector<std::weak_ptr<NodeT>>& r = registry().nodes;
+        r.insert(r.begin(), nodes.begin(), nodes.begin() + static_cast<std::ptrdiff_t>(i));
+        throw;
+      }
+    }
   }
 
   /// The computed value of `t` (runs its pending chain).
@@ -297,6 +312,7 @@ struct Fusion : Forward<B, fusion::Types<B>, Fusion<B>> {
   /// The pending nodes recorded since the last flush (weak: they do not keep a value alive
   /// or count as holders), pruned of those computed or gone as it grows.
   struct Registry {
+    std::mutex mu;  // guards nodes and live (not the nodes themselves)
     std::vector<std::weak_ptr<NodeT>> nodes;
     std::size_t live = 0;  // entries left after the last pruning
   };
@@ -305,8 +321,8 @@ struct Fusion : Forward<B, fusion::Types<B>, Fusion<B>> {
     return r;
   }
   static void remember(const NodePtr& n) {
-    std::lock_guard<std::recursive_mutex> lock(mutex());
     Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mu);
     r.nodes.push_back(n);
     if (r.nodes.size() < 2 * r.live + 256) return;
     std::erase_if(r.nodes, [](const std::weak_ptr<NodeT>& w) {
