@@ -12,7 +12,8 @@
 //   cnn_step_bN    one training step (forward, backward, Adam) of the default Fashion-MNIST
 //                  CNN (benchmarks/train_cnn_model.hpp) on a random batch of N = 64 and 256,
 //                  on Autodiff<Fusion<R>> and Autodiff<R>; wall time per step over 20 steps
-//                  after 5, from sync to sync (every pending value computed, the device idle) (fusion_side_by_side.py: PyTorch eager)
+//                  after 5, from sync to sync (every pending value computed, the device idle)
+//                  (fusion_side_by_side.py: PyTorch eager)
 // TB/s is an effective figure for every stack: the fused kernels' traffic (what each case's
 // comment counts) over the time, so unfused stacks, which move more, show less.
 // Device time from the device's timers (CUDA events, Vulkan timestamps) around each call,
