@@ -5,7 +5,8 @@
 #          ember_conformance_vulkan, ember_conformance_cuda, ember_autodiff_vulkan_tests,
 #          ember_autodiff_cuda_tests; ember_conformance, ember_dispatch_tests,
 #          ember_autodiff_dispatch_tests, ember_nn_tests (Dispatch on cuda:N / vulkan:N);
-#          ember_conformance_fusion_vulkan, ember_conformance_fusion_cuda; bench_ops_gpu,
+#          ember_conformance_fusion_vulkan, ember_conformance_fusion_cuda,
+#          ember_autodiff_fusion_vulkan_tests, ember_autodiff_fusion_cuda_tests; bench_ops_gpu,
 #          bench_fusion_gpu; the ember tool (stripped)
 #   data/fashion-mnist/  the dataset, when installed here (EMBER_BUNDLE_DATA=0: left out)
 #   lib/   the shared libraries they need but glibc's (oneDNN, OpenBLAS, libgomp, ...)
@@ -28,7 +29,7 @@ cmake --build "$B" -j"${EMBER_JOBS:-2}" --target ember_kernel_tests custom-kerne
   ember_gpu_tests ember_conformance_vulkan ember_conformance_cuda ember_autodiff_vulkan_tests \
   ember_autodiff_cuda_tests ember_conformance ember_dispatch_tests ember_autodiff_dispatch_tests \
   ember_nn_tests ember bench_ops_gpu bench_fusion_gpu ember_conformance_fusion_vulkan \
-  ember_conformance_fusion_cuda
+  ember_conformance_fusion_cuda ember_autodiff_fusion_vulkan_tests ember_autodiff_fusion_cuda_tests
 
 rm -rf "$OUT"
 mkdir -p "$OUT/bin" "$OUT/lib" "$OUT/debs" "$OUT/scripts" "$OUT/benchmarks/gpu"
@@ -38,7 +39,8 @@ cp "$B/tests/kernel/ember_kernel_tests" "$B/custom-kernel" "$B/benchmarks/gpu/be
   "$B/tests/gpu/ember_autodiff_cuda_tests" "$B/tests/ember_conformance" \
   "$B/tests/ember_dispatch_tests" "$B/tests/ember_autodiff_dispatch_tests" "$B/tests/ember_nn_tests" \
   "$B/ember" "$B/bench_ops_gpu" "$B/bench_fusion_gpu" "$B/tests/gpu/ember_conformance_fusion_vulkan" \
-  "$B/tests/gpu/ember_conformance_fusion_cuda" "$OUT/bin/"
+  "$B/tests/gpu/ember_conformance_fusion_cuda" "$B/tests/gpu/ember_autodiff_fusion_vulkan_tests" \
+  "$B/tests/gpu/ember_autodiff_fusion_cuda_tests" "$OUT/bin/"
 strip "$OUT"/bin/*
 # Every shared library the programs load except glibc's own (the machine's glibc runs them):
 # oneDNN, OpenBLAS, libgomp, Google Benchmark, ... that a GPU machine may lack.

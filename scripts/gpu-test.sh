@@ -114,22 +114,11 @@ for t in ember_gpu_tests ember_conformance_vulkan ember_conformance_cuda; do
   grep -E "^\[  FAILED  \]" "$OUT/$t.log" | head -40 | tee -a "$OUT/summary.txt"
 done
 
-# The conformance suite on Fusion<Vulkan> and Fusion<Cuda> (cases named */fusion_vulkan.*,
-# */fusion_cuda.*).
-for t in ember_conformance_fusion_vulkan ember_conformance_fusion_cuda; do
-  [ "$TESTS" != 0 ] && [ -x "$BUNDLE/bin/$t" ] || continue
-  echo "== $t"
-  "$BUNDLE/bin/$t" --gtest_output="json:$OUT/$t.json" \
-    ${EMBER_GTEST_FILTER:+--gtest_filter=$EMBER_GTEST_FILTER} >"$OUT/$t.log" 2>&1 || status=1
-  echo "$t: $(grep -c "^\[       OK \] " "$OUT/$t.log" 2>/dev/null || true) passed," \
-    "$(grep -c "^\[  FAILED  \] .*(" "$OUT/$t.log" 2>/dev/null || true) failed," \
-    "$(grep -c "^\[  SKIPPED \] .*(" "$OUT/$t.log" 2>/dev/null || true) skipped" | tee -a "$OUT/summary.txt"
-  grep -E "^\[  (FAILED|SKIPPED) \] .*\(" "$OUT/$t.log" | head -40 | tee -a "$OUT/summary.txt"
-done
-
-# The gradient suite on Autodiff<Vulkan> and Autodiff<Cuda>: one backend per program, so the
-# counts are the program's (a program whose runtime has no device here skips every case).
-for t in ember_autodiff_vulkan_tests ember_autodiff_cuda_tests; do
+# The gradient suite on Autodiff<Vulkan>, Autodiff<Cuda> and both under Fusion, and the
+# conformance suite on Fusion<Vulkan> and Fusion<Cuda>: one backend per program, so the counts
+# are the program's (a program whose runtime has no device here skips every case).
+for t in ember_autodiff_vulkan_tests ember_autodiff_cuda_tests ember_autodiff_fusion_vulkan_tests \
+  ember_autodiff_fusion_cuda_tests ember_conformance_fusion_vulkan ember_conformance_fusion_cuda; do
   [ "$TESTS" != 0 ] && [ -x "$BUNDLE/bin/$t" ] || continue
   echo "== $t"
   "$BUNDLE/bin/$t" --gtest_output="json:$OUT/$t.json" \

@@ -82,6 +82,7 @@ if [ -x "$T/gpu/ember_gpu_tests" ]; then
   run "$T/gpu/ember_conformance_vulkan"
   run "$T/gpu/ember_conformance_fusion_vulkan"  # the suite on Fusion<Vulkan>
   run "$T/gpu/ember_autodiff_vulkan_tests"
+  run "$T/gpu/ember_autodiff_fusion_vulkan_tests"  # the gradient suite on Autodiff<Fusion<Vulkan>>
   EMBER_DEVICE=vulkan:0 run "$T/ember_conformance" --gtest_filter='*/dispatch.*'
   EMBER_DEVICE=vulkan:0 run "$T/ember_nn_tests"
 fi

@@ -28,13 +28,27 @@
 #ifdef EMBER_GRAD_CUDA
 #include "ember/autodiff/cuda.hpp"
 #endif
+#if defined(EMBER_GRAD_ON_FUSION) && defined(EMBER_GRAD_VULKAN)
+#include "ember/autodiff/fusion_vulkan.hpp"
+#endif
+#if defined(EMBER_GRAD_ON_FUSION) && defined(EMBER_GRAD_CUDA)
+#include "ember/autodiff/fusion_cuda.hpp"
+#endif
 #ifdef EMBER_GRAD_FUSION
 #include "ember/autodiff/fusion_cpu.hpp"
 #endif
 
 namespace ember::test {
 
-#if defined(EMBER_GRAD_VULKAN)
+#if defined(EMBER_GRAD_ON_FUSION) && defined(EMBER_GRAD_VULKAN)
+/// The gradient suite on Autodiff<Fusion<Vulkan>> / <Cuda> (ember_autodiff_fusion_vulkan_tests,
+/// ..._cuda_tests): forward and backward element-wise chains as generated kernels.
+using AD = Autodiff<Fusion<Vulkan>>;
+using ADInner = Fusion<Vulkan>;
+#elif defined(EMBER_GRAD_ON_FUSION) && defined(EMBER_GRAD_CUDA)
+using AD = Autodiff<Fusion<Cuda>>;
+using ADInner = Fusion<Cuda>;
+#elif defined(EMBER_GRAD_VULKAN)
 /// The gradient suite on the GPU backends (tests/gpu/: ember_autodiff_vulkan_tests, ...).
 using AD = Autodiff<Vulkan>;
 using ADInner = Vulkan;
