@@ -106,10 +106,25 @@ std::string check(const std::vector<float>& got, const std::vector<float>& xs,
   return "";
 }
 
+/// Runs `body` on a new result of case `name` (the time and bandwidth it fills in; an exception
+/// becomes the result's error), prints it and appends it to `out`.
+template <class R, class F>
+void measure(const std::string& name, const std::string& target, const std::string& stack,
+             std::vector<Result>& out, F&& body) {
+  Result r{name, target, stack, R::device(0).properties().name, 0, 0, {}};
+  try {
+    body(r);
+  } catch (const std::exception& e) {
+    r.error = e.what();
+  }
+  std::printf("%-30s %-7s %-34s %9.4f ms %6.2f TB/s %s\n", r.name.c_str(), target.c_str(),
+              stack.c_str(), r.median_ms, r.tbps, r.error.c_str());
+  out.push_back(r);
+}
+
 template <class B, class R>
 void forward(const std::string& target, const std::string& stack, std::vector<Result>& out) {
-  Result r{"gelu_32x512x2048_f32_fwd", target, stack, R::device(0).properties().name, 0, 0, {}};
-  try {
+  measure<R>("gelu_32x512x2048_f32_fwd", target, stack, out, [&](Result& r) {
     ember::kernel::ComputeDevice& cd = R::device(0);
     const std::vector<float> xs = spread(static_cast<std::size_t>(kB * kS * kH));
     const auto x = ember::Tensor<B, 3>::from_data(ember::TensorData(xs, ember::Shape{kB, kS, kH}),
@@ -121,18 +136,12 @@ void forward(const std::string& target, const std::string& stack, std::vector<Re
     });
     r.tbps = 8.0 * static_cast<double>(xs.size()) / (r.median_ms * 1e-3) / 1e12;
     r.error = check(y.template to_vec<float>(), xs, gelu_ref, 1e-5);
-  } catch (const std::exception& e) {
-    r.error = e.what();
-  }
-  std::printf("%-30s %-7s %-34s %9.4f ms %6.2f TB/s %s\n", r.name.c_str(), target.c_str(),
-              stack.c_str(), r.median_ms, r.tbps, r.error.c_str());
-  out.push_back(r);
+  });
 }
 
 template <class B, class R>
 void softmax_rows(const std::string& target, const std::string& stack, std::vector<Result>& out) {
-  Result r{"softmax_8192x8192_f32", target, stack, R::device(0).properties().name, 0, 0, {}};
-  try {
+  measure<R>("softmax_8192x8192_f32", target, stack, out, [&](Result& r) {
     ember::kernel::ComputeDevice& cd = R::device(0);
     const std::vector<float> xs = spread(8192u * 8192u);
     const auto x = ember::Tensor<B, 2>::from_data(ember::TensorData(xs, ember::Shape{8192, 8192}),
@@ -147,20 +156,14 @@ void softmax_rows(const std::string& target, const std::string& stack, std::vect
     double sum = 0;
     for (float v : row) sum += v;
     if (std::fabs(sum - 1.0) > 1e-4) r.error = "row 0 sums to " + std::to_string(sum);
-  } catch (const std::exception& e) {
-    r.error = e.what();
-  }
-  std::printf("%-30s %-7s %-34s %9.4f ms %6.2f TB/s %s\n", r.name.c_str(), target.c_str(),
-              stack.c_str(), r.median_ms, r.tbps, r.error.c_str());
-  out.push_back(r);
+  });
 }
 
 template <class B, class R>
 void forward_backward(const std::string& target, const std::string& stack, bool checkpointing,
                       std::vector<Result>& out) {
   using AB = ember::Autodiff<B>;
-  Result r{"gelu_32x512x2048_f32_fwd_bwd", target, stack, R::device(0).properties().name, 0, 0, {}};
-  try {
+  measure<R>("gelu_32x512x2048_f32_fwd_bwd", target, stack, out, [&](Result& r) {
     ember::kernel::ComputeDevice& cd = R::device(0);
     const std::vector<float> xs = spread(static_cast<std::size_t>(kB * kS * kH));
     auto x = ember::Tensor<AB, 3>::from_data(ember::TensorData(xs, ember::Shape{kB, kS, kH}),
@@ -179,12 +182,7 @@ void forward_backward(const std::string& target, const std::string& stack, bool 
     // Forward: read x, write y, read y (the sum); backward: read x, write dx.
     r.tbps = 20.0 * static_cast<double>(xs.size()) / (r.median_ms * 1e-3) / 1e12;
     r.error = check(g->template to_vec<float>(), xs, gelu_grad_ref, 1e-5);
-  } catch (const std::exception& e) {
-    r.error = e.what();
-  }
-  std::printf("%-30s %-7s %-34s %9.4f ms %6.2f TB/s %s\n", r.name.c_str(), target.c_str(),
-              stack.c_str(), r.median_ms, r.tbps, r.error.c_str());
-  out.push_back(r);
+  });
 }
 
 /// One CNN training step per call, wall time per step (see the top).
@@ -192,9 +190,7 @@ template <class B, class R>
 void cnn_step(const std::string& target, const std::string& stack, std::int64_t n,
               std::vector<Result>& out) {
   using AB = ember::Autodiff<B>;
-  Result r{
-      "cnn_step_b" + std::to_string(n), target, stack, R::device(0).properties().name, 0, 0, {}};
-  try {
+  measure<R>("cnn_step_b" + std::to_string(n), target, stack, out, [&](Result& r) {
     const typename AB::Device dev{0};
     ember::Cpu::seed(1);
     auto model = ember::bench::Cnn<AB>::init(dev);
@@ -222,12 +218,7 @@ void cnn_step(const std::string& target, const std::string& stack, std::int64_t 
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
         kSteps;
     if (!std::isfinite(loss_value)) r.error = "loss not finite";
-  } catch (const std::exception& e) {
-    r.error = e.what();
-  }
-  std::printf("%-30s %-7s %-34s %9.4f ms %s\n", r.name.c_str(), target.c_str(), stack.c_str(),
-              r.median_ms, r.error.c_str());
-  out.push_back(r);
+  });
 }
 
 template <class G, class R>

@@ -18,6 +18,7 @@
 
 #include "elementwise_kernel.hpp"
 #include "ember/cpu/ops_elementwise.hpp"
+#include "ember/ir/fused_rewrite.hpp"
 #if EMBER_CPU_X86
 #include <immintrin.h>
 #endif
@@ -83,22 +84,6 @@ struct Steps {
   static constexpr auto binary = ew::instantiate_rows<StepFn<T>, Binary>(ir::ElementwiseOps{});
   static constexpr auto scalar = ew::instantiate_rows<StepFn<T>, Scalar>(ir::ElementwiseOps{});
 };
-
-/// Division by a power of two is multiplication by its reciprocal: both are the correctly
-/// rounded value of the same real number, so the result is the same bit for bit (and a
-/// multiplication costs a fraction of a division). Rewrites such a step in place.
-template <class T>
-void exact_reciprocal(ir::FusedStep& s) {
-  using C = compute_t<T>;
-  if (s.kind != ir::FusedKind::Scalar || s.row != ir::op_index<ir::op::Div>) return;
-  const C c = static_cast<C>(s.s0);
-  int e = 0;
-  if (!std::isfinite(c) || std::fabs(std::frexp(c, &e)) != C(0.5)) return;
-  const C r = C(1) / c;
-  if (!std::isnormal(r)) return;
-  s.row = ir::op_index<ir::op::Mul>;
-  s.s0 = static_cast<double>(r);
-}
 
 template <class T>
 StepFn<T> step_fn(const ir::FusedStep& s) {
@@ -260,7 +245,7 @@ std::optional<std::vector<CpuTensor>> ElementwiseOps::float_fused_elementwise(
     std::vector<StepFn<T>> fns;
     fns.reserve(blk.steps.size());
     for (ir::FusedStep& s : blk.steps) {
-      exact_reciprocal<T>(s);
+      ir::exact_reciprocal<compute_t<T>>(s);
       StepFn<T> f = step_fn<T>(s);
       if (!f) return std::nullopt;
       fns.push_back(f);

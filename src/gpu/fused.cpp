@@ -28,6 +28,7 @@
 
 #include "ember/gpu/expr.hpp"
 #include "ember/gpu/ops.hpp"
+#include "ember/ir/fused_rewrite.hpp"
 #include "ember/kernel/launch.hpp"
 #include "map.hpp"
 
@@ -106,22 +107,6 @@ std::size_t scalar_count(const ir::FusedStep& s) {
   return s.kind == ir::FusedKind::Scalar ? 1 : 0;
 }
 
-/// Division by a power of two is multiplication by its reciprocal: both are the correctly
-/// rounded value of the same real number (subnormal results included, as the reciprocal is
-/// normal), and a multiplication costs a fraction of an IEEE division. Rewrites such a step in
-/// place; `C` is the compute type the kernel receives the scalar in.
-template <class C>
-void exact_reciprocal(ir::FusedStep& s) {
-  if (s.kind != ir::FusedKind::Scalar || s.row != ir::op_index<ir::op::Div>) return;
-  const C c = static_cast<C>(s.s0);
-  int e = 0;
-  if (!std::isfinite(c) || std::fabs(std::frexp(c, &e)) != C(0.5)) return;
-  const C r = C(1) / c;
-  if (!std::isnormal(r)) return;
-  s.row = ir::op_index<ir::op::Mul>;
-  s.s0 = static_cast<double>(r);
-}
-
 /// The pattern: everything about the block that changes the generated code.
 std::string pattern_key(const ir::FusedBlock& b) {
   std::string k =
@@ -148,9 +133,9 @@ std::optional<std::vector<GpuTensor>> fused_elementwise(const ir::FusedBlock& gi
   ir::FusedBlock block = given;
   for (ir::FusedStep& s : block.steps) {
     if (block.dtype == DType::F64)
-      exact_reciprocal<double>(s);
+      ir::exact_reciprocal<double>(s);
     else
-      exact_reciprocal<float>(s);
+      ir::exact_reciprocal<float>(s);
   }
   if (inputs.empty() || inputs.size() != block.inputs || block.outputs.empty()) return std::nullopt;
   const DType dt = block.dtype;

@@ -51,6 +51,19 @@ inline Tolerance sum_tolerance(DType dt) {
   }
 }
 
+/// The bit pattern of each element of `d` (any dtype), for bit-for-bit comparisons.
+inline std::vector<std::uint64_t> bits_of(const TensorData& d) {
+  std::vector<std::uint64_t> out;
+  const std::vector<std::uint8_t>& bytes = d.bytes();
+  const std::size_t w = dtype_size(d.dtype());
+  for (std::size_t i = 0; i + w <= bytes.size(); i += w) {
+    std::uint64_t b = 0;
+    for (std::size_t k = 0; k < w; ++k) b |= static_cast<std::uint64_t>(bytes[i + k]) << (8 * k);
+    out.push_back(b);
+  }
+  return out;
+}
+
 /// n values spread over [lo, hi] with a fixed irregular pattern (no generator needed).
 inline std::vector<float> spread(std::size_t n, float lo, float hi) {
   std::vector<float> v(n);

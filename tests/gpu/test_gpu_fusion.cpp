@@ -24,6 +24,7 @@
 #endif
 
 using namespace ember;
+using ember::test::bits_of;
 using ember::test::host_calls;
 
 template <class B>
@@ -53,18 +54,6 @@ std::vector<float> values(std::size_t n) {
   std::vector<float> v = ember::test::spread(n, -4.0f, 4.0f);
   if (n > 2) v[0] = 0.0f, v[1] = -0.5f;
   return v;
-}
-
-std::vector<std::uint64_t> bits_of(const TensorData& d) {
-  std::vector<std::uint64_t> out;
-  const std::vector<std::uint8_t>& bytes = d.bytes();
-  const std::size_t w = dtype_size(d.dtype());
-  for (std::size_t i = 0; i + w <= bytes.size(); i += w) {
-    std::uint64_t b = 0;
-    for (std::size_t k = 0; k < w; ++k) b |= static_cast<std::uint64_t>(bytes[i + k]) << (8 * k);
-    out.push_back(b);
-  }
-  return out;
 }
 
 }  // namespace

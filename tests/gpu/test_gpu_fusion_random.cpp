@@ -360,18 +360,6 @@ std::vector<TensorData> run_program(const Program& p) {
 
 // ---- comparing --------------------------------------------------------------------------------
 
-std::vector<std::uint64_t> bits_of(const TensorData& d) {
-  std::vector<std::uint64_t> out;
-  const std::vector<std::uint8_t>& bytes = d.bytes();
-  const std::size_t w = dtype_size(d.dtype());
-  for (std::size_t i = 0; i + w <= bytes.size(); i += w) {
-    std::uint64_t b = 0;
-    for (std::size_t k = 0; k < w; ++k) b |= static_cast<std::uint64_t>(bytes[i + k]) << (8 * k);
-    out.push_back(b);
-  }
-  return out;
-}
-
 /// The exponent and mantissa fields of a float dtype's bit pattern.
 struct Fields {
   std::uint64_t exponent, mantissa;
