@@ -134,7 +134,10 @@ kernel::Kernel build_rows(const Plan& p) {
                        std::to_string(p.team) + "_p" + std::to_string(p.per) + "_s" +
                        std::to_string(p.sg_lanes),
                    {kGroup, 1, 1});
-  kb.allow_contraction();
+  // The looped variant's compensated sums need every operation as written: without
+  // contraction the GLSL is `precise`, which NVIDIA's Vulkan compiler needs not to simplify
+  // the compensation away (it did: a 4M row drifted by 1.2e-4 as without it).
+  kb.allow_contraction(p.per > 0);
   Mem x = kb.buffer("x", p.e, kernel::Access::Read);
   const bool ce = p.op == RowOp::CrossEntropy;
   Mem y = kb.buffer("y", ce ? p.loss : p.e, kernel::Access::Write);
@@ -183,6 +186,18 @@ kernel::Kernel build_rows(const Plan& p) {
   // The team's fold of term(value, slot) over the row (identity: -inf for max, 0 for sum).
   const auto fold = [&](Fold f, auto&& term) {
     Var t = kb.var(kernel::extract(f == Fold::Max ? ninf : zero, 0));
+    if (f == Fold::Sum && p.per == 0) {
+      // A looped row's thread adds thousands of terms: a compensated (Kahan) sum, else their
+      // rounding errors add up (4M equal terms of a softmax drifted by 1.2e-4 in f32).
+      Var lost = kb.var(kernel::extract(zero, 0));
+      each([&](Val v, int, Val) {
+        Val d = fold_lanes(f, term(v, -1)) - lost;
+        Val sum = t + d;
+        lost = (sum - t) - d;
+        t = sum;
+      });
+      return fold_team(kb, red, lid, tid, p.team, p.sg_lanes, f, t);
+    }
     each([&](Val v, int c, Val) {
       Val s = term(v, c);
       if (c >= 0) s = kernel::select(in[c], s, f == Fold::Max ? ninf : zero);
@@ -251,7 +266,7 @@ kernel::Kernel build_rows(const Plan& p) {
 /// x, y, lines, len, inner.
 kernel::Kernel build_cols(RowOp op, Elem e, Elem acc) {
   KernelBuilder kb(std::string("cols_") + op_name(op), {kGroup, 1, 1});
-  kb.allow_contraction();
+  // no contraction: the compensated sum needs its operations as written (`precise` GLSL)
   Mem x = kb.buffer("x", e, kernel::Access::Read);
   Mem y = kb.buffer("y", e, kernel::Access::Write);
   Val lines = kb.scalar("lines", Elem::U32), len = kb.scalar("len", Elem::U32);
@@ -266,7 +281,13 @@ kernel::Kernel build_cols(RowOp op, Elem e, Elem acc) {
     Var m = kb.var(kb.constant(acc, -std::numeric_limits<double>::infinity()));
     kb.for_(0u, len, 1u, [&](Val k) { m = nan_max(value(k), m); });
     Var s = kb.var(kb.constant(acc, 0.0));
-    kb.for_(0u, len, 1u, [&](Val k) { s = s + kernel::exp(value(k) - m); });
+    Var lost = kb.var(kb.constant(acc, 0.0));  // a compensated (Kahan) sum, as the rows'
+    kb.for_(0u, len, 1u, [&](Val k) {
+      Val d = kernel::exp(value(k) - m) - lost;
+      Val sum = s + d;
+      lost = (sum - s) - d;
+      s = sum;
+    });
     Val ls = kernel::log(s.get());
     Val r = kb.constant(acc, 1.0) /
             (op == RowOp::QuietSoftmax ? s.get() + kernel::exp(-m.get()) : s.get());

@@ -163,6 +163,31 @@ TYPED_TEST(ActivationEdge, SoftmaxOfAMillionsLongRowSumsToOne) {
   EXPECT_NEAR(log_total, 1.0, 1e-4);
 }
 
+TYPED_TEST(ActivationEdge, SoftmaxOfALongRowOfEqualTermsSumsToOne) {
+  using B = TypeParam;
+  // One maximum and 4M values whose terms exp(-1.2) are all equal: a running f32 sum of a few
+  // thousand equal terms rounds the same way every time (a GPU thread's loop drifted by 2e-4).
+  const std::int64_t n = (std::int64_t{1} << 22) + 1;
+  std::vector<float> v(static_cast<std::size_t>(n), -1.2f);
+  v[0] = 0.0f;
+  const auto x = Tensor<B, 2>::from_data(TensorData(v, Shape{1, n}));
+  double total = 0;
+  for (float p : activation::softmax(x, 1).template to_vec<float>()) total += p;
+  EXPECT_NEAR(total, 1.0, 1e-5);
+  // The one maximum's probability: 1 / (1 + (n - 1) exp(-1.2)), in double.
+  const double want = 1.0 / (1.0 + static_cast<double>(n - 1) * std::exp(double(-1.2f)));
+  const float p0 = activation::softmax(x, 1).template to_vec<float>()[0];
+  EXPECT_NEAR(p0, want, 1e-5 * want);
+  // The same along a column (one GPU thread per line of [n, 2]).
+  std::vector<float> vc(2 * v.size());
+  for (std::size_t i = 0; i < vc.size(); ++i) vc[i] = v[i / 2];
+  const auto xt = Tensor<B, 2>::from_data(TensorData(std::move(vc), Shape{n, 2}));
+  double column = 0;
+  const std::vector<float> pc = activation::softmax(xt, 0).template to_vec<float>();
+  for (std::size_t i = 0; i < pc.size(); i += 2) column += pc[i];
+  EXPECT_NEAR(column, 1.0, 1e-5);
+}
+
 TYPED_TEST(ActivationEdge, LogSoftmaxOfLargeValuesKeepsTheLogSum) {
   using B = TypeParam;
   // x - max - log(sum) in that order: max + log(sum) would round log(sum) away. Along rows
