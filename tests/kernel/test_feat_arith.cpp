@@ -412,6 +412,26 @@ TEST_P(Arith, HalfTypes) {
   }
 }
 
+// Every f16 bit pattern widens to its f32 value exactly: zeros, subnormals (mant * 2^-24),
+// normals, infinities; NaNs stay NaN (NVIDIA's conversion gives one NaN for all: sign and
+// payload are not kept).
+TEST_P(Arith, HalfWidensEveryBitPattern) {
+  EMBER_REQUIRE(props().f16, "f16 storage");
+  std::vector<std::uint16_t> all(1u << 16);
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<std::uint16_t>(i);
+  const auto got = unary<std::uint16_t, float>(
+      "f16_every_to_f32", Elem::F16, Elem::F32, [](Val v) { return cast(v, Elem::F32); }, all);
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const float want = f16::to_float(all[i]);
+    if (want != want) {
+      EXPECT_TRUE(got[i] != got[i]) << "f16 bits 0x" << std::hex << i << ": got " << got[i];
+      continue;
+    }
+    EXPECT_EQ(std::bit_cast<std::uint32_t>(got[i]), std::bit_cast<std::uint32_t>(want))
+        << "f16 bits 0x" << std::hex << i << ": got " << got[i] << ", want " << want;
+  }
+}
+
 TEST_P(Arith, F64Ops) {
   EMBER_REQUIRE(props().f64, "f64");
   std::vector<double> a, b;
