@@ -331,6 +331,29 @@ TEST(FusionAdversarial, OutOfMemoryBF16Replayed) {
   out_of_memory_case<DType::BF16>();
 }
 
+// A sync that meets a value out of memory computes the other pending values, then throws; the
+// value stays pending and registered, so the next sync tries it again (and throws again)
+// rather than returning with it pending.
+TEST(FusionAdversarial, SyncKeepsAValueOutOfMemoryForTheNextSync) {
+  FusionScope scope(true);
+  const TensorData d(std::vector<float>{0.5f}, Shape{1, 1});
+  const auto x = mk<FB, 2>(d, DType::F32);
+  const auto older = x.add_scalar(1.0);  // recorded before y: reached after it (newest first)
+  const auto held = x.mul_scalar(2.0).exp();
+  const auto y = held.add(x.expand({std::int64_t{1} << 31, std::int64_t{1} << 31}));
+  const auto newer = x.sub_scalar(1.0);
+  EXPECT_THROW(FB::sync(FB::Device{}), OutOfMemoryError);
+  EXPECT_FALSE(FB::float_is_pending(newer.primitive()));
+  EXPECT_FALSE(FB::float_is_pending(older.primitive()));
+  EXPECT_TRUE(FB::float_is_pending(y.primitive()));
+  EXPECT_THROW(FB::sync(FB::Device{}), OutOfMemoryError);
+  EXPECT_TRUE(FB::float_is_pending(y.primitive()));
+  EXPECT_EQ(newer.to_vec<float>(), std::vector<float>{-0.5f});
+  EXPECT_EQ(older.to_vec<float>(), std::vector<float>{1.5f});
+  EXPECT_NEAR(held.to_vec<double>()[0], std::exp(1.0), 1e-6);
+  EXPECT_THROW((void)y.to_vec<float>(), OutOfMemoryError);
+}
+
 // ---- dtypes and kinds ---------------------------------------------------------------------------
 
 TEST(FusionAdversarial, F16BF16F64ChainsAndPromotion) {

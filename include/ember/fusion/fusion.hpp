@@ -225,8 +225,10 @@ struct Fusion : Forward<B, fusion::Types<B>, Fusion<B>> {
   /// Computes every pending value still held, newest first: a chain runs as one block, and an
   /// older value it depends on that is still held elsewhere is that block's extra output.
   /// One flush at a time: a second thread's flush waits for the first to finish. A value that
-  /// throws (out of memory, or a step that failed before) stops the flush with its error; the
-  /// values not reached yet stay registered for the next one.
+  /// throws (out of memory, or a step that failed before) does not stop the others: the flush
+  /// computes the rest, then throws the first error. A value that failed without recording
+  /// its error (out of memory) stays registered, so the next flush tries it again; one that
+  /// recorded it (a failed step) rethrows it when read.
   static void flush() {
     std::lock_guard<std::recursive_mutex> lock(mutex());
     std::vector<std::weak_ptr<NodeT>> nodes;
@@ -235,18 +237,24 @@ struct Fusion : Forward<B, fusion::Types<B>, Fusion<B>> {
       nodes.swap(registry().nodes);
       registry().live = 0;
     }
+    std::exception_ptr first;
+    std::vector<std::weak_ptr<NodeT>> failed;  // newest first
     for (std::size_t i = nodes.size(); i-- > 0;) {
       NodePtr n = nodes[i].lock();
       if (!n || computed(*n) || n->error) continue;
       try {
         value_of(n);
       } catch (...) {
-        std::lock_guard<std::mutex> reg(registry().mu);
-        std::vector<std::weak_ptr<NodeT>>& r = registry().nodes;
-        r.insert(r.begin(), nodes.begin(), nodes.begin() + static_cast<std::ptrdiff_t>(i));
-        throw;
+        if (!first) first = std::current_exception();
+        if (!n->error) failed.push_back(nodes[i]);
       }
     }
+    if (!failed.empty()) {
+      std::lock_guard<std::mutex> reg(registry().mu);
+      std::vector<std::weak_ptr<NodeT>>& r = registry().nodes;
+      r.insert(r.begin(), failed.rbegin(), failed.rend());  // oldest first, before newer ones
+    }
+    if (first) std::rethrow_exception(first);
   }
 
   /// The computed value of `t` (runs its pending chain).
