@@ -29,8 +29,8 @@ endif()
 message(STATUS "ember: GPU backends for ${EMBER_GPU_RUNTIMES}")
 
 # Autodiff<Vulkan>, Autodiff<Cuda>: compiled once each (ember_autodiff_instances,
-# CMakeLists.txt), and registered with Dispatch as the devices vulkan:N and cuda:N (each
-# plain, +autodiff and +checkpointing; src/dispatch/stacks.hpp).
+# CMakeLists.txt). Dispatch's devices vulkan:N and cuda:N (each plain, +autodiff and
+# +checkpointing; src/dispatch/stacks.hpp) run them under Fusion (below).
 set(EMBER_GPU_INSTALL ember_gpu)
 if(TARGET ember_vulkan)
   ember_autodiff_instances(ember_autodiff_vulkan ember/autodiff/vulkan.hpp ::ember::Vulkan Vulkan)
@@ -63,6 +63,8 @@ foreach(runtime vulkan cuda)
     add_library(ember::autodiff_fusion_${runtime} ALIAS ${t})
     set_target_properties(${t} PROPERTIES EXPORT_NAME autodiff_fusion_${runtime})
     target_link_libraries(${t} PUBLIC ember_gpu ember_fusion)
+    # Dispatch's cuda:N and vulkan:N devices run Fusion<B> (src/dispatch/stacks.hpp).
+    target_link_libraries(ember_dispatch PUBLIC ${t})
     list(APPEND EMBER_GPU_INSTALL ${t})
   endif()
 endforeach()

@@ -22,10 +22,10 @@
 #include "ember/dispatch/dispatch.hpp"
 // The GPU stacks, when CMake builds the runtime (cmake/EmberGpu.cmake defines these).
 #if EMBER_DISPATCH_CUDA
-#include "ember/autodiff/cuda.hpp"
+#include "ember/autodiff/fusion_cuda.hpp"
 #endif
 #if EMBER_DISPATCH_VULKAN
-#include "ember/autodiff/vulkan.hpp"
+#include "ember/autodiff/fusion_vulkan.hpp"
 #endif
 
 namespace ember::dispatch {
@@ -93,15 +93,16 @@ struct NativeDevice<DeviceKind::Vulkan> {
 
 // ==== THE REGISTRATION LIST ================================================================
 // "cpu", "cpu+autodiff", "cpu+autodiff+checkpointing"; the same for "cuda:N" and "vulkan:N"
-// when the build has the runtime.
+// when the build has the runtime. The GPUs' stacks fuse element-wise chains (Fusion<B>: one
+// generated kernel per chain, forward and backward); EMBER_FUSION=0 runs each function at once.
 using Stacks = typename Concat<KindStacks<Cpu, DeviceKind::Cpu>
 #if EMBER_DISPATCH_CUDA
                                ,
-                               KindStacks<Cuda, DeviceKind::Cuda>
+                               KindStacks<Fusion<Cuda>, DeviceKind::Cuda>
 #endif
 #if EMBER_DISPATCH_VULKAN
                                ,
-                               KindStacks<Vulkan, DeviceKind::Vulkan>
+                               KindStacks<Fusion<Vulkan>, DeviceKind::Vulkan>
 #endif
                                >::type;
 // ===========================================================================================
