@@ -173,25 +173,30 @@ fi
 # bundle): `ember train --device D` for the default 5 epochs, its evaluation on the test
 # split, and PyTorch's time per epoch on the same GPU (benchmarks/train_fashion_mnist.py).
 # EMBER_GPU_TRAIN_DEVICES (default cuda) lists the devices; EMBER_GPU_TRAIN_MIXED (e.g.
-# "bf16 f16") adds runs with --mixed-precision on the first of them, and PyTorch's with --amp.
+# "bf16 f16") adds runs with --mixed-precision on the first of them, and PyTorch's with --amp;
+# EMBER_GPU_TRAIN_UNFUSED=1 adds one with EMBER_FUSION=0 on the first of them.
 if [ -n "${EMBER_GPU_TRAIN:-}" ] && [ -x "$BUNDLE/bin/ember" ]; then
   devices=(${EMBER_GPU_TRAIN_DEVICES:-cuda})
   runs=("${devices[@]}")
   for mp in ${EMBER_GPU_TRAIN_MIXED:-}; do runs+=("${devices[0]}/$mp"); done
+  [ -n "${EMBER_GPU_TRAIN_UNFUSED:-}" ] && runs+=("${devices[0]}/unfused")
   for run in "${runs[@]}"; do
     dev=${run%%/*}
     mp=none
     [ "$run" != "$dev" ] && mp=${run#*/}
     [ "$mp" != none ] && dev_tag="$dev-$mp" || dev_tag=$dev
-    echo "== ember train --device $dev --mixed-precision $mp"
+    fusion=${EMBER_FUSION:-1}
+    [ "$mp" = unfused ] && { fusion=0; mp=none; }
+    echo "== ember train --device $dev --mixed-precision $mp (EMBER_FUSION=$fusion)"
     rm -rf "$OUT/run-$dev_tag"
-    "$BUNDLE/bin/ember" train --device "$dev" --no-tui --run-dir "$OUT/run-$dev_tag" \
-      --mixed-precision "$mp" --dataset fashion-mnist "$BUNDLE/data/fashion-mnist" \
-      ${EMBER_GPU_TRAIN_ARGS:-} >"$OUT/train_$dev_tag.log" 2>&1 || status=1
+    EMBER_FUSION=$fusion "$BUNDLE/bin/ember" train --device "$dev" --no-tui \
+      --run-dir "$OUT/run-$dev_tag" --mixed-precision "$mp" --dataset fashion-mnist \
+      "$BUNDLE/data/fashion-mnist" ${EMBER_GPU_TRAIN_ARGS:-} >"$OUT/train_$dev_tag.log" 2>&1 ||
+      status=1
     grep -E "^ember train|epoch|Throughput|Accuracy|test|error|Loss scaling" "$OUT/train_$dev_tag.log" | tail -30 | tee -a "$OUT/summary.txt"
     "$BUNDLE/bin/ember" eval "$OUT/run-$dev_tag" --device "$dev" >"$OUT/eval_$dev_tag.log" 2>&1 || status=1
     tail -n 5 "$OUT/eval_$dev_tag.log" | tee -a "$OUT/summary.txt"
-    [ "$mp" != none ] && continue
+    [ "$dev_tag" != "$dev" ] && continue
     cp "$OUT/run-$dev/confusion_matrix.csv" "$OUT/confusion_$dev.csv" 2>/dev/null
     # The model trained on the GPU, evaluated on the CPU: the same predictions.
     "$BUNDLE/bin/ember" eval "$OUT/run-$dev" --device cpu >"$OUT/eval_${dev}_on_cpu.log" 2>&1 || status=1

@@ -12,7 +12,8 @@
 //   cnn_step_bN    one training step (forward, backward, Adam) of the default Fashion-MNIST
 //                  CNN (benchmarks/train_cnn_model.hpp) on a random batch of N = 64 and 256,
 //                  on Autodiff<Fusion<R>> and Autodiff<R>; wall time per step over 20 steps
-//                  after 5, from sync to sync (every pending value computed, the device idle)
+//                  after a warm-up that ends when 5 steps in a row compile no new kernel,
+//                  from sync to sync (every pending value computed, the device idle)
 //                  (fusion_side_by_side.py: PyTorch eager)
 // TB/s is an effective figure for every stack: the fused kernels' traffic (what each case's
 // comment counts) over the time, so unfused stacks, which move more, show less.
@@ -35,6 +36,7 @@
 #include "../train_cnn_model.hpp"
 #include "ember/autodiff/autodiff.hpp"
 #include "ember/fusion/fusion.hpp"
+#include "ember/gpu/ops.hpp"
 #include "ember/nn/loss.hpp"
 #include "ember/optim/optim.hpp"
 #include "ember/tensor/activation.hpp"
@@ -208,15 +210,27 @@ void cnn_step(const std::string& target, const std::string& stack, std::int64_t 
       opt.step(1e-3, model, grads);
       return loss;
     };
-    for (int i = 0; i < 5; ++i) loss_value = step().template to_vec<float>()[0];
+    // Warm-up: the timed steps themselves, until 5 in a row compile no new fused kernel (a
+    // block's inputs at other pool offsets can need the one-lane variant of a pattern), at
+    // most 60 steps. Reading the loss would cut the recorded chains elsewhere.
+    for (int i = 0, quiet = 0; i < 60 && quiet < 5; ++i) {
+      const std::uint64_t before = ember::gpu::fused_kernels_compiled();
+      (void)step();
+      quiet = ember::gpu::fused_kernels_compiled() == before ? quiet + 1 : 0;
+    }
     AB::sync(dev);  // every pending value computed (Fusion), the device idle
     constexpr int kSteps = 20;
+    const std::uint64_t compiled = ember::gpu::fused_kernels_compiled();
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < kSteps; ++i) (void)step();
     AB::sync(dev);
     r.median_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
         kSteps;
+    if (const std::uint64_t more = ember::gpu::fused_kernels_compiled() - compiled; more > 0)
+      std::printf("  (%s: %llu fused kernels compiled while timed)\n", stack.c_str(),
+                  static_cast<unsigned long long>(more));
+    loss_value = step().template to_vec<float>()[0];
     if (!std::isfinite(loss_value)) r.error = "loss not finite";
   });
 }
