@@ -206,6 +206,32 @@ TEST(Fusion, LongChainsAreBounded) {
   EXPECT_EQ(fusion::stats().fused_ops, 200u);
 }
 
+// A value updated every step and never read (batch norm's running mean and variance: one new
+// operand a step) is computed every kMaxChainOperands steps at the step's last operation, so
+// every block holds whole steps and has one pattern.
+TEST(Fusion, RunningStatisticsAreCutAtWholeSteps) {
+  FusionScope scope(true);
+  T2 mean = T2::from_floats({{0.0, 0.0}});
+  T2 var = T2::from_floats({{1.0, 1.0}});
+  const int steps = 3 * static_cast<int>(fusion::kMaxChainOperands);  // 36
+  for (int k = 1; k <= steps; ++k) {
+    const T2 batch = T2::from_floats({{1.0 * k, 2.0}});  // computed: a new operand each step
+    mean = mean.mul_scalar(0.9).add(batch.mul_scalar(0.1));
+    var = var.mul_scalar(0.9).add(batch.mul_scalar(1.5).mul_scalar(0.1));
+  }
+  // 3 blocks of 12 steps each: 36 operations (mean), 48 (var); none cut inside a step.
+  EXPECT_EQ(fusion::stats().blocks, 6u);
+  EXPECT_EQ(fusion::stats().fused_ops, 3u * (36 + 48));
+  EXPECT_FALSE(FB::float_is_pending(mean.primitive()));
+  double m = 0, v = 1;
+  for (int k = 1; k <= steps; ++k) {
+    m = static_cast<float>(static_cast<float>(m * 0.9f) + static_cast<float>(k * 0.1f));
+    v = 0.9 * v + 0.15 * 2.0;
+  }
+  EXPECT_NEAR(mean.to_vec<float>()[0], m, 1e-4);
+  EXPECT_NEAR(var.to_vec<float>()[1], v, 1e-5);
+}
+
 TEST(Fusion, AutodiffOverFusionFusesForwardAndBackward) {
   FusionScope scope(true);
   using AB = Autodiff<Fusion<Cpu>>;

@@ -354,6 +354,25 @@ TEST(FusionAdversarial, SyncKeepsAValueOutOfMemoryForTheNextSync) {
   EXPECT_THROW((void)y.to_vec<float>(), OutOfMemoryError);
 }
 
+// A value computed from a step that failed for good (its operands were given to the step) keeps
+// that error: reading it throws again, and sync skips it rather than throwing at every call.
+TEST(FusionAdversarial, SyncSkipsAValueComputedFromAFailedStep) {
+  FusionScope scope(true);
+  const TensorData d(std::vector<float>{0.5f}, Shape{1, 1});
+  const auto x = mk<FB, 2>(d, DType::BF16);  // bf16 runs step by step on the CPU
+  const auto y = x.mul_scalar(2.0).add(x.expand({std::int64_t{1} << 31, std::int64_t{1} << 31}));
+  const auto y2 = y.mul_scalar(2.0);
+  EXPECT_THROW((void)y2.to_vec<float>(), OutOfMemoryError);
+  EXPECT_NO_THROW(FB::sync(FB::Device{}));
+  EXPECT_NO_THROW(FB::sync(FB::Device{}));
+  EXPECT_THROW((void)y2.to_vec<float>(), OutOfMemoryError);
+  EXPECT_THROW((void)y.to_vec<float>(), OutOfMemoryError);
+  const auto fresh = x.add_scalar(1.0);
+  FB::sync(FB::Device{});
+  EXPECT_FALSE(FB::float_is_pending(fresh.primitive()));
+  EXPECT_EQ(fresh.to_vec<float>(), std::vector<float>{1.5f});
+}
+
 // ---- dtypes and kinds ---------------------------------------------------------------------------
 
 TEST(FusionAdversarial, F16BF16F64ChainsAndPromotion) {

@@ -266,9 +266,9 @@ TYPED_TEST(GpuFusionTest, AnInputUsedOnlyByTheChainGivesItsBuffer) {
   EXPECT_EQ(b.template to_vec<float>(), (std::vector<float>{3, 5}));
 }
 
-// A chain over more inputs than a kernel binds (30 buffers with the outputs) runs step by
-// step, with the same values.
-TYPED_TEST(GpuFusionTest, ChainsOverManyInputsRunStepByStep) {
+// A chain over many inputs is cut every kMaxChainOperands operands (12): a sum of 40 tensors
+// runs as 4 blocks, with the unfused values.
+TYPED_TEST(GpuFusionTest, ChainsOverManyInputsAreCutIntoBlocks) {
   using FB = Fusion<TypeParam>;
   const typename FB::Device dev{0};
   std::vector<Tensor<FB, 1>> xs;
@@ -277,32 +277,55 @@ TYPED_TEST(GpuFusionTest, ChainsOverManyInputsRunStepByStep) {
   Tensor<FB, 1> sum = xs[0];
   for (int i = 1; i < 40; ++i) sum = sum.add(xs[i]);
   EXPECT_EQ(sum.template to_vec<float>(), (std::vector<float>{780, 20, -1560}));
-  EXPECT_EQ(fusion::stats().blocks, 0u);
-  EXPECT_EQ(fusion::stats().replayed_ops, 39u);
-  // 29 inputs and one output: one kernel.
-  fusion::reset_stats();
-  Tensor<FB, 1> part = xs[0];
-  for (int i = 1; i < 29; ++i) part = part.add(xs[i]);
-  EXPECT_EQ(part.template to_vec<float>(), (std::vector<float>{406, 14.5, -812}));
-  EXPECT_EQ(fusion::stats().blocks, 1u);
+  EXPECT_EQ(fusion::stats().blocks, 4u);
+  EXPECT_EQ(fusion::stats().fused_ops, 39u);
+  EXPECT_EQ(fusion::stats().replayed_ops, 0u);
 }
 
-// A strided rank-8 chain over 29 inputs fits the buffers but not a launch's information
-// words (kernel::kMaxInfoWords): it runs step by step instead of failing.
-TYPED_TEST(GpuFusionTest, ChainsOverMoreArgumentsThanALaunchCarriesRunStepByStep) {
-  using FB = Fusion<TypeParam>;
-  const typename FB::Device dev{0};
-  const Shape shape{1, 1, 1, 1, 1, 1, 2, 2};
-  std::vector<Tensor<FB, 8>> xs;
-  for (int i = 0; i < 29; ++i)
-    xs.push_back(Tensor<FB, 8>::from_data(
-                     TensorData(std::vector<float>{1.0f * i, 2.0f, 3.0f, -1.0f * i}, shape), dev)
-                     .swap_dims(6, 7));  // strided
-  Tensor<FB, 8> sum = xs[0];
-  for (int i = 1; i < 29; ++i) sum = sum.add(xs[i]);
-  EXPECT_EQ(sum.template to_vec<float>(), (std::vector<float>{406, 87, 58, -406}));
-  EXPECT_EQ(fusion::stats().blocks, 0u);
-  EXPECT_EQ(fusion::stats().replayed_ops, 28u);
+// A block of the sum of n inputs of `shape` (steps add(s0, s1), add(s_n, s2), ...).
+ir::FusedBlock sum_block(std::uint32_t n, const Shape& shape) {
+  ir::FusedBlock blk;
+  blk.shape = shape;
+  blk.inputs = n;
+  for (std::uint32_t k = 1; k < n; ++k)
+    blk.steps.push_back(ir::FusedStep{ir::FusedKind::Binary,
+                                      static_cast<std::uint16_t>(ir::op_index<ir::op::Add>),
+                                      k == 1 ? 0u : n + k - 2, k});
+  blk.outputs = {n - 2};
+  return blk;
+}
+
+// The GPU's block function declines (nullopt: Fusion then runs the steps one by one) a block
+// with more buffers than a kernel binds (30 with the outputs), and a strided rank-8 block
+// whose inputs' shapes and strides pass a launch's information words (kernel::kMaxInfoWords);
+// it runs the same blocks when they fit.
+TYPED_TEST(GpuFusionTest, BlocksOverAKernelsBuffersOrArgumentsAreDeclined) {
+  using G = TypeParam;
+  const typename G::Device dev{0};
+  const Shape rank8{1, 1, 1, 1, 1, 1, 2, 2};
+  const auto run = [&](std::uint32_t n, bool strided) {
+    std::vector<GpuTensor> ins;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const std::vector<float> v{1.0f * i, 2.0f, 3.0f, -1.0f * i};
+      if (strided)
+        ins.push_back(
+            Tensor<G, 8>::from_data(TensorData(v, rank8), dev).swap_dims(6, 7).primitive());
+      else
+        ins.push_back(Tensor<G, 1>::from_data(TensorData(v, Shape{4}), dev).primitive());
+    }
+    return gpu::fused_elementwise(sum_block(n, ins[0].shape), ins);
+  };
+  EXPECT_FALSE(run(30, false).has_value());
+  const auto fits = run(29, false);
+  ASSERT_TRUE(fits.has_value());
+  const auto v1 = Tensor<G, 1>((*fits)[0]).template to_vec<float>();
+  EXPECT_EQ(v1, (std::vector<float>{406, 58, 87, -406}));
+  EXPECT_FALSE(run(29, true).has_value());
+  const auto fits8 = run(12, true);
+  ASSERT_TRUE(fits8.has_value());
+  // each input swapped: [[i, 3], [2, -i]]
+  const auto v8 = Tensor<G, 8>((*fits8)[0]).template to_vec<float>();
+  EXPECT_EQ(v8, (std::vector<float>{66, 36, 24, -66}));
 }
 
 // Autodiff<Fusion<R>>: the forward and the backward chains fuse; the gradient of the custom

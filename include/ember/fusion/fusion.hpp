@@ -9,7 +9,8 @@
 // float_binary_scalar, float_clamp) returns a handle to a pending node that names the row of
 // the element-wise table and its operands. The value is computed when it is read
 // (into_data), when any other function needs it (matmul, a reduction, a cast, ...), or when
-// a chain grows past kMaxChain operations. Then every pending node that the value depends on
+// a chain grows past kMaxChain operations or kMaxChainOperands operand values. Then every
+// pending node that the value depends on
 // becomes one ir::FusedBlock (ember/ir/fused.hpp) and runs through B's
 // `float_fused_elementwise` when B has it (the CPU backend: cache-sized tiles through its own
 // vectorised element loops, so fused values are the unfused ones). A pending value that is
@@ -73,6 +74,12 @@ void note_replayed(std::uint64_t ops);
 /// A chain longer than this many recorded operations is computed at once (bounds the memory
 /// a pending chain holds and the size of a block).
 inline constexpr std::uint32_t kMaxChain = 64;
+/// A chain over more than this many computed operand values (counted with repeats) is
+/// computed at once. A value updated every training step and never read in between (batch
+/// norm's running statistics: one new operand a step) is then computed at the operation that
+/// brings in the new operand, the same point of every step, so its block has one pattern (cut
+/// by the operation count, the cut moved from step to step: a new pattern, compiled anew).
+inline constexpr std::uint32_t kMaxChainOperands = 12;
 
 template <class B>
 struct Node {
@@ -87,8 +94,9 @@ struct Node {
   // Pending: the operation and its operands (released once value is set).
   ir::FusedStep step{};
   std::shared_ptr<Node> a, b;
-  Eager eager = nullptr;    // runs the operation alone on B
-  std::uint32_t chain = 0;  // recorded operations below and including this one (an upper bound)
+  Eager eager = nullptr;       // runs the operation alone on B
+  std::uint32_t chain = 0;     // recorded operations below and including this one (an upper bound)
+  std::uint32_t operands = 0;  // computed operand values below this one, with repeats
   // Set when running the step alone on B threw after its operands were given to B: reading
   // the value (or one computed from it) throws the same error again.
   std::exception_ptr error;
@@ -304,12 +312,13 @@ struct Fusion : Forward<B, fusion::Types<B>, Fusion<B>> {
     n->step = step;
     n->eager = eager;
     n->chain = 1 + (computed(*a) ? 0 : a->chain) + (b && !computed(*b) ? b->chain : 0);
+    n->operands = (computed(*a) ? 1 : a->operands) + (b ? (computed(*b) ? 1 : b->operands) : 0);
     n->a = std::move(a);
     n->b = std::move(b);
     if (!fusion::enabled()) {
       std::lock_guard<std::recursive_mutex> lock(mutex());
       replay(n);  // at once, on B (operands may still be pending from before the switch)
-    } else if (n->chain > fusion::kMaxChain) {
+    } else if (n->chain > fusion::kMaxChain || n->operands > fusion::kMaxChainOperands) {
       value_of(n);
     } else {
       remember(n);
@@ -371,7 +380,8 @@ struct Fusion : Forward<B, fusion::Types<B>, Fusion<B>> {
 
   /// The pending nodes n depends on, operands before users (n last); each entry holds one
   /// extra reference. Each node's `uses` counts its uses as an operand inside the chain
-  /// (computed operands too). Rethrows the error of a node that failed before.
+  /// (computed operands too). Rethrows the error of a node that failed before, which n then
+  /// keeps as its own (so a flush skips n, as it skips the failed node).
   static std::vector<NodePtr> pending_order(const NodePtr& n) {
     const std::uint64_t t = next_traversal();
     std::vector<NodePtr> order;
@@ -385,7 +395,10 @@ struct Fusion : Forward<B, fusion::Types<B>, Fusion<B>> {
       }
       if (x->seen == t) continue;  // expanded already (an operand reached twice)
       x->seen = t;
-      if (x->error) std::rethrow_exception(x->error);
+      if (x->error) {
+        n->error = x->error;  // computed from a failed step: n fails the same way, for good
+        std::rethrow_exception(x->error);
+      }
       stack.push_back({x, true});
       for (const NodePtr* o : {&x->b, &x->a}) {
         if (!*o) continue;
@@ -423,6 +436,7 @@ struct Fusion : Forward<B, fusion::Types<B>, Fusion<B>> {
         set_value(*x, x->eager(*x, std::move(av), std::move(bv)));
       } catch (...) {
         x->error = std::current_exception();  // its operands may be gone: it fails again
+        n->error = x->error;                  // and so does the value asked for
         throw;
       }
       x->a.reset();
