@@ -114,6 +114,11 @@ for t in ember_gpu_tests ember_conformance_vulkan ember_conformance_cuda; do
   grep -E "^\[  FAILED  \]" "$OUT/$t.log" | head -40 | tee -a "$OUT/summary.txt"
 done
 
+counts() {  # LOG: "N passed, N failed, N skipped" of a GoogleTest log
+  echo "$(grep -c "^\[       OK \] " "$1" 2>/dev/null || true) passed," \
+    "$(grep -c "^\[  FAILED  \] .*(" "$1" 2>/dev/null || true) failed," \
+    "$(grep -c "^\[  SKIPPED \] .*(" "$1" 2>/dev/null || true) skipped"
+}
 # The gradient suite on Autodiff<Vulkan>, Autodiff<Cuda> and both under Fusion, and the
 # conformance suite on Fusion<Vulkan> and Fusion<Cuda>: one backend per program, so the counts
 # are the program's (a program whose runtime has no device here skips every case).
@@ -123,20 +128,13 @@ for t in ember_autodiff_vulkan_tests ember_autodiff_cuda_tests ember_autodiff_fu
   echo "== $t"
   "$BUNDLE/bin/$t" --gtest_output="json:$OUT/$t.json" \
     ${EMBER_GTEST_FILTER:+--gtest_filter=$EMBER_GTEST_FILTER} >"$OUT/$t.log" 2>&1 || status=1
-  echo "$t: $(grep -c "^\[       OK \] " "$OUT/$t.log" 2>/dev/null || true) passed," \
-    "$(grep -c "^\[  FAILED  \] .*(" "$OUT/$t.log" 2>/dev/null || true) failed," \
-    "$(grep -c "^\[  SKIPPED \] .*(" "$OUT/$t.log" 2>/dev/null || true) skipped" | tee -a "$OUT/summary.txt"
+  echo "$t: $(counts "$OUT/$t.log")" | tee -a "$OUT/summary.txt"
   grep -E "^\[  (FAILED|SKIPPED) \]|no .* device" "$OUT/$t.log" | head -40 | tee -a "$OUT/summary.txt"
 done
 
 # Dispatch on the GPU devices: the conformance suite's Dispatch cases and the gradient suite
 # over Dispatch with EMBER_DEVICE set to each device, and Dispatch's own tests (which visit
 # every available device).
-counts() {  # LOG: "N passed, N failed, N skipped" of a GoogleTest log
-  echo "$(grep -c "^\[       OK \] " "$1" 2>/dev/null || true) passed," \
-    "$(grep -c "^\[  FAILED  \] .*(" "$1" 2>/dev/null || true) failed," \
-    "$(grep -c "^\[  SKIPPED \] .*(" "$1" 2>/dev/null || true) skipped"
-}
 for dev in ${EMBER_GPU_DEVICES:-cuda:0 cuda:0+autodiff vulkan:0 vulkan:0+autodiff}; do
   [ "$TESTS" != 0 ] || break
   name=${dev//[:+]/_}

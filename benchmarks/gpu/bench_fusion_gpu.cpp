@@ -211,8 +211,8 @@ void cnn_step(const std::string& target, const std::string& stack, std::int64_t 
       return loss;
     };
     // Warm-up: the timed steps themselves, until 5 in a row compile no new fused kernel (a
-    // block's inputs at other pool offsets can need the one-lane variant of a pattern), at
-    // most 60 steps. Reading the loss would cut the recorded chains elsewhere.
+    // chain cut every few steps, such as batch norm's running statistics, brings its pattern
+    // in late), at most 60 steps. Reading the loss would cut the recorded chains elsewhere.
     for (int i = 0, quiet = 0; i < 60 && quiet < 5; ++i) {
       const std::uint64_t before = ember::gpu::fused_kernels_compiled();
       (void)step();

@@ -125,6 +125,16 @@ struct Plan {
   }
 };
 
+/// sum += term as a compensated (Kahan) sum: `lost` carries the low-order bits each addition
+/// rounded away (Kahan 1965). Needs a kernel without contraction (`precise` GLSL), else a
+/// compiler may simplify (sum - t) - d to 0.
+void kahan_add(Var& sum, Var& lost, Val term) {
+  Val d = term - lost;
+  Val t = sum + d;
+  lost = (t - sum) - d;
+  sum = t;
+}
+
 /// Arguments: x, y, [weight], [bias] (the row's shape), [targets] (cross_entropy: one class
 /// index per row; y then holds one loss per row in the accumulator type), rows, vectors per
 /// row, the row's length as a float, eps. Workgroup w = block_idx.x + block_idx.y * grid.x works on
@@ -190,12 +200,7 @@ kernel::Kernel build_rows(const Plan& p) {
       // A looped row's thread adds thousands of terms: a compensated (Kahan) sum, else their
       // rounding errors add up (4M equal terms of a softmax drifted by 1.2e-4 in f32).
       Var lost = kb.var(kernel::extract(zero, 0));
-      each([&](Val v, int, Val) {
-        Val d = fold_lanes(f, term(v, -1)) - lost;
-        Val sum = t + d;
-        lost = (sum - t) - d;
-        t = sum;
-      });
+      each([&](Val v, int, Val) { kahan_add(t, lost, fold_lanes(f, term(v, -1))); });
       return fold_team(kb, red, lid, tid, p.team, p.sg_lanes, f, t);
     }
     each([&](Val v, int c, Val) {
@@ -282,12 +287,7 @@ kernel::Kernel build_cols(RowOp op, Elem e, Elem acc) {
     kb.for_(0u, len, 1u, [&](Val k) { m = nan_max(value(k), m); });
     Var s = kb.var(kb.constant(acc, 0.0));
     Var lost = kb.var(kb.constant(acc, 0.0));  // a compensated (Kahan) sum, as the rows'
-    kb.for_(0u, len, 1u, [&](Val k) {
-      Val d = kernel::exp(value(k) - m) - lost;
-      Val sum = s + d;
-      lost = (sum - s) - d;
-      s = sum;
-    });
+    kb.for_(0u, len, 1u, [&](Val k) { kahan_add(s, lost, kernel::exp(value(k) - m)); });
     Val ls = kernel::log(s.get());
     Val r = kb.constant(acc, 1.0) /
             (op == RowOp::QuietSoftmax ? s.get() + kernel::exp(-m.get()) : s.get());
